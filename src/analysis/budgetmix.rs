@@ -1,0 +1,322 @@
+//! SPEC §2.6: the BudgetMix audit — six rules on training rollouts, and the
+//! gain table against the full-budget RL run on evaluation rollouts.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+use super::passkt::{Mode, PassReport};
+use super::Settings;
+use crate::schema::{Id, Loc, LogSet, Trajectory};
+
+pub const MAX_EXAMPLES: usize = 20;
+
+pub const RULES: [&str; 6] = [
+    "candidate_budgets",
+    "uniform_sampling",
+    "group_consistency",
+    "budget_disclosure",
+    "zero_reward_out_of_budget",
+    "no_success_past_budget",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Rule {
+    pub rule: &'static str,
+    pub checked: u64,
+    pub violations: u64,
+    pub p_value: Option<f64>,
+    pub examples: Vec<String>,
+    /// Every violating record, for the TUI's drill-down.
+    pub locations: Vec<Loc>,
+}
+
+impl Rule {
+    fn new(rule: &'static str) -> Self {
+        Rule {
+            rule,
+            ..Default::default()
+        }
+    }
+    fn check(&mut self, set: &LogSet, ok: bool, loc: Loc) {
+        self.checked += 1;
+        if !ok {
+            self.violations += 1;
+            if self.examples.len() < MAX_EXAMPLES {
+                self.examples.push(set.loc_text(loc));
+            }
+            self.locations.push(loc);
+        }
+    }
+    pub fn rate(&self) -> Option<f64> {
+        (self.checked > 0).then(|| self.violations as f64 / self.checked as f64)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Gain {
+    pub benchmark: String,
+    pub level: u32,
+    pub gain: f64,
+    pub vs: String,
+    pub modes: BTreeMap<String, &'static str>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BudgetMixAudit {
+    pub run: String,
+    pub rules: Vec<Rule>,
+    pub gains: Vec<Gain>,
+    pub mean_gain: Vec<(u32, f64)>,
+    pub notes: Vec<String>,
+}
+
+/// ceil(B·i/10) in integers.
+pub fn candidate(b: u32, i: u32) -> u32 {
+    ((b as u64 * i as u64 + 9) / 10) as u32
+}
+
+fn candidates(b: u32) -> BTreeSet<u32> {
+    (1..=10).map(|i| candidate(b, i)).collect()
+}
+
+/// Pearson's chi-square test that group budgets are drawn uniformly from
+/// the ten candidate levels: (statistic, degrees of freedom, p-value).
+pub fn uniform_test(draws: &[(u32, u32)]) -> (f64, u64, Option<f64>) {
+    let mut n_b: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut observed: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    for &(b, budget) in draws {
+        *n_b.entry(b).or_default() += 1;
+        *observed.entry((b, budget)).or_default() += 1;
+    }
+    let mut stat = 0.0;
+    let mut cells = 0u64;
+    for (&b, &n) in &n_b {
+        for budget in candidates(b) {
+            let multiplicity = (1..=10).filter(|&i| candidate(b, i) == budget).count() as f64;
+            let expected = n as f64 * multiplicity / 10.0;
+            let o = *observed.get(&(b, budget)).unwrap_or(&0) as f64;
+            stat += (o - expected).powi(2) / expected;
+            cells += 1;
+        }
+    }
+    let df = cells - n_b.len() as u64;
+    let p = (df > 0)
+        .then(|| ChiSquared::new(df as f64).ok().map(|d| d.sf(stat)))
+        .flatten();
+    (stat, df, p)
+}
+
+fn full(t: &Trajectory) -> u32 {
+    t.max_budget.unwrap_or(t.budget)
+}
+
+/// Runs audited: method `budgetmix`, plus `--audit RUN`.
+pub fn audited_runs(set: &LogSet, s: &Settings) -> Vec<Id> {
+    let mut runs: BTreeSet<Id> = set
+        .run_methods
+        .iter()
+        .filter(|(_, &m)| set.name(m) == "budgetmix")
+        .map(|(&r, _)| r)
+        .collect();
+    for name in &s.audit {
+        if let Some(id) = set.strings.get(name) {
+            runs.insert(id);
+        }
+    }
+    let mut v: Vec<Id> = runs.into_iter().collect();
+    v.sort_by_key(|&r| set.name(r).to_string());
+    v
+}
+
+pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
+    let rollouts: Vec<&Trajectory> = set
+        .trajectories
+        .iter()
+        .filter(|t| t.run == run && t.is_training())
+        .collect();
+    let mut r: Vec<Rule> = RULES.iter().map(|n| Rule::new(n)).collect();
+    // Groups in file order of their first rollout.
+    let mut groups: BTreeMap<(i64, Option<Id>, usize), Vec<&Trajectory>> = BTreeMap::new();
+    for (i, t) in rollouts.iter().enumerate() {
+        let key = match t.group {
+            Some(g) => (t.train_step.unwrap_or(0), Some(g), 0),
+            None => (t.train_step.unwrap_or(0), None, i),
+        };
+        groups.entry(key).or_default().push(t);
+    }
+    for t in &rollouts {
+        r[0].check(set, candidates(full(t)).contains(&t.budget), t.loc);
+    }
+    let mut firsts: Vec<&&Trajectory> = groups.values().map(|g| &g[0]).collect();
+    firsts.sort_by_key(|t| t.loc);
+    let draws: Vec<(u32, u32)> = firsts
+        .iter()
+        .filter(|t| candidates(full(t)).contains(&t.budget))
+        .map(|t| (full(t), t.budget))
+        .collect();
+    let (_, _, p) = uniform_test(&draws);
+    r[1].checked = groups.len() as u64;
+    r[1].p_value = p;
+    if p.is_some_and(|p| p < 0.01) {
+        r[1].violations = 1;
+    }
+    let mut ordered: Vec<&Vec<&Trajectory>> = groups.values().collect();
+    ordered.sort_by_key(|g| g[0].loc);
+    for g in ordered {
+        let odd = g.iter().find(|t| t.budget != g[0].budget);
+        r[2].check(set, odd.is_none(), odd.map_or(g[0].loc, |t| t.loc));
+    }
+    for t in &rollouts {
+        for st in set.steps_of(t) {
+            let remaining = t.budget as i64 - st.turn as i64 + 1;
+            let ok = st.budget_total == Some(t.budget as i64) && st.budget_remaining == Some(remaining);
+            r[3].check(set, ok, t.loc);
+        }
+        if !t.success && t.turns >= t.budget {
+            r[4].check(set, t.reward == Some(0.0), t.loc);
+        }
+        if let Some(s) = t.success_turn {
+            r[5].check(set, s <= t.budget, t.loc);
+        }
+    }
+    r
+}
+
+/// Preferred mode of a run's Pass@(1,T) cell: native where it exists.
+fn preferred(pass: &PassReport, bench: &str, run: &str, level: u32) -> Option<(f64, Mode)> {
+    let cell = |m: Mode| {
+        pass.cells
+            .iter()
+            .find(|c| c.benchmark == bench && c.run == run && c.k == 1 && c.level == level && c.mode == m)
+            .and_then(|c| c.value.map(|v| (v, m)))
+    };
+    cell(Mode::Native).or_else(|| cell(Mode::Truncated))
+}
+
+fn gains(set: &LogSet, run: Id, pass: &PassReport, s: &Settings, notes: &mut Vec<String>) -> Vec<Gain> {
+    let name = set.name(run);
+    let benches: BTreeSet<&str> = pass
+        .cells
+        .iter()
+        .filter(|c| c.run == name)
+        .map(|c| c.benchmark.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for bench in benches {
+        let vs = match &s.budgetmix_vs {
+            Some(v) => v.clone(),
+            None => {
+                let others: BTreeSet<&str> = pass
+                    .cells
+                    .iter()
+                    .filter(|c| c.benchmark == bench)
+                    .map(|c| c.run.as_str())
+                    .filter(|r| {
+                        let m = set.strings.get(r).and_then(|id| set.method_of(id));
+                        !matches!(m, Some("base") | Some("budgetmix"))
+                    })
+                    .collect();
+                if others.len() != 1 {
+                    notes.push(format!(
+                        "{bench}: no gain table for {name}: {} (name one with --budgetmix-vs RUN)",
+                        if others.is_empty() {
+                            "no full-budget RL run (method neither base nor budgetmix)".to_string()
+                        } else {
+                            format!("several candidate RL runs: {}", others.into_iter().collect::<Vec<_>>().join(", "))
+                        }
+                    ));
+                    continue;
+                }
+                others.into_iter().next().unwrap_or_default().to_string()
+            }
+        };
+        for &level in &s.levels {
+            if let (Some((a, ma)), Some((b, mb))) =
+                (preferred(pass, bench, name, level), preferred(pass, bench, &vs, level))
+            {
+                let mut modes = BTreeMap::new();
+                modes.insert(name.to_string(), ma.name());
+                modes.insert(vs.clone(), mb.name());
+                out.push(Gain {
+                    benchmark: bench.to_string(),
+                    level,
+                    gain: a - b,
+                    vs: vs.clone(),
+                    modes,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Mean of gains over benchmarks, per level.
+pub fn mean_gain(gains: &[Gain]) -> Vec<(u32, f64)> {
+    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for g in gains {
+        by.entry(g.level).or_default().push(g.gain);
+    }
+    by.into_iter()
+        .map(|(l, v)| (l, v.iter().sum::<f64>() / v.len() as f64))
+        .collect()
+}
+
+pub fn analyse(set: &LogSet, pass: &PassReport, s: &Settings) -> Vec<BudgetMixAudit> {
+    audited_runs(set, s)
+        .into_iter()
+        .map(|run| {
+            let mut notes = Vec::new();
+            let g = gains(set, run, pass, s, &mut notes);
+            BudgetMixAudit {
+                run: set.name(run).to_string(),
+                rules: rules(set, run),
+                mean_gain: mean_gain(&g),
+                gains: g,
+                notes,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_in_integers() {
+        assert_eq!(candidates(10), (1..=10).collect());
+        // B = 4: ceil(0.4), ceil(0.8) = 1; 2 (1.2→2, 1.6→2, 2.0); 3 (2.4, 2.8); 4 (3.2, 3.6, 4.0).
+        assert_eq!(candidates(4), [1, 2, 3, 4].into_iter().collect());
+        assert_eq!((1..=10).filter(|&i| candidate(4, i) == 2).count(), 3);
+    }
+
+    #[test]
+    fn paper_gain_arithmetic() {
+        // BudgetMix at 25%: per-benchmark gains 6.6 and 8.35 average to 7.475 (reported as 7.5).
+        let g = |b: &str, x: f64| Gain {
+            benchmark: b.into(),
+            level: 25,
+            gain: x,
+            vs: "grpo".into(),
+            modes: BTreeMap::new(),
+        };
+        let m = mean_gain(&[g("a", 6.6), g("b", 8.35)]);
+        assert_eq!(m.len(), 1);
+        assert!((m[0].1 - 7.475).abs() < 1e-12);
+        assert_eq!(format!("{:.1}", m[0].1), "7.5");
+    }
+
+    #[test]
+    fn chi_square_by_hand() {
+        // B = 10, 20 draws: 11 at budget 1, one at each of 2..10.
+        // Expected 2 per cell: (11−2)²/2 + 9·(1−2)²/2 = 40.5 + 4.5 = 45, df 9.
+        let mut d = vec![(10, 1); 11];
+        d.extend((2..=10).map(|b| (10, b)));
+        let (stat, df, p) = uniform_test(&d);
+        assert!((stat - 45.0).abs() < 1e-12);
+        assert_eq!(df, 9);
+        // scipy.stats.chi2.sf(45, 9) = 9.23e-07
+        assert!((p.unwrap() - 9.23e-7).abs() < 1e-8, "{p:?}");
+    }
+}

@@ -1,0 +1,186 @@
+//! SPEC §2.7: cost frontier — more samples, more turns, or a better model?
+//! Each (run, K, level, mode) cell becomes a point (expected cost, Pass@(K,T));
+//! the per-run frontier drops dominated points; the equal-cost winner is
+//! found for every cost ceiling.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::passkt::{t_at_level, Mode, PassReport};
+use super::Settings;
+use crate::schema::frames::EvalAggregates;
+use crate::schema::{Id, LogSet};
+
+const REL_TOL: f64 = 1e-9;
+
+#[derive(Debug, Clone)]
+pub struct CostPoint {
+    pub benchmark: String,
+    pub run: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub pass: f64,
+    pub cost: f64,
+    pub on_frontier: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Winner {
+    pub benchmark: String,
+    pub from_cost: f64,
+    pub to_cost: Option<f64>,
+    pub run: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub pass: f64,
+}
+
+/// Equal within a relative tolerance of 1e-9.
+pub fn approx_eq(a: f64, b: f64) -> bool {
+    (a - b).abs() <= REL_TOL * a.abs().max(b.abs())
+}
+
+fn le(a: f64, b: f64) -> bool {
+    a < b || approx_eq(a, b)
+}
+
+/// Dominated: another point costs no more and passes no less, one strictly.
+pub fn dominated(p: &CostPoint, by: &CostPoint) -> bool {
+    le(by.cost, p.cost)
+        && le(p.pass, by.pass)
+        && (!approx_eq(by.cost, p.cost) || !approx_eq(by.pass, p.pass))
+}
+
+/// The winner ordering: higher pass, then cheaper, smaller K, native, run name, level.
+pub fn better(a: &CostPoint, b: &CostPoint) -> Ordering {
+    if !approx_eq(a.pass, b.pass) {
+        return b.pass.total_cmp(&a.pass);
+    }
+    if !approx_eq(a.cost, b.cost) {
+        return a.cost.total_cmp(&b.cost);
+    }
+    (a.k, a.mode, &a.run, a.level).cmp(&(b.k, b.mode, &b.run, b.level))
+}
+
+/// Per (benchmark, run, task, budget): each rollout's (success turn, turns, cumulative tokens by turn).
+type Attempts = BTreeMap<(Id, Id, Id, u32), Vec<(Option<u32>, u32, Vec<(u32, u64)>)>>;
+
+fn attempts(set: &LogSet) -> Attempts {
+    let mut m: Attempts = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+        let tokens: Vec<(u32, u64)> = set
+            .steps_of(t)
+            .iter()
+            .map(|s| (s.turn, s.output_tokens.unwrap_or(0)))
+            .collect();
+        m.entry((t.benchmark, t.run, t.task, t.budget))
+            .or_default()
+            .push((t.success_turn, t.turns, tokens));
+    }
+    m
+}
+
+/// Cost of one attempt at T: u turns (the success turn if solved within T,
+/// else min(T, turns)) plus the tokens of its steps up to turn u.
+pub fn attempt_cost(success_turn: Option<u32>, turns: u32, tokens: &[(u32, u64)], t: u32, s: &Settings) -> f64 {
+    let u = match success_turn {
+        Some(st) if st <= t => st,
+        _ => t.min(turns),
+    };
+    let toks: u64 = tokens.iter().filter(|(turn, _)| *turn <= u).map(|x| x.1).sum();
+    u as f64 * s.cost.turn + toks as f64 * s.cost.token
+}
+
+pub fn analyse(set: &LogSet, agg: &EvalAggregates, pass: &PassReport, s: &Settings) -> (Vec<CostPoint>, Vec<Winner>) {
+    let att = attempts(set);
+    let mut points = Vec::new();
+    for cell in pass.cells.iter().filter(|c| c.tasks > 0) {
+        let (Some(b), Some(r)) = (set.strings.get(&cell.benchmark), set.strings.get(&cell.run)) else {
+            continue;
+        };
+        let Some(value) = cell.value else { continue };
+        let mut costs = Vec::new();
+        for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
+            let t = t_at_level(cell.level, info.full_budget);
+            let budget = match cell.mode {
+                Mode::Native => t,
+                Mode::Truncated => info.full_budget,
+            };
+            let Some(a) = att.get(&(b, r, task, budget)) else { continue };
+            if (a.len() as u64) < cell.k {
+                continue;
+            }
+            let mean = a.iter().map(|(st, turns, tok)| attempt_cost(*st, *turns, tok, t, s)).sum::<f64>() / a.len() as f64;
+            costs.push(cell.k as f64 * mean);
+        }
+        if costs.is_empty() {
+            continue;
+        }
+        points.push(CostPoint {
+            benchmark: cell.benchmark.clone(),
+            run: cell.run.clone(),
+            k: cell.k,
+            level: cell.level,
+            mode: cell.mode,
+            pass: value,
+            cost: costs.iter().sum::<f64>() / costs.len() as f64,
+            on_frontier: true,
+        });
+    }
+    for i in 0..points.len() {
+        let dom = points
+            .iter()
+            .enumerate()
+            .any(|(j, q)| j != i && q.benchmark == points[i].benchmark && q.run == points[i].run && dominated(&points[i], q));
+        points[i].on_frontier = !dom;
+    }
+    let winners = winners(&points);
+    (points, winners)
+}
+
+/// For every cost ceiling, the best point costing at most that much;
+/// one row per range of ceilings over which the winner stays the same.
+pub fn winners(points: &[CostPoint]) -> Vec<Winner> {
+    let benches: BTreeSet<&str> = points.iter().map(|p| p.benchmark.as_str()).collect();
+    let mut out = Vec::new();
+    for b in benches {
+        let mut pts: Vec<&CostPoint> = points.iter().filter(|p| p.benchmark == b).collect();
+        pts.sort_by(|x, y| x.cost.total_cmp(&y.cost));
+        let mut best: Option<&CostPoint> = None;
+        let mut rows: Vec<Winner> = Vec::new();
+        let mut i = 0;
+        while i < pts.len() {
+            // Admit every point at this ceiling (costs within tolerance together).
+            let c = pts[i].cost;
+            while i < pts.len() && (pts[i].cost <= c || approx_eq(pts[i].cost, c)) {
+                if best.is_none_or(|bp| better(pts[i], bp) == Ordering::Less) {
+                    best = Some(pts[i]);
+                }
+                i += 1;
+            }
+            let w = best.expect("at least one point admitted");
+            let same = rows
+                .last()
+                .is_some_and(|r| r.run == w.run && r.k == w.k && r.level == w.level && r.mode == w.mode);
+            if !same {
+                if let Some(last) = rows.last_mut() {
+                    last.to_cost = Some(c);
+                }
+                rows.push(Winner {
+                    benchmark: b.to_string(),
+                    from_cost: c,
+                    to_cost: None,
+                    run: w.run.clone(),
+                    k: w.k,
+                    level: w.level,
+                    mode: w.mode,
+                    pass: w.pass,
+                });
+            }
+        }
+        out.extend(rows);
+    }
+    out
+}

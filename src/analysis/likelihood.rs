@@ -1,0 +1,231 @@
+//! SPEC §2.4: locally plausible, globally different — per-step NLL under
+//! base, trajectory log-likelihood ratios, and the length-matched difference.
+
+use std::collections::BTreeMap;
+
+use super::stats::{cluster_bootstrap, median, Cluster, Estimate};
+use super::{Pair, Settings};
+use crate::schema::frames::EvalAggregates;
+use crate::schema::{Id, Loc, LogSet, Trajectory};
+
+pub const BINS: usize = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub mean: f64,
+    pub median: f64,
+    pub n: u64,
+}
+
+fn summary(v: &[f64]) -> Option<Summary> {
+    Some(Summary {
+        mean: super::stats::mean(v)?,
+        median: median(v)?,
+        n: v.len() as u64,
+    })
+}
+
+/// A histogram of 50 equal-width bins over [lo, hi].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Histogram {
+    pub lo: f64,
+    pub hi: f64,
+    /// Counts per run: [base, RL].
+    pub counts: [Vec<u64>; 2],
+}
+
+#[derive(Debug, Clone)]
+pub struct LengthMatched {
+    pub tasks: u64,
+    pub pairs: u64,
+    pub mean_diff: Option<Estimate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Likelihood {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    /// [base, RL] producing runs.
+    pub step_nll: [Option<Summary>; 2],
+    pub histogram: Option<Histogram>,
+    pub overlap: Option<f64>,
+    pub llr: [Option<Summary>; 2],
+    pub llr_values: [Vec<f64>; 2],
+    pub length_matched: LengthMatched,
+    pub notes: Vec<String>,
+}
+
+/// One successful trajectory usable for pairing.
+#[derive(Debug, Clone, Copy)]
+pub struct Scored {
+    pub loc: Loc,
+    pub len: u64,
+    pub llr: f64,
+}
+
+/// Greedy length matching within one task (SPEC §2.4): every cross pair within
+/// 10% of the longer, closest first, ties by (RL, base) line order, each
+/// trajectory used once. Returns (RL index, base index) pairs.
+pub fn length_matched_pairs(rl: &[Scored], base: &[Scored]) -> Vec<(usize, usize)> {
+    let mut cands: Vec<(u64, Loc, Loc, usize, usize)> = Vec::new();
+    for (i, a) in rl.iter().enumerate() {
+        for (j, b) in base.iter().enumerate() {
+            let d = a.len.abs_diff(b.len);
+            if 10 * d <= a.len.max(b.len) {
+                cands.push((d, a.loc, b.loc, i, j));
+            }
+        }
+    }
+    cands.sort_unstable_by_key(|c| (c.0, c.1, c.2));
+    let (mut used_a, mut used_b) = (vec![false; rl.len()], vec![false; base.len()]);
+    let mut out = Vec::new();
+    for (_, _, _, i, j) in cands {
+        if !used_a[i] && !used_b[j] {
+            used_a[i] = true;
+            used_b[j] = true;
+            out.push((i, j));
+        }
+    }
+    out
+}
+
+fn trajectory_llr(set: &LogSet, t: &Trajectory, base: Id, rl: Id) -> Option<f64> {
+    let steps = set.steps_of(t);
+    if steps.is_empty() {
+        return None;
+    }
+    let mut s = 0.0;
+    for st in steps {
+        s += set.logp_of(st, rl)? - set.logp_of(st, base)?;
+    }
+    Some(s)
+}
+
+fn length(set: &LogSet, t: &Trajectory) -> Option<u64> {
+    let steps = set.steps_of(t);
+    if steps.is_empty() {
+        return None;
+    }
+    steps.iter().map(|s| s.output_tokens).sum()
+}
+
+pub fn analyse(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<Likelihood> {
+    let mut out = Vec::new();
+    for pair in pairs {
+        let runs = [pair.base, pair.rl];
+        // Successful full-budget evaluation rollouts of the pair's runs.
+        let succ: Vec<&Trajectory> = set
+            .trajectories
+            .iter()
+            .filter(|t| {
+                !t.is_training()
+                    && t.benchmark == pair.benchmark
+                    && t.success
+                    && runs.contains(&t.run)
+                    && agg
+                        .tasks
+                        .get(&(t.benchmark, t.task))
+                        .is_some_and(|i| i.full_budget == t.budget)
+            })
+            .collect();
+        if succ.is_empty() {
+            continue;
+        }
+        let mut nll: [Vec<f64>; 2] = Default::default();
+        let mut llrs: [Vec<f64>; 2] = Default::default();
+        let mut per_task: BTreeMap<Id, [Vec<Scored>; 2]> = BTreeMap::new();
+        for t in &succ {
+            let side = usize::from(t.run == pair.rl);
+            for st in set.steps_of(t) {
+                if let Some(lp) = set.logp_of(st, pair.base) {
+                    nll[side].push(-lp);
+                }
+            }
+            if let Some(llr) = trajectory_llr(set, t, pair.base, pair.rl) {
+                llrs[side].push(llr);
+                if let Some(len) = length(set, t) {
+                    per_task.entry(t.task).or_default()[side].push(Scored { loc: t.loc, len, llr });
+                }
+            }
+        }
+        let mut notes = Vec::new();
+        if nll.iter().all(Vec::is_empty) {
+            notes.push(format!(
+                "no step has steps[].logp.{} (the base run's log-probability): per-step NLL needs it",
+                set.name(pair.base)
+            ));
+        }
+        if llrs.iter().all(Vec::is_empty) {
+            notes.push(format!(
+                "no successful full-budget trajectory has steps[].logp for both {} and {} on every step: LLR and length matching need both",
+                set.name(pair.base),
+                set.name(pair.rl)
+            ));
+        }
+        let (histogram, overlap) = histogram(&nll);
+        let mut clusters = Vec::new();
+        let mut n_pairs = 0;
+        for [base_t, rl_t] in per_task.values() {
+            let matched = length_matched_pairs(rl_t, base_t);
+            if matched.is_empty() {
+                continue;
+            }
+            n_pairs += matched.len() as u64;
+            let sum: f64 = matched.iter().map(|&(i, j)| rl_t[i].llr - base_t[j].llr).sum();
+            clusters.push(Cluster {
+                sum,
+                weight: matched.len() as f64,
+            });
+        }
+        out.push(Likelihood {
+            benchmark: set.name(pair.benchmark).into(),
+            base: set.name(pair.base).into(),
+            rl: set.name(pair.rl).into(),
+            step_nll: [summary(&nll[0]), summary(&nll[1])],
+            histogram,
+            overlap,
+            llr: [summary(&llrs[0]), summary(&llrs[1])],
+            llr_values: llrs,
+            length_matched: LengthMatched {
+                tasks: clusters.len() as u64,
+                pairs: n_pairs,
+                mean_diff: (!clusters.is_empty()).then(|| cluster_bootstrap(&clusters, &s.boot)),
+            },
+            notes,
+        });
+    }
+    out
+}
+
+/// 50 equal-width bins over the pooled range, and Σ min(p_a, p_b) of the
+/// normalised histograms (needs both runs).
+pub fn histogram(v: &[Vec<f64>; 2]) -> (Option<Histogram>, Option<f64>) {
+    let all = v[0].iter().chain(&v[1]);
+    let lo = all.clone().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return (None, None);
+    }
+    let width = (hi - lo) / BINS as f64;
+    let bin = |x: f64| {
+        if width <= 0.0 {
+            0
+        } else {
+            (((x - lo) / width) as usize).min(BINS - 1)
+        }
+    };
+    let mut counts = [vec![0u64; BINS], vec![0u64; BINS]];
+    for side in 0..2 {
+        for &x in &v[side] {
+            counts[side][bin(x)] += 1;
+        }
+    }
+    let overlap = (!v[0].is_empty() && !v[1].is_empty()).then(|| {
+        let (na, nb) = (v[0].len() as f64, v[1].len() as f64);
+        (0..BINS)
+            .map(|i| (counts[0][i] as f64 / na).min(counts[1][i] as f64 / nb))
+            .sum()
+    });
+    (Some(Histogram { lo, hi, counts }), overlap)
+}

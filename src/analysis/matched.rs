@@ -1,0 +1,113 @@
+//! SPEC §2.2: single-step quality on matched states — does RL pick a better
+//! next action than base from the same state?
+
+use std::collections::BTreeMap;
+
+use super::frozenlake::QCache;
+use super::probes::{clustered_mean, pair_states, share_of, verdict_counts, PairState};
+use super::stats::{median, wilson, Estimate};
+use super::{Pair, Settings};
+use crate::schema::LogSet;
+
+#[derive(Debug, Clone)]
+pub struct TurnRow {
+    pub turn: u32,
+    pub states: u64,
+    pub better: Option<f64>,
+    pub mean_diff: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Half {
+    pub states: u64,
+    pub better: Option<f64>,
+    pub mean_diff: Option<Estimate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Matched {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    /// States with a verdict (both runs scored).
+    pub states: u64,
+    pub states_by_source: BTreeMap<String, u64>,
+    pub better: Option<f64>,
+    pub tie: Option<f64>,
+    pub worse: Option<f64>,
+    /// Wilson intervals of the three shares.
+    pub shares_ci: [Option<(f64, f64)>; 3],
+    pub mean_diff: Option<Estimate>,
+    pub by_turn: Vec<TurnRow>,
+    pub median_turn: Option<f64>,
+    pub early: Half,
+    pub late: Half,
+    /// States where a run had candidates but none could be scored.
+    pub unscored: u64,
+}
+
+fn half(states: &[&PairState], s: &Settings) -> Half {
+    let (n, better, _, _) = verdict_counts(states);
+    Half {
+        states: n,
+        better: share_of(better, n),
+        mean_diff: clustered_mean(states, PairState::diff, &s.boot),
+    }
+}
+
+pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Matched> {
+    let mut out = Vec::new();
+    for pair in pairs {
+        let all = pair_states(set, pair, false, s.gamma, s.balance.then_some(s.boot.seed), cache);
+        if all.is_empty() {
+            continue;
+        }
+        let unscored = all.iter().filter(|st| st.diff().is_none()).count() as u64;
+        let scored: Vec<&PairState> = all.iter().filter(|st| st.diff().is_some()).collect();
+        let mut by_source: BTreeMap<String, u64> = BTreeMap::new();
+        for st in &scored {
+            *by_source.entry(set.name(st.source).to_string()).or_default() += 1;
+        }
+        let (n, b, t, w) = verdict_counts(&scored);
+        let mut turns: BTreeMap<u32, Vec<&PairState>> = BTreeMap::new();
+        for st in &scored {
+            turns.entry(st.turn).or_default().push(st);
+        }
+        let by_turn = turns
+            .iter()
+            .map(|(&turn, sts)| {
+                let (n, b, _, _) = verdict_counts(sts);
+                let diffs: Vec<f64> = sts.iter().filter_map(|x| x.diff()).collect();
+                TurnRow {
+                    turn,
+                    states: n,
+                    better: share_of(b, n),
+                    mean_diff: super::stats::mean(&diffs),
+                }
+            })
+            .collect();
+        let turn_values: Vec<f64> = scored.iter().map(|x| x.turn as f64).collect();
+        let med = median(&turn_values);
+        let m = med.unwrap_or(0.0);
+        let early: Vec<&PairState> = scored.iter().copied().filter(|x| x.turn as f64 <= m).collect();
+        let late: Vec<&PairState> = scored.iter().copied().filter(|x| x.turn as f64 > m).collect();
+        out.push(Matched {
+            benchmark: set.name(pair.benchmark).into(),
+            base: set.name(pair.base).into(),
+            rl: set.name(pair.rl).into(),
+            states: n,
+            states_by_source: by_source,
+            better: share_of(b, n),
+            tie: share_of(t, n),
+            worse: share_of(w, n),
+            shares_ci: [wilson(b, n), wilson(t, n), wilson(w, n)],
+            mean_diff: clustered_mean(&scored, PairState::diff, &s.boot),
+            by_turn,
+            median_turn: med,
+            early: half(&early, s),
+            late: half(&late, s),
+            unscored,
+        });
+    }
+    out
+}

@@ -1,0 +1,212 @@
+//! The analyses of SPEC §2. Pure: a loaded [`LogSet`] in, result structs out.
+//! Headless reports and the TUI both read the same [`Audit`].
+
+pub mod budgetmix;
+pub mod cost;
+pub mod dynamics;
+pub mod frozenlake;
+pub mod likelihood;
+pub mod matched;
+pub mod passkt;
+pub mod probes;
+pub mod recovery;
+pub mod stats;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::{Error, Result};
+use crate::schema::frames::{eval_aggregates, EvalAggregates};
+use crate::schema::{Id, LogSet};
+use stats::Bootstrap;
+
+/// Cost model of SPEC §2.7 (`--cost turn=A,token=B`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    pub turn: f64,
+    pub token: f64,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel { turn: 1.0, token: 0.0 }
+    }
+}
+
+/// Every setting an analysis reads (SPEC §3 options).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub levels: Vec<u32>,
+    /// `--k`; `None` means the default grid {1, 2, 4, …}.
+    pub ks: Option<Vec<u64>>,
+    /// `--compare BASE:RL`, repeatable.
+    pub compare: Vec<(String, String)>,
+    pub audit: Vec<String>,
+    pub budgetmix_vs: Option<String>,
+    pub balance: bool,
+    pub gamma: f64,
+    pub boot: Bootstrap,
+    pub cost: CostModel,
+    pub token_budgets: Option<Vec<u64>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            levels: vec![25, 50, 75, 100],
+            ks: None,
+            compare: Vec::new(),
+            audit: Vec::new(),
+            budgetmix_vs: None,
+            balance: false,
+            gamma: 0.95,
+            boot: Bootstrap::default(),
+            cost: CostModel::default(),
+            token_budgets: None,
+        }
+    }
+}
+
+/// A (base, RL) comparison on one benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    pub benchmark: Id,
+    pub base: Id,
+    pub rl: Id,
+}
+
+/// Runs seen on each benchmark: evaluation rollouts and probe candidates.
+pub fn runs_by_benchmark(set: &LogSet) -> BTreeMap<Id, BTreeSet<Id>> {
+    let mut m: BTreeMap<Id, BTreeSet<Id>> = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+        m.entry(t.benchmark).or_default().insert(t.run);
+    }
+    for p in &set.probes {
+        let e = m.entry(p.benchmark).or_default();
+        for c in set.candidates_of(p) {
+            e.insert(c.run);
+        }
+    }
+    m
+}
+
+/// The pairs of SPEC §3: `--compare`, else per benchmark the `base` run
+/// against every other run. Notes say where no pair could be formed.
+pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<String>)> {
+    let by_bench = runs_by_benchmark(set);
+    let mut pairs = Vec::new();
+    let mut notes = Vec::new();
+    if !s.compare.is_empty() {
+        for (base, rl) in &s.compare {
+            let (Some(b), Some(r)) = (set.strings.get(base), set.strings.get(rl)) else {
+                return Err(Error::Usage(format!(
+                    "--compare {base}:{rl}: no such run in the logs (runs: {})",
+                    all_runs(set, &by_bench).join(", ")
+                )));
+            };
+            let mut found = false;
+            for (&bench, runs) in &by_bench {
+                if runs.contains(&b) && runs.contains(&r) {
+                    pairs.push(Pair { benchmark: bench, base: b, rl: r });
+                    found = true;
+                }
+            }
+            if !found {
+                notes.push(format!("--compare {base}:{rl}: no benchmark has both runs"));
+            }
+        }
+    } else {
+        for (&bench, runs) in &by_bench {
+            let is_base = |r: &Id| set.method_of(*r) == Some("base");
+            let bases: Vec<Id> = runs.iter().copied().filter(is_base).collect();
+            if bases.is_empty() {
+                notes.push(format!(
+                    "{}: no run says method: base, so no pair is compared (use --compare BASE:RL)",
+                    set.name(bench)
+                ));
+            }
+            for &b in &bases {
+                for &r in runs.iter().filter(|r| !is_base(r)) {
+                    pairs.push(Pair { benchmark: bench, base: b, rl: r });
+                }
+            }
+        }
+    }
+    pairs.sort_by(|a, b| {
+        (set.name(a.benchmark), set.name(a.base), set.name(a.rl)).cmp(&(
+            set.name(b.benchmark),
+            set.name(b.base),
+            set.name(b.rl),
+        ))
+    });
+    pairs.dedup();
+    Ok((pairs, notes))
+}
+
+fn all_runs(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<String> {
+    let all: BTreeSet<&str> = by_bench.values().flatten().map(|&r| set.name(r)).collect();
+    all.into_iter().map(str::to_string).collect()
+}
+
+/// A pair by name, as reports show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairNames {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+}
+
+/// The whole audit: every analysis on one log set with one set of settings.
+pub struct Audit {
+    pub settings: Settings,
+    pub pairs: Vec<PairNames>,
+    pub pass: passkt::PassReport,
+    pub matched: Vec<matched::Matched>,
+    pub recovery: Vec<recovery::Recovery>,
+    pub likelihood: Vec<likelihood::Likelihood>,
+    pub dynamics: Vec<dynamics::MetricTrend>,
+    pub divergence: Vec<dynamics::Divergence>,
+    pub cost_frontier: Vec<cost::CostPoint>,
+    pub cost_winners: Vec<cost::Winner>,
+    pub budgetmix: Vec<budgetmix::BudgetMixAudit>,
+    pub agg: EvalAggregates,
+    pub notes: Vec<String>,
+}
+
+/// Runs every analysis.
+pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
+    let (pairs, mut notes) = resolve_pairs(set, settings)?;
+    let agg = eval_aggregates(set)?;
+    let input = passkt::PassInput { set, agg: &agg };
+    let pass = passkt::analyse(&input, &pairs, settings);
+    let mut cache = frozenlake::QCache::default();
+    let matched = matched::analyse(set, &pairs, settings, &mut cache);
+    let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
+    let likelihood = likelihood::analyse(set, &agg, &pairs, settings);
+    let (dynamics, divergence) = dynamics::analyse(set);
+    let (cost_frontier, cost_winners) = cost::analyse(set, &agg, &pass, settings);
+    let budgetmix = budgetmix::analyse(set, &pass, settings);
+    notes.extend(set.notes.iter().cloned());
+    let names = pairs
+        .iter()
+        .map(|p| PairNames {
+            benchmark: set.name(p.benchmark).to_string(),
+            base: set.name(p.base).to_string(),
+            rl: set.name(p.rl).to_string(),
+        })
+        .collect();
+    Ok(Audit {
+        settings: settings.clone(),
+        pairs: names,
+        pass,
+        matched,
+        recovery,
+        likelihood,
+        dynamics,
+        divergence,
+        cost_frontier,
+        cost_winners,
+        budgetmix,
+        agg,
+        notes,
+    })
+}

@@ -1,0 +1,545 @@
+//! SPEC §2.1: Pass@(K,T) tight-budget evaluation — budget levels, native and
+//! truncated modes, the unbiased estimator, K grid, T curves, structural
+//! upper bound, advantage with flips, mode gap and token budgets.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rayon::prelude::*;
+
+use super::stats::{cluster_bootstrap, nearest_rank, pass_all_k, pass_at_k, Ci, Cluster};
+use super::{Pair, Settings};
+use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
+use crate::schema::{Id, LogSet};
+
+/// Native: the rollout ran with budget T. Truncated: a full-budget rollout cut at T.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    Native,
+    Truncated,
+}
+
+impl Mode {
+    pub const BOTH: [Mode; 2] = [Mode::Native, Mode::Truncated];
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Native => "native",
+            Mode::Truncated => "truncated",
+        }
+    }
+}
+
+/// T at level L (percent) of full budget B: max(1, ceil(L·B/100)).
+pub fn t_at_level(level: u32, full: u32) -> u32 {
+    (((level as u64) * (full as u64)).div_ceil(100)).max(1) as u32
+}
+
+/// (n, c) of one task in one (run, level, mode) cell, if it has rollouts there.
+pub fn cell_counts(groups: &[BudgetGroup], info: TaskInfo, level: u32, mode: Mode) -> Option<(u64, u64)> {
+    let b = info.full_budget;
+    let t = t_at_level(level, b);
+    let budget = match mode {
+        Mode::Native => t,
+        Mode::Truncated if t < b => b,
+        Mode::Truncated => return None,
+    };
+    groups
+        .iter()
+        .find(|g| g.budget == budget && g.n > 0)
+        .map(|g| (g.n, g.solved_within(t)))
+}
+
+#[derive(Debug, Clone)]
+pub struct PassCell {
+    pub benchmark: String,
+    pub run: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub value: Option<f64>,
+    pub ci: Ci,
+    pub pass_all: Option<f64>,
+    pub tasks: usize,
+    pub tasks_left_out: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct CurvePoint {
+    pub benchmark: String,
+    pub run: String,
+    pub k: u64,
+    pub t: u32,
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenCell {
+    pub benchmark: String,
+    pub run: String,
+    pub k: u64,
+    pub tokens: u64,
+    pub value: Option<f64>,
+    pub ci: Ci,
+    pub tasks: usize,
+    pub tasks_left_out: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpperBound {
+    pub benchmark: String,
+    pub level: u32,
+    pub value: f64,
+    pub tasks: usize,
+    pub kind: &'static str,
+}
+
+#[derive(Debug, Clone)]
+pub struct Advantage {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub tasks: usize,
+    pub delta: f64,
+    pub ci: Ci,
+    pub flip: bool,
+    pub significant_flip: bool,
+    pub headroom: Option<f64>,
+    pub base_pass: f64,
+    pub rl_pass: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModeGap {
+    pub benchmark: String,
+    pub run: String,
+    pub k: u64,
+    pub level: u32,
+    pub tasks: usize,
+    pub diff: f64,
+    pub ci: Ci,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PassReport {
+    pub ks: Vec<u64>,
+    pub cells: Vec<PassCell>,
+    pub curve: Vec<CurvePoint>,
+    pub token: Vec<TokenCell>,
+    pub token_budgets: BTreeMap<String, Vec<u64>>,
+    /// Per benchmark: rollouts left out of the token view (no steps or missing tokens).
+    pub token_left_out: BTreeMap<String, u64>,
+    pub upper: Vec<UpperBound>,
+    pub advantage: Vec<Advantage>,
+    pub mode_gap: Vec<ModeGap>,
+}
+
+/// Per-task (n, c) of every task in a cell, in task-id order.
+pub type TaskCounts = BTreeMap<Id, (u64, u64)>;
+
+/// Everything needed to compute cells: aggregates plus the benchmark layout.
+pub struct PassInput<'a> {
+    pub set: &'a LogSet,
+    pub agg: &'a EvalAggregates,
+}
+
+impl PassInput<'_> {
+    pub fn benchmarks(&self) -> BTreeSet<Id> {
+        self.agg.tasks.keys().map(|k| k.0).collect()
+    }
+    pub fn runs(&self, bench: Id) -> BTreeSet<Id> {
+        self.agg.groups.keys().filter(|k| k.0 == bench).map(|k| k.1).collect()
+    }
+    pub fn tasks(&self, bench: Id) -> impl Iterator<Item = (Id, TaskInfo)> + '_ {
+        self.agg
+            .tasks
+            .range((bench, 0)..=(bench, Id::MAX))
+            .map(|(k, v)| (k.1, *v))
+    }
+    /// (n, c) per task of one run's cell.
+    pub fn counts(&self, bench: Id, run: Id, level: u32, mode: Mode) -> TaskCounts {
+        let mut out = TaskCounts::new();
+        for (task, info) in self.tasks(bench) {
+            if let Some(groups) = self.agg.groups.get(&(bench, run, task)) {
+                if let Some(nc) = cell_counts(groups, info, level, mode) {
+                    out.insert(task, nc);
+                }
+            }
+        }
+        out
+    }
+    fn name(&self, id: Id) -> String {
+        self.set.name(id).to_string()
+    }
+}
+
+/// K ∈ {1, 2, 4, …} up to the largest number of rollouts in any cell.
+pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
+    let mut max_n = 0;
+    for ((b, _, t), groups) in &input.agg.groups {
+        let Some(info) = input.agg.tasks.get(&(*b, *t)) else { continue };
+        for &l in levels {
+            for m in Mode::BOTH {
+                if let Some((n, _)) = cell_counts(groups, *info, l, m) {
+                    max_n = max_n.max(n);
+                }
+            }
+        }
+    }
+    let mut ks = vec![1];
+    while ks[ks.len() - 1] * 2 <= max_n {
+        ks.push(ks[ks.len() - 1] * 2);
+    }
+    ks
+}
+
+/// Mean Pass@K over tasks with ≥ K rollouts; (values, left out).
+pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
+    let mut left_out = 0;
+    let mut v = Vec::new();
+    for (&task, &(n, c)) in counts {
+        if n >= k {
+            v.push((task, pass_at_k(n, c, k)));
+        } else if n > 0 {
+            left_out += 1;
+        }
+    }
+    (v, left_out)
+}
+
+fn mean_of(v: &[(Id, f64)]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
+}
+
+pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
+    let ks = s.ks.clone().unwrap_or_else(|| default_ks(input, &s.levels));
+    let mut rep = PassReport {
+        ks: ks.clone(),
+        ..Default::default()
+    };
+    let benches = input.benchmarks();
+    // Cells, in (benchmark, run, k, level, mode) order.
+    let mut jobs = Vec::new();
+    for &b in &benches {
+        for r in input.runs(b) {
+            for &l in &s.levels {
+                for m in Mode::BOTH {
+                    let counts = input.counts(b, r, l, m);
+                    if counts.is_empty() {
+                        continue;
+                    }
+                    for &k in &ks {
+                        jobs.push((b, r, k, l, m, counts.clone()));
+                    }
+                }
+            }
+        }
+    }
+    let mut cells: Vec<PassCell> = jobs
+        .par_iter()
+        .map(|(b, r, k, l, m, counts)| {
+            let (vals, left_out) = pass_values(counts, *k);
+            let est = cluster_bootstrap(&vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(), &s.boot);
+            let pass_all: Vec<f64> = counts
+                .values()
+                .filter(|(n, _)| *n >= *k)
+                .map(|&(n, c)| pass_all_k(n, c, *k))
+                .collect();
+            PassCell {
+                benchmark: input.name(*b),
+                run: input.name(*r),
+                k: *k,
+                level: *l,
+                mode: *m,
+                value: mean_of(&vals),
+                ci: est.ci,
+                pass_all: super::stats::mean(&pass_all),
+                tasks: vals.len(),
+                tasks_left_out: left_out,
+            }
+        })
+        .collect();
+    cells.sort_by(|a, b| {
+        (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(&b.benchmark, &b.run, b.k, b.level, b.mode))
+    });
+    rep.cells = cells;
+    rep.upper = upper_bounds(input, &s.levels);
+    rep.curve = curves(input, &ks);
+    rep.advantage = advantages(input, pairs, &ks, s, &rep.upper);
+    rep.mode_gap = mode_gaps(input, &ks, s);
+    token_budgets(input, &ks, s, &mut rep);
+    rep
+}
+
+/// U(T) per benchmark and level (SPEC §2.1).
+pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> Vec<UpperBound> {
+    let mut out = Vec::new();
+    for b in input.benchmarks() {
+        // Earliest solving turn of each task over every evaluation rollout.
+        let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
+        for ((bb, _, t), groups) in &input.agg.groups {
+            if *bb != b {
+                continue;
+            }
+            for g in groups {
+                if let Some(&s) = g.success_turns.first() {
+                    let e = first_solve.entry(*t).or_insert(s);
+                    *e = (*e).min(s);
+                }
+            }
+        }
+        let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
+        let with_oracle = tasks.iter().filter(|(_, i)| i.min_turns.is_some()).count();
+        let kind = if with_oracle == tasks.len() {
+            "oracle"
+        } else if with_oracle == 0 {
+            "empirical"
+        } else {
+            "mixed"
+        };
+        for &l in levels {
+            let solvable = tasks
+                .iter()
+                .filter(|(t, info)| {
+                    let tl = t_at_level(l, info.full_budget);
+                    match info.min_turns {
+                        Some(m) => m <= tl,
+                        None => first_solve.get(t).is_some_and(|&s| s <= tl),
+                    }
+                })
+                .count();
+            out.push(UpperBound {
+                benchmark: input.name(b),
+                level: l,
+                value: solvable as f64 / tasks.len().max(1) as f64,
+                tasks: tasks.len(),
+                kind,
+            });
+        }
+    }
+    out
+}
+
+fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
+    let mut out = Vec::new();
+    for b in input.benchmarks() {
+        let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
+        let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
+        for r in input.runs(b) {
+            // Full-budget groups of this run.
+            let full: Vec<(&BudgetGroup, u32)> = tasks
+                .iter()
+                .filter_map(|(t, info)| {
+                    let groups = input.agg.groups.get(&(b, r, *t))?;
+                    let g = groups.iter().find(|g| g.budget == info.full_budget && g.n > 0)?;
+                    Some((g, info.full_budget))
+                })
+                .collect();
+            if full.is_empty() {
+                continue;
+            }
+            for &k in ks {
+                for t in 1..=max_b {
+                    let vals: Vec<f64> = full
+                        .iter()
+                        .filter(|(g, _)| g.n >= k)
+                        .map(|(g, fb)| pass_at_k(g.n, g.solved_within(t.min(*fb)), k))
+                        .collect();
+                    out.push(CurvePoint {
+                        benchmark: input.name(b),
+                        run: input.name(r),
+                        k,
+                        t,
+                        value: super::stats::mean(&vals),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Per-task Pass of both runs over the tasks where both have ≥ K rollouts.
+pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f64)> {
+    a.iter()
+        .filter_map(|(t, &(na, ca))| {
+            let &(nb, cb) = b.get(t)?;
+            (na >= k && nb >= k).then(|| (*t, pass_at_k(na, ca, k), pass_at_k(nb, cb, k)))
+        })
+        .collect()
+}
+
+fn advantages(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings, upper: &[UpperBound]) -> Vec<Advantage> {
+    let mut jobs = Vec::new();
+    for p in pairs {
+        for &l in &s.levels {
+            for m in Mode::BOTH {
+                let base = input.counts(p.benchmark, p.base, l, m);
+                let rl = input.counts(p.benchmark, p.rl, l, m);
+                for &k in ks {
+                    let v = paired_values(&rl, &base, k);
+                    if !v.is_empty() {
+                        jobs.push((p, k, l, m, v));
+                    }
+                }
+            }
+        }
+    }
+    jobs.par_iter()
+        .map(|(p, k, l, m, v)| {
+            let diffs: Vec<Cluster> = v.iter().map(|x| Cluster::one(x.1 - x.2)).collect();
+            let est = cluster_bootstrap(&diffs, &s.boot);
+            let n = v.len() as f64;
+            let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
+            let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
+            let bench = input.name(p.benchmark);
+            let u = upper.iter().find(|u| u.benchmark == bench && u.level == *l);
+            Advantage {
+                benchmark: bench.clone(),
+                base: input.name(p.base),
+                rl: input.name(p.rl),
+                k: *k,
+                level: *l,
+                mode: *m,
+                tasks: v.len(),
+                delta: est.value,
+                ci: est.ci,
+                flip: est.value < -1e-12,
+                significant_flip: est.ci.below_zero(),
+                headroom: u.map(|u| u.value - rl_pass.max(base_pass)),
+                base_pass,
+                rl_pass,
+            }
+        })
+        .collect()
+}
+
+fn mode_gaps(input: &PassInput, ks: &[u64], s: &Settings) -> Vec<ModeGap> {
+    let mut jobs = Vec::new();
+    for b in input.benchmarks() {
+        for r in input.runs(b) {
+            for &l in &s.levels {
+                let native = input.counts(b, r, l, Mode::Native);
+                let trunc = input.counts(b, r, l, Mode::Truncated);
+                for &k in ks {
+                    let v = paired_values(&native, &trunc, k);
+                    if !v.is_empty() {
+                        jobs.push((b, r, k, l, v));
+                    }
+                }
+            }
+        }
+    }
+    jobs.par_iter()
+        .map(|(b, r, k, l, v)| {
+            let diffs: Vec<Cluster> = v.iter().map(|x| Cluster::one(x.1 - x.2)).collect();
+            let est = cluster_bootstrap(&diffs, &s.boot);
+            ModeGap {
+                benchmark: input.name(*b),
+                run: input.name(*r),
+                k: *k,
+                level: *l,
+                tasks: v.len(),
+                diff: est.value,
+                ci: est.ci,
+            }
+        })
+        .collect()
+}
+
+/// Token budgets (SPEC §2.1): truncated mode on full-budget rollouts, solved
+/// within X tokens when the tokens up to the success turn are ≤ X.
+fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassReport) {
+    let set = input.set;
+    // (bench, run, task) → (n, sorted tokens-to-success); bench → totals.
+    let mut per: BTreeMap<(Id, Id, Id), (u64, Vec<u64>)> = BTreeMap::new();
+    let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
+    let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+        let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else { continue };
+        if t.budget != info.full_budget {
+            continue;
+        }
+        let steps = set.steps_of(t);
+        if t.steps.is_none() || steps.iter().any(|st| st.output_tokens.is_none()) {
+            *left_out.entry(t.benchmark).or_default() += 1;
+            continue;
+        }
+        let total: u64 = steps.iter().filter_map(|st| st.output_tokens).sum();
+        totals.entry(t.benchmark).or_default().push(total);
+        let e = per.entry((t.benchmark, t.run, t.task)).or_default();
+        e.0 += 1;
+        if let Some(st) = t.success_turn {
+            let used: u64 = steps
+                .iter()
+                .filter(|x| x.turn <= st)
+                .filter_map(|x| x.output_tokens)
+                .sum();
+            e.1.push(used);
+        }
+    }
+    for v in per.values_mut() {
+        v.1.sort_unstable();
+    }
+    let mut jobs = Vec::new();
+    for (b, mut tot) in totals {
+        tot.sort_unstable();
+        let mut xs: Vec<u64> = match &s.token_budgets {
+            Some(x) => x.clone(),
+            None => [25.0, 50.0, 75.0, 100.0]
+                .iter()
+                .filter_map(|p| nearest_rank(&tot, *p))
+                .collect(),
+        };
+        xs.dedup();
+        rep.token_budgets.insert(input.name(b), xs.clone());
+        let runs: BTreeSet<Id> = per.keys().filter(|k| k.0 == b).map(|k| k.1).collect();
+        for r in runs {
+            for &k in ks {
+                for &x in &xs {
+                    let counts: TaskCounts = per
+                        .range((b, r, 0)..=(b, r, Id::MAX))
+                        .map(|(key, (n, toks))| (key.2, (*n, toks.partition_point(|&u| u <= x) as u64)))
+                        .collect();
+                    jobs.push((b, r, k, x, counts));
+                }
+            }
+        }
+    }
+    for (b, n) in left_out {
+        rep.token_left_out.insert(input.name(b), n);
+    }
+    rep.token = jobs
+        .par_iter()
+        .map(|(b, r, k, x, counts)| {
+            let (vals, left) = pass_values(counts, *k);
+            let est = cluster_bootstrap(&vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(), &s.boot);
+            TokenCell {
+                benchmark: input.name(*b),
+                run: input.name(*r),
+                k: *k,
+                tokens: *x,
+                value: mean_of(&vals),
+                ci: est.ci,
+                tasks: vals.len(),
+                tasks_left_out: left,
+            }
+        })
+        .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_levels() {
+        assert_eq!(t_at_level(25, 10), 3);
+        assert_eq!(t_at_level(50, 10), 5);
+        assert_eq!(t_at_level(25, 1), 1);
+        assert_eq!(t_at_level(1, 10), 1);
+        assert_eq!(t_at_level(100, 7), 7);
+        assert_eq!(t_at_level(75, 7), 6); // 5.25 → 6
+    }
+}

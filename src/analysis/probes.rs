@@ -1,0 +1,156 @@
+//! The states of a (base, RL) pair on probes (SPEC §2.2 and §2.3): which
+//! states both runs were sampled on, each run's mean candidate score (given,
+//! or exact Q* on FrozenLake) and the shares of correcting and eventually
+//! successful candidates.
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::frozenlake::QCache;
+use super::stats::{cluster_bootstrap, Bootstrap, Cluster, Estimate};
+use super::Pair;
+use crate::schema::{Candidate, Id, LogSet, Probe};
+
+/// Beyond this, two mean scores differ.
+pub const TIE_TOLERANCE: f64 = 1e-9;
+
+/// One state of a pair, with what each run (0 = base, 1 = RL) did there.
+#[derive(Debug, Clone)]
+pub struct PairState {
+    pub task: Id,
+    pub turn: u32,
+    pub source: Id,
+    /// Mean candidate score per run; `None` when no candidate has a score.
+    pub q: [Option<f64>; 2],
+    /// Share of candidates with `corrects == true` (among those with the field).
+    pub corrects: [Option<f64>; 2],
+    /// Share with `terminal_success == true` (among those with the field).
+    pub terminal: [Option<f64>; 2],
+}
+
+/// Better, tie or worse for RL at a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Tie,
+    Worse,
+}
+
+impl PairState {
+    pub fn diff(&self) -> Option<f64> {
+        Some(self.q[1]? - self.q[0]?)
+    }
+    pub fn verdict(&self) -> Option<Verdict> {
+        let d = self.diff()?;
+        Some(if d > TIE_TOLERANCE {
+            Verdict::Better
+        } else if d < -TIE_TOLERANCE {
+            Verdict::Worse
+        } else {
+            Verdict::Tie
+        })
+    }
+}
+
+fn share(cands: &[&Candidate], f: impl Fn(&Candidate) -> Option<bool>) -> Option<f64> {
+    let known: Vec<bool> = cands.iter().filter_map(|c| f(c)).collect();
+    (!known.is_empty()).then(|| known.iter().filter(|&&b| b).count() as f64 / known.len() as f64)
+}
+
+/// The pair's states among probes with `error == want_error`, in file order;
+/// with `balance`, only states drawn from the two runs' own trajectories,
+/// the larger side subsampled (seeded) to the smaller.
+pub fn pair_states(
+    set: &LogSet,
+    pair: &Pair,
+    want_error: bool,
+    gamma: f64,
+    balance: Option<u64>,
+    cache: &mut QCache,
+) -> Vec<PairState> {
+    let mut out = Vec::new();
+    for p in set.probes.iter().filter(|p| p.benchmark == pair.benchmark && p.error == want_error) {
+        if let Some(s) = state_of(set, p, pair, gamma, cache) {
+            out.push(s);
+        }
+    }
+    if let Some(seed) = balance {
+        out.retain(|s| s.source == pair.base || s.source == pair.rl);
+        let (mut from_base, mut from_rl): (Vec<usize>, Vec<usize>) =
+            (0..out.len()).partition(|&i| out[i].source == pair.base);
+        let n = from_base.len().min(from_rl.len());
+        let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
+        from_base.shuffle(&mut rng);
+        from_rl.shuffle(&mut rng);
+        let mut keep: Vec<usize> = from_base[..n].iter().chain(&from_rl[..n]).copied().collect();
+        keep.sort_unstable();
+        out = keep.into_iter().map(|i| out[i].clone()).collect();
+    }
+    out
+}
+
+fn state_of(set: &LogSet, p: &Probe, pair: &Pair, gamma: f64, cache: &mut QCache) -> Option<PairState> {
+    let cands = set.candidates_of(p);
+    let by_run = |run: Id| cands.iter().filter(|c| c.run == run).collect::<Vec<_>>();
+    let (base, rl) = (by_run(pair.base), by_run(pair.rl));
+    if base.is_empty() || rl.is_empty() {
+        return None;
+    }
+    let mut q = |cs: &[&Candidate]| -> Option<f64> {
+        let scores: Vec<f64> = cs
+            .iter()
+            .filter_map(|c| match (c.score, &p.frozenlake, c.move_index) {
+                (Some(s), _, _) => Some(s),
+                (None, Some(fl), Some(a)) => cache.q(fl, a, gamma),
+                _ => None,
+            })
+            .collect();
+        super::stats::mean(&scores)
+    };
+    Some(PairState {
+        task: p.task,
+        turn: p.turn,
+        source: p.source,
+        q: [q(&base), q(&rl)],
+        corrects: [share(&base, |c| c.corrects), share(&rl, |c| c.corrects)],
+        terminal: [
+            share(&base, |c| c.terminal_success),
+            share(&rl, |c| c.terminal_success),
+        ],
+    })
+}
+
+/// Mean of a per-state figure with its cluster bootstrap over tasks.
+pub fn clustered_mean(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>, boot: &Bootstrap) -> Option<Estimate> {
+    let mut by_task: std::collections::BTreeMap<Id, Cluster> = Default::default();
+    for s in states {
+        if let Some(x) = f(s) {
+            let c = by_task.entry(s.task).or_insert(Cluster { sum: 0.0, weight: 0.0 });
+            c.sum += x;
+            c.weight += 1.0;
+        }
+    }
+    if by_task.is_empty() {
+        return None;
+    }
+    let clusters: Vec<Cluster> = by_task.into_values().collect();
+    Some(cluster_bootstrap(&clusters, boot))
+}
+
+/// (states with a verdict, better, tie, worse).
+pub fn verdict_counts(states: &[&PairState]) -> (u64, u64, u64, u64) {
+    let mut c = (0, 0, 0, 0);
+    for v in states.iter().filter_map(|s| s.verdict()) {
+        c.0 += 1;
+        match v {
+            Verdict::Better => c.1 += 1,
+            Verdict::Tie => c.2 += 1,
+            Verdict::Worse => c.3 += 1,
+        }
+    }
+    c
+}
+
+pub fn share_of(k: u64, n: u64) -> Option<f64> {
+    (n > 0).then(|| k as f64 / n as f64)
+}

@@ -1,0 +1,117 @@
+//! SPEC §2.3: error recovery — from the same state right after an error,
+//! does RL pick better actions, correct the error, and finish more often?
+
+use std::collections::BTreeMap;
+
+use super::frozenlake::QCache;
+use super::probes::{clustered_mean, pair_states, share_of, verdict_counts, PairState};
+use super::stats::{wilson, Estimate};
+use super::{Pair, Settings};
+use crate::schema::{Id, LogSet};
+
+/// A breakdown row (by source or by turn): point figures per run.
+#[derive(Debug, Clone)]
+pub struct Breakdown {
+    pub key: String,
+    pub turn: Option<u32>,
+    pub states: u64,
+    pub better: Option<f64>,
+    /// [base, RL]
+    pub correction: [Option<f64>; 2],
+    pub terminal_success: [Option<f64>; 2],
+}
+
+#[derive(Debug, Clone)]
+pub struct Recovery {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    /// Error states both runs were sampled on.
+    pub states: u64,
+    /// Those of them with scores for both runs.
+    pub scored: u64,
+    pub better: Option<f64>,
+    pub better_ci: Option<(f64, f64)>,
+    /// [base, RL]; `None` when no candidate carries the field.
+    pub correction: [Option<Estimate>; 2],
+    pub terminal_success: [Option<Estimate>; 2],
+    pub correction_diff: Option<Estimate>,
+    pub terminal_success_diff: Option<Estimate>,
+    pub by_source: Vec<Breakdown>,
+    pub by_turn: Vec<Breakdown>,
+}
+
+fn mean_field(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = states.iter().filter_map(|s| f(s)).collect();
+    super::stats::mean(&v)
+}
+
+fn breakdown(key: String, turn: Option<u32>, states: &[&PairState]) -> Breakdown {
+    let (n, b, _, _) = verdict_counts(states);
+    Breakdown {
+        key,
+        turn,
+        states: states.len() as u64,
+        better: share_of(b, n),
+        correction: [
+            mean_field(states, |s| s.corrects[0]),
+            mean_field(states, |s| s.corrects[1]),
+        ],
+        terminal_success: [
+            mean_field(states, |s| s.terminal[0]),
+            mean_field(states, |s| s.terminal[1]),
+        ],
+    }
+}
+
+fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? - b?)
+}
+
+pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Recovery> {
+    let mut out = Vec::new();
+    for pair in pairs {
+        let all = pair_states(set, pair, true, s.gamma, s.balance.then_some(s.boot.seed), cache);
+        if all.is_empty() {
+            continue;
+        }
+        let refs: Vec<&PairState> = all.iter().collect();
+        let (n, b, _, _) = verdict_counts(&refs);
+        let mut by_source: BTreeMap<Id, Vec<&PairState>> = BTreeMap::new();
+        let mut by_turn: BTreeMap<u32, Vec<&PairState>> = BTreeMap::new();
+        for st in &refs {
+            by_source.entry(st.source).or_default().push(st);
+            by_turn.entry(st.turn).or_default().push(st);
+        }
+        let mut sources: Vec<Breakdown> = by_source
+            .iter()
+            .map(|(src, sts)| breakdown(set.name(*src).to_string(), None, sts))
+            .collect();
+        sources.sort_by(|a, b| a.key.cmp(&b.key));
+        out.push(Recovery {
+            benchmark: set.name(pair.benchmark).into(),
+            base: set.name(pair.base).into(),
+            rl: set.name(pair.rl).into(),
+            states: all.len() as u64,
+            scored: n,
+            better: share_of(b, n),
+            better_ci: wilson(b, n),
+            correction: [
+                clustered_mean(&refs, |x| x.corrects[0], &s.boot),
+                clustered_mean(&refs, |x| x.corrects[1], &s.boot),
+            ],
+            terminal_success: [
+                clustered_mean(&refs, |x| x.terminal[0], &s.boot),
+                clustered_mean(&refs, |x| x.terminal[1], &s.boot),
+            ],
+            correction_diff: clustered_mean(&refs, |x| diff(x.corrects[1], x.corrects[0]), &s.boot),
+            terminal_success_diff: clustered_mean(&refs, |x| diff(x.terminal[1], x.terminal[0]), &s.boot),
+            by_source: sources,
+            by_turn: by_turn
+                .iter()
+                .map(|(t, sts)| breakdown(t.to_string(), Some(*t), sts))
+                .collect(),
+        });
+    }
+    out
+}

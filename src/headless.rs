@@ -1,0 +1,93 @@
+//! `--headless`: load, audit, write the report, evaluate gates.
+
+use crate::analysis::{run_audit, Audit};
+use crate::cli::{Gate, Options};
+use crate::error::Result;
+use crate::report;
+use crate::schema::{load, LoadOptions, LogSet};
+
+/// Loads the log set named by the options (the bundled demo when no path is given).
+pub fn load_logs(opts: &Options) -> Result<LogSet> {
+    let lo = LoadOptions {
+        lenient: opts.lenient,
+        skip_dir: opts.headless.then(|| opts.out.clone()),
+        follow: opts.follow,
+    };
+    if opts.paths.is_empty() {
+        crate::demo::load_demo(&lo)
+    } else {
+        load(&opts.paths, &lo)
+    }
+}
+
+/// Runs the headless audit; returns the reasons of tripped gates.
+pub fn run(opts: &Options) -> Result<Vec<String>> {
+    let set = load_logs(opts)?;
+    let audit = run_audit(&set, &opts.settings)?;
+    let files = report::render(&set, &audit)?;
+    report::write_atomic(&opts.out, &files)?;
+    Ok(check_gates(&audit, &opts.gates))
+}
+
+/// One line per tripped gate.
+pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in gates {
+        match g {
+            Gate::Flip => {
+                for a in audit.pass.advantage.iter().filter(|a| a.significant_flip) {
+                    out.push(format!(
+                        "flip: {} {} → {} at K={} level {}% ({}): Δ = {:+.1} pp with its CI below 0",
+                        a.benchmark,
+                        a.base,
+                        a.rl,
+                        a.k,
+                        a.level,
+                        a.mode.name(),
+                        100.0 * a.delta
+                    ));
+                }
+            }
+            Gate::Budgetmix => {
+                for b in &audit.budgetmix {
+                    for r in b.rules.iter().filter(|r| r.violations > 0) {
+                        out.push(format!(
+                            "budgetmix: {} {}: {} violation(s) of {} checked",
+                            b.run, r.rule, r.violations, r.checked
+                        ));
+                    }
+                }
+            }
+            Gate::AdvantageBelow { points, level } => {
+                for p in &audit.pairs {
+                    let rows: Vec<_> = audit
+                        .pass
+                        .advantage
+                        .iter()
+                        .filter(|a| {
+                            a.benchmark == p.benchmark && a.base == p.base && a.rl == p.rl && a.k == 1 && a.level == *level
+                        })
+                        .collect();
+                    // Preferred mode: native where it exists.
+                    let pick = rows
+                        .iter()
+                        .find(|a| a.mode == crate::analysis::passkt::Mode::Native)
+                        .or_else(|| rows.first());
+                    if let Some(a) = pick {
+                        if 100.0 * a.delta < *points {
+                            out.push(format!(
+                                "advantage<{points}@{level}: {} {} → {} ({}): Δ = {:+.2} pp",
+                                a.benchmark,
+                                a.base,
+                                a.rl,
+                                a.mode.name(),
+                                100.0 * a.delta
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,13 @@
+//! rl-audit: audits multi-turn agentic RL logs (see SPEC in the README).
+//!
+//! Layers: [`schema`] reads and validates logs into columns and polars
+//! frames; [`analysis`] computes every statistic (no terminal, no printing);
+//! [`report`] renders headless reports; [`tui`] is the terminal workbench.
+
+pub mod analysis;
+pub mod cli;
+pub mod demo;
+pub mod error;
+pub mod headless;
+pub mod report;
+pub mod schema;

@@ -1,0 +1,43 @@
+//! Thin entry point: parse the command line, run headless or the TUI, map
+//! errors to exit codes (0 ok, 1 gate tripped, 2 bad input/usage/output, 3 bug).
+
+use clap::Parser;
+use rl_audit::cli::Cli;
+use rl_audit::error::Error;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            eprintln!("rl-audit: {e}");
+            e.exit_code()
+        }
+        Err(_) => {
+            eprintln!("rl-audit: internal error (this is a bug in rl-audit; please report it with the command you ran)");
+            3
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> Result<i32, Error> {
+    let opts = cli.into_options()?;
+    if opts.headless {
+        let tripped = rl_audit::headless::run(&opts)?;
+        eprintln!("rl-audit: report written to {}", opts.out.display());
+        for t in &tripped {
+            eprintln!("rl-audit: gate tripped: {t}");
+        }
+        Ok(if tripped.is_empty() { 0 } else { 1 })
+    } else {
+        rl_audit::headless::run(&opts).map(|_| 0)
+    }
+}

@@ -1,0 +1,303 @@
+//! `report.md`: each analysis explained, tabled (percent, CI, n) and summed up.
+
+use std::fmt::Write;
+
+use crate::analysis::passkt::Mode;
+use crate::analysis::stats::Ci;
+use crate::analysis::Audit;
+use crate::schema::LogSet;
+
+/// `12.3%`.
+pub fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+/// `[10.2, 14.0]` in percent, or why there is no interval.
+pub fn pct_ci(ci: Ci) -> String {
+    match ci {
+        Ci::Interval(l, h) => format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h),
+        Ci::Degenerate => "[degenerate]".into(),
+        Ci::Undefined => "[–]".into(),
+    }
+}
+
+/// Signed percentage points: `+2.5 pp`.
+pub fn pp(x: f64) -> String {
+    format!("{:+.1} pp", 100.0 * x)
+}
+
+pub fn esc(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+pub fn report(set: &LogSet, audit: &Audit) -> String {
+    let mut md = String::new();
+    let s = &audit.settings;
+    let _ = writeln!(md, "# rl-audit report\n");
+    inputs(&mut md, set, audit);
+    let _ = writeln!(
+        md,
+        "Settings: levels {:?} (% of each task's full budget), K {:?}, {} bootstrap resamples over tasks (seed {}, {} intervals), γ = {}.\n",
+        s.levels,
+        audit.pass.ks,
+        s.boot.resamples,
+        s.boot.seed,
+        s.boot.method.name(),
+        s.gamma
+    );
+    pass_section(&mut md, audit);
+    advantage_section(&mut md, audit);
+    mode_gap_section(&mut md, audit);
+    token_section(&mut md, audit);
+    super::markdown_more::cost(&mut md, audit);
+    super::markdown_more::matched(&mut md, audit);
+    super::markdown_more::recovery(&mut md, audit);
+    super::markdown_more::likelihood(&mut md, audit);
+    super::markdown_more::dynamics(&mut md, audit);
+    super::markdown_more::budgetmix(&mut md, audit);
+    md
+}
+
+fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
+    let _ = writeln!(md, "## Inputs\n");
+    let _ = writeln!(md, "{} file(s):\n", set.files.len());
+    for f in set.files.iter().take(50) {
+        let _ = writeln!(md, "- `{f}`");
+    }
+    if set.files.len() > 50 {
+        let _ = writeln!(md, "- … and {} more", set.files.len() - 50);
+    }
+    let counts = set.record_counts();
+    let _ = writeln!(
+        md,
+        "\nRecords: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints, {} run declarations.",
+        counts["trajectory"],
+        set.trajectories.iter().filter(|t| !t.is_training()).count(),
+        set.trajectories.iter().filter(|t| t.is_training()).count(),
+        counts["probe"],
+        counts["checkpoint"],
+        counts["run"]
+    );
+    let skipped: u64 = set.skipped.values().sum();
+    if skipped > 0 {
+        let parts: Vec<String> = set
+            .skipped
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let _ = writeln!(md, "\n**Skipped {skipped} bad record(s) (--lenient):** {}.", parts.join(", "));
+    }
+    if !set.unknown_kinds.is_empty() {
+        let parts: Vec<String> = set.unknown_kinds.iter().map(|(k, n)| format!("{n} × `{k}`")).collect();
+        let _ = writeln!(md, "\nUnknown record kinds (ignored): {}.", parts.join(", "));
+    }
+    if audit.pairs.is_empty() {
+        let _ = writeln!(md, "\nNo run pairs are compared.");
+    } else {
+        let _ = writeln!(md, "\nCompared pairs (base → RL):\n");
+        for p in &audit.pairs {
+            let _ = writeln!(md, "- {}: `{}` → `{}`", p.benchmark, p.base, p.rl);
+        }
+    }
+    for n in &audit.notes {
+        let _ = writeln!(md, "\n> Note: {n}");
+    }
+    md.push('\n');
+}
+
+fn pass_section(md: &mut String, audit: &Audit) {
+    let p = &audit.pass;
+    let _ = writeln!(md, "## Pass@(K,T): success within a turn budget\n");
+    let _ = writeln!(
+        md,
+        "Pass@(K,T) is the chance that at least one of K attempts solves the task within T turns, estimated per task with the unbiased estimator 1 − C(n−c, K)/C(n, K) and averaged over tasks. T is a percentage of each task's full budget. *native*: rollouts that ran with budget T; *truncated*: full-budget rollouts cut at T. Intervals: 95% cluster bootstrap over tasks. `n` is the number of tasks; tasks with fewer than K rollouts are left out and counted.\n"
+    );
+    if p.cells.is_empty() {
+        let _ = writeln!(
+            md,
+            "_No evaluation rollouts (trajectories without `train_step`; fields `run`, `benchmark`, `task`, `budget`, `success`) — nothing to show._\n"
+        );
+        return;
+    }
+    let benches: std::collections::BTreeSet<&String> = p.cells.iter().map(|c| &c.benchmark).collect();
+    for b in benches {
+        let _ = writeln!(md, "### {}\n", esc(b));
+        for &k in &p.ks {
+            let cells: Vec<_> = p.cells.iter().filter(|c| &c.benchmark == b && c.k == k).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let _ = writeln!(md, "**K = {k}**\n");
+            let mut header = "| run | mode |".to_string();
+            let mut sep = "|---|---|".to_string();
+            for l in &audit.settings.levels {
+                let _ = write!(header, " {l}% |");
+                sep.push_str("---|");
+            }
+            let _ = writeln!(md, "{header}\n{sep}");
+            let rows: std::collections::BTreeSet<(&String, Mode)> = cells.iter().map(|c| (&c.run, c.mode)).collect();
+            for (run, mode) in rows {
+                let mut line = format!("| {} | {} |", esc(run), mode.name());
+                for &l in &audit.settings.levels {
+                    match cells.iter().find(|c| &c.run == run && c.mode == mode && c.level == l) {
+                        Some(c) => {
+                            let left = if c.tasks_left_out > 0 {
+                                format!(", {} left out", c.tasks_left_out)
+                            } else {
+                                String::new()
+                            };
+                            let _ = write!(line, " {} {} (n={}{left}) |", pct(c.value), pct_ci(c.ci), c.tasks);
+                        }
+                        None => line.push_str(" – |"),
+                    }
+                }
+                let _ = writeln!(md, "{line}");
+            }
+            let mut ub = "| upper bound U(T) | |".to_string();
+            for &l in &audit.settings.levels {
+                match p.upper.iter().find(|u| &u.benchmark == b && u.level == l) {
+                    Some(u) => {
+                        let _ = write!(ub, " {} ({}, n={}) |", pct(Some(u.value)), u.kind, u.tasks);
+                    }
+                    None => ub.push_str(" – |"),
+                }
+            }
+            let _ = writeln!(md, "{ub}\n");
+        }
+    }
+}
+
+fn advantage_section(md: &mut String, audit: &Audit) {
+    let _ = writeln!(md, "## Advantage Δ(K,T) = Pass(RL) − Pass(base)\n");
+    let _ = writeln!(
+        md,
+        "Mean over the tasks where both runs have at least K rollouts in the same mode, with a paired bootstrap interval (the same tasks are resampled for both runs). A *flip* is Δ < 0; a *significant flip* has its whole interval below 0. Headroom = U(T) − the better run's Pass on those tasks: how far from the structural ceiling the pair still is.\n"
+    );
+    if audit.pass.advantage.is_empty() {
+        let _ = writeln!(
+            md,
+            "_No pair has rollouts on common tasks. A pair needs a run with `method: \"base\"` (or `--compare BASE:RL`) and evaluation rollouts of both runs on the same tasks._\n"
+        );
+        return;
+    }
+    let _ = writeln!(md, "| benchmark | base → RL | K | level | mode | n | Δ | 95% CI | headroom | |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    for a in &audit.pass.advantage {
+        let mark = if a.significant_flip {
+            "**significant flip**"
+        } else if a.flip {
+            "flip"
+        } else {
+            ""
+        };
+        let ci = match a.ci {
+            Ci::Interval(l, h) => format!("[{:+.1}, {:+.1}]", 100.0 * l, 100.0 * h),
+            other => pct_ci(other),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} → {} | {} | {}% | {} | {} | {} | {} | {} | {} |",
+            esc(&a.benchmark),
+            esc(&a.base),
+            esc(&a.rl),
+            a.k,
+            a.level,
+            a.mode.name(),
+            a.tasks,
+            pp(a.delta),
+            ci,
+            a.headroom.map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h)),
+            mark
+        );
+    }
+    md.push('\n');
+    for a in audit.pass.advantage.iter().filter(|a| a.k == 1) {
+        let verdict = match a.ci {
+            Ci::Interval(l, _) if l > 0.0 => "significant".to_string(),
+            Ci::Interval(_, h) if h < 0.0 => "significant (a flip)".to_string(),
+            Ci::Interval(..) => "not significant".to_string(),
+            _ => "no interval".to_string(),
+        };
+        let dir = if a.delta >= 0.0 { "leads" } else { "trails" };
+        let ci = match a.ci {
+            Ci::Interval(l, h) => format!(" [CI {:+.1}, {:+.1}]", 100.0 * l, 100.0 * h),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            md,
+            "- {} at {}% budget ({}, K=1, n={}): {} {dir} {} by {:.1} points{ci}: {verdict}.",
+            a.benchmark,
+            a.level,
+            a.mode.name(),
+            a.tasks,
+            a.rl,
+            a.base,
+            100.0 * a.delta.abs()
+        );
+    }
+    md.push('\n');
+}
+
+fn mode_gap_section(md: &mut String, audit: &Audit) {
+    let _ = writeln!(md, "## Native vs truncated budgets\n");
+    let _ = writeln!(
+        md,
+        "Does a model told its budget behave differently from the same model's full-budget runs cut off at T? Mode gap = mean over tasks present in both modes of Pass(native) − Pass(truncated), paired bootstrap interval.\n"
+    );
+    if audit.pass.mode_gap.is_empty() {
+        let _ = writeln!(
+            md,
+            "_No run has both native rollouts (`budget` = T) and full-budget rollouts on the same tasks at a level below 100%._\n"
+        );
+        return;
+    }
+    let _ = writeln!(md, "| benchmark | run | K | level | n | native − truncated | 95% CI |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for g in &audit.pass.mode_gap {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {}% | {} | {} | {} |",
+            esc(&g.benchmark),
+            esc(&g.run),
+            g.k,
+            g.level,
+            g.tasks,
+            pp(g.diff),
+            pct_ci(g.ci)
+        );
+    }
+    md.push('\n');
+}
+
+fn token_section(md: &mut String, audit: &Audit) {
+    let p = &audit.pass;
+    let _ = writeln!(md, "## Token budgets\n");
+    let _ = writeln!(
+        md,
+        "A turn is not a fixed cost. Here the budget is X generated tokens: a full-budget rollout counts as solved within X when it succeeded and its `output_tokens` up to the success turn sum to at most X. Default X: quartiles (nearest rank) of the full-budget rollouts' total tokens.\n"
+    );
+    if p.token.is_empty() {
+        let _ = writeln!(md, "_No full-budget evaluation rollouts with `steps[].output_tokens` on every step._\n");
+        return;
+    }
+    for (b, n) in &p.token_left_out {
+        let _ = writeln!(md, "- {b}: {n} rollout(s) left out (no steps, or a step without `output_tokens`).");
+    }
+    let _ = writeln!(md, "\n| benchmark | run | K | tokens X | Pass | 95% CI | n |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for c in &p.token {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            esc(&c.benchmark),
+            esc(&c.run),
+            c.k,
+            c.tokens,
+            pct(c.value),
+            pct_ci(c.ci),
+            c.tasks
+        );
+    }
+    md.push('\n');
+}

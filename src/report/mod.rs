@@ -1,0 +1,65 @@
+//! Headless output: result structs → Markdown, JSON (and later SVG, CSV),
+//! written atomically so a failed run never leaves half a report.
+
+pub mod json;
+pub mod markdown;
+pub mod markdown_more;
+
+use std::path::{Path, PathBuf};
+
+use crate::analysis::Audit;
+use crate::error::{Error, Result};
+use crate::schema::LogSet;
+
+/// The files of one report, relative to the report directory.
+pub struct ReportFiles(pub Vec<(PathBuf, Vec<u8>)>);
+
+pub fn render(set: &LogSet, audit: &Audit) -> Result<ReportFiles> {
+    let json = json::report(set, audit);
+    let mut json_bytes =
+        serde_json::to_vec_pretty(&json).map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
+    json_bytes.push(b'\n');
+    let md = markdown::report(set, audit);
+    Ok(ReportFiles(vec![
+        (PathBuf::from("report.md"), md.into_bytes()),
+        (PathBuf::from("report.json"), json_bytes),
+    ]))
+}
+
+fn out_err(path: &Path, e: std::io::Error) -> Error {
+    Error::Output {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    }
+}
+
+/// Writes every file to a staging directory beside `dir`, then renames them
+/// into place (report.json last), so readers never see a half-written report.
+pub fn write_atomic(dir: &Path, files: &ReportFiles) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| out_err(dir, e))?;
+    let stage = dir.join(format!(".rl-audit-staging-{}", std::process::id()));
+    let result = (|| {
+        if stage.exists() {
+            std::fs::remove_dir_all(&stage).map_err(|e| out_err(&stage, e))?;
+        }
+        for (rel, bytes) in &files.0 {
+            let p = stage.join(rel);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| out_err(parent, e))?;
+            }
+            std::fs::write(&p, bytes).map_err(|e| out_err(&p, e))?;
+        }
+        let mut order: Vec<&PathBuf> = files.0.iter().map(|f| &f.0).collect();
+        order.sort_by_key(|p| p.as_path() == Path::new("report.json"));
+        for rel in order {
+            let target = dir.join(rel);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| out_err(parent, e))?;
+            }
+            std::fs::rename(stage.join(rel), &target).map_err(|e| out_err(&target, e))?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&stage);
+    result
+}

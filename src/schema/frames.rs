@@ -1,0 +1,155 @@
+//! Polars frames built from the loaded columns, and the per-task aggregates
+//! the Pass@(K,T) analyses read.
+//!
+//! The bulk reduction — 10⁶ rollouts to one row per (benchmark, run, task,
+//! budget) with n and the sorted success turns — runs as a lazy polars
+//! `group_by`. These aggregates are mergeable across shards: counts add, and
+//! success-turn lists concatenate.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use super::{Id, LogSet};
+use crate::error::{Error, Result};
+
+/// One row per evaluation rollout (no `train_step`), with ids for names.
+pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
+    let eval: Vec<_> = set.trajectories.iter().filter(|t| !t.is_training()).collect();
+    let col_u32 = |name: &str, f: &dyn Fn(&crate::schema::Trajectory) -> u32| {
+        Column::new(name.into(), eval.iter().map(|t| f(t)).collect::<Vec<u32>>())
+    };
+    let columns = vec![
+        col_u32("benchmark", &|t| t.benchmark),
+        col_u32("run", &|t| t.run),
+        col_u32("task", &|t| t.task),
+        col_u32("budget", &|t| t.budget),
+        col_u32("full", &|t| t.max_budget.unwrap_or(t.budget)),
+        Column::new(
+            "success_turn".into(),
+            eval.iter().map(|t| t.success_turn).collect::<Vec<Option<u32>>>(),
+        ),
+        Column::new(
+            "min_turns".into(),
+            eval.iter().map(|t| t.min_turns).collect::<Vec<Option<u32>>>(),
+        ),
+    ];
+    DataFrame::new_infer_height(columns).map_err(polars_bug)
+}
+
+fn polars_bug(e: PolarsError) -> Error {
+    Error::Internal(format!("polars: {e}"))
+}
+
+/// Rollouts of one (benchmark, run, task) at one budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetGroup {
+    pub budget: u32,
+    pub n: u64,
+    /// Success turns of the successful rollouts, ascending.
+    pub success_turns: Vec<u32>,
+}
+
+impl BudgetGroup {
+    /// Rollouts solved within T turns.
+    pub fn solved_within(&self, t: u32) -> u64 {
+        self.success_turns.partition_point(|&s| s <= t) as u64
+    }
+}
+
+/// What a task's evaluation rollouts say about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// B(task): the largest `max_budget` (else `budget`) over its evaluation rollouts.
+    pub full_budget: u32,
+    pub min_turns: Option<u32>,
+}
+
+/// The aggregates of every evaluation rollout.
+#[derive(Debug, Default, Clone)]
+pub struct EvalAggregates {
+    /// (benchmark, task) → full budget and oracle fewest turns.
+    pub tasks: BTreeMap<(Id, Id), TaskInfo>,
+    /// (benchmark, run, task) → groups by budget, ascending.
+    pub groups: BTreeMap<(Id, Id, Id), Vec<BudgetGroup>>,
+}
+
+fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
+    let c = df.column(name).map_err(polars_bug)?;
+    let ca = c.u32().map_err(polars_bug)?;
+    Ok(ca.iter().collect())
+}
+
+fn req(v: Option<u32>) -> Result<u32> {
+    v.ok_or_else(|| Error::Internal("unexpected null in a key column".into()))
+}
+
+/// Reduces the evaluation rollouts with two lazy group-bys.
+pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
+    let df = evaluation_frame(set)?;
+    let mut out = EvalAggregates::default();
+    if df.height() == 0 {
+        return Ok(out);
+    }
+    let tasks = df
+        .clone()
+        .lazy()
+        .group_by([col("benchmark"), col("task")])
+        .agg([col("full").max(), col("min_turns").max()])
+        .collect()
+        .map_err(polars_bug)?;
+    let (b, t, f, m) = (
+        u32s(&tasks, "benchmark")?,
+        u32s(&tasks, "task")?,
+        u32s(&tasks, "full")?,
+        u32s(&tasks, "min_turns")?,
+    );
+    for i in 0..tasks.height() {
+        out.tasks.insert(
+            (req(b[i])?, req(t[i])?),
+            TaskInfo {
+                full_budget: req(f[i])?,
+                min_turns: m[i],
+            },
+        );
+    }
+    let groups = df
+        .lazy()
+        .group_by([col("benchmark"), col("run"), col("task"), col("budget")])
+        .agg([
+            len().cast(DataType::UInt32).alias("n"),
+            col("success_turn")
+                .drop_nulls()
+                .sort(SortOptions::default())
+                .alias("turns"),
+        ])
+        .collect()
+        .map_err(polars_bug)?;
+    let (b, r, t, bu, n) = (
+        u32s(&groups, "benchmark")?,
+        u32s(&groups, "run")?,
+        u32s(&groups, "task")?,
+        u32s(&groups, "budget")?,
+        u32s(&groups, "n")?,
+    );
+    let turns = groups
+        .column("turns")
+        .and_then(|c| c.list().cloned())
+        .map_err(polars_bug)?;
+    for (i, l) in turns.amortized_iter().enumerate() {
+        let success_turns: Vec<u32> = match l {
+            Some(s) => s.as_ref().u32().map_err(polars_bug)?.iter().flatten().collect(),
+            None => Vec::new(),
+        };
+        let key = (req(b[i])?, req(r[i])?, req(t[i])?);
+        out.groups.entry(key).or_default().push(BudgetGroup {
+            budget: req(bu[i])?,
+            n: req(n[i])? as u64,
+            success_turns,
+        });
+    }
+    for v in out.groups.values_mut() {
+        v.sort_by_key(|g| g.budget);
+    }
+    Ok(out)
+}

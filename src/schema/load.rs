@@ -1,0 +1,517 @@
+//! Finding log files, reading them once, parsing in parallel, and the
+//! checks that span records (methods, full budgets, duplicates).
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::validate::Added;
+use super::{Id, Loc, LogSet, Span};
+use crate::error::{Error, RecordError, Result, SkipReason};
+
+/// A line longer than this is a file-level failure (SPEC §1.4).
+pub const MAX_LINE: usize = 256 << 20;
+/// Guard against exhausting memory on absurd inputs.
+pub const MAX_RECORDS: u64 = 200_000_000;
+const CHUNK: usize = 4 << 20;
+
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Skip bad records (counted by reason) instead of stopping.
+    pub lenient: bool,
+    /// A report directory being written: never read from it.
+    pub skip_dir: Option<PathBuf>,
+    /// Live files: a half-written last line is not an error.
+    pub follow: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Format {
+    Jsonl,
+    Gzip,
+    Zstd,
+    Parquet,
+}
+
+fn format_of(path: &Path) -> Option<Format> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
+        Some(Format::Jsonl)
+    } else if name.ends_with(".jsonl.gz") || name.ends_with(".ndjson.gz") {
+        Some(Format::Gzip)
+    } else if name.ends_with(".jsonl.zst") || name.ends_with(".ndjson.zst") {
+        Some(Format::Zstd)
+    } else if name.ends_with(".parquet") {
+        Some(Format::Parquet)
+    } else {
+        None
+    }
+}
+
+/// Expands the command-line paths into the sorted list of log files (SPEC §1).
+pub fn discover(paths: &[PathBuf], opts: &LoadOptions, notes: &mut Vec<String>) -> Result<Vec<PathBuf>> {
+    let skip = opts.skip_dir.as_ref().and_then(|d| std::fs::canonicalize(d).ok());
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
+        if meta.is_dir() {
+            let before = files.len();
+            walk(p, skip.as_deref(), &mut files, notes)?;
+            if files.len() == before {
+                return Err(Error::file(
+                    p.display(),
+                    "no log files found (looked for *.jsonl, *.ndjson, *.jsonl.gz, *.jsonl.zst, *.parquet)",
+                ));
+            }
+        } else if format_of(p).is_some() {
+            files.push(p.clone());
+        } else {
+            return Err(Error::file(
+                p.display(),
+                "not a log file: expected .jsonl, .ndjson, .jsonl.gz, .jsonl.zst or .parquet",
+            ));
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+fn walk(dir: &Path, skip: Option<&Path>, out: &mut Vec<PathBuf>, notes: &mut Vec<String>) -> Result<()> {
+    if let (Some(skip), Ok(c)) = (skip, std::fs::canonicalize(dir)) {
+        if c == skip {
+            return Ok(());
+        }
+    }
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::file(dir.display(), io_text(&e)))?;
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        let Ok(ft) = std::fs::metadata(&p) else { continue };
+        if ft.is_dir() {
+            walk(&p, skip, out, notes)?;
+        } else if format_of(&p).is_some() {
+            out.push(p);
+        } else if p.extension().is_some_and(|e| e == "json" || e == "eval") {
+            notes.push(format!("{}: passed over (not a JSON Lines log)", p.display()));
+        }
+    }
+    Ok(())
+}
+
+fn io_text(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Decompresses a file's bytes (read once) into JSON Lines.
+fn decode(name: &str, fmt: Format, raw: Vec<u8>) -> Result<Vec<u8>> {
+    match fmt {
+        Format::Jsonl => Ok(raw),
+        Format::Parquet => super::parquet::records_from_bytes(name, raw),
+        Format::Gzip => {
+            let mut out = Vec::with_capacity(raw.len() * 4);
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut out)
+                .map_err(|e| Error::file(name, format!("corrupt or truncated gzip stream: {e}")))?;
+            Ok(out)
+        }
+        Format::Zstd => zstd::stream::decode_all(&raw[..])
+            .map_err(|e| Error::file(name, format!("corrupt or truncated zstd stream: {e}"))),
+    }
+}
+
+/// One piece of one file, parsed on its own thread.
+struct Chunk {
+    file: u32,
+    set: LogSet,
+    /// (local line, error), in line order.
+    errors: Vec<(u64, RecordError)>,
+    /// Lines in this chunk (to number the next chunk's lines).
+    lines: u64,
+    records: u64,
+    too_long: Option<u64>,
+}
+
+fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        let mut end = (start + CHUNK).min(bytes.len());
+        if end < bytes.len() {
+            end = match bytes[end..].iter().position(|&b| b == b'\n') {
+                Some(i) => end + i + 1,
+                None => bytes.len(),
+            };
+        }
+        out.push(&bytes[start..end]);
+        start = end;
+    }
+    out
+}
+
+fn parse_chunk(file: u32, bytes: &[u8], last: bool, follow: bool) -> Chunk {
+    let mut c = Chunk {
+        file,
+        set: LogSet::default(),
+        errors: Vec::new(),
+        lines: 0,
+        records: 0,
+        too_long: None,
+    };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                let l = &rest[..i];
+                rest = &rest[i + 1..];
+                (l, true)
+            }
+            None => {
+                let l = rest;
+                rest = &[];
+                (l, false)
+            }
+        };
+        c.lines += 1;
+        if line.len() > MAX_LINE {
+            c.too_long.get_or_insert(c.lines);
+            continue;
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        c.records += 1;
+        let loc = Loc { file, line: c.lines };
+        match c.set.add_json(loc, line) {
+            Ok(Added::Record) => {}
+            Ok(Added::UnknownKind(k)) => *c.set.unknown_kinds.entry(k).or_default() += 1,
+            Err(e) => {
+                let half_written = follow && last && !terminated && e.reason == SkipReason::Syntax;
+                if !half_written {
+                    c.errors.push((c.lines, e));
+                } else {
+                    c.records -= 1;
+                }
+            }
+        }
+    }
+    c
+}
+
+/// Loads a log set: every file read once, parsed in parallel, validated.
+pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
+    let mut notes = Vec::new();
+    let files = discover(paths, opts, &mut notes)?;
+    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let contents: Vec<Vec<u8>> = files
+        .par_iter()
+        .zip(names.par_iter())
+        .map(|(p, name)| {
+            let fmt = format_of(p).ok_or_else(|| Error::file(name, "not a log file"))?;
+            let raw = std::fs::read(p).map_err(|e| Error::file(name, io_text(&e)))?;
+            decode(name, fmt, raw)
+        })
+        .collect::<Result<_>>()?;
+    let mut set = parse_all(&names, &contents, opts)?;
+    set.notes.extend(notes);
+    Ok(set)
+}
+
+/// Loads in-memory files (the embedded demo): (name, raw bytes).
+pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Result<LogSet> {
+    let names: Vec<String> = sources.iter().map(|s| s.0.clone()).collect();
+    let contents: Vec<Vec<u8>> = sources
+        .into_par_iter()
+        .map(|(name, raw)| {
+            let fmt = format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
+            decode(&name, fmt, raw)
+        })
+        .collect::<Result<_>>()?;
+    parse_all(&names, &contents, opts)
+}
+
+fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Result<LogSet> {
+    let mut jobs: Vec<(u32, &[u8], bool)> = Vec::new();
+    for (i, bytes) in contents.iter().enumerate() {
+        let pieces = split_chunks(bytes);
+        let n = pieces.len();
+        for (j, piece) in pieces.into_iter().enumerate() {
+            jobs.push((i as u32, piece, j + 1 == n));
+        }
+    }
+    let chunks: Vec<Chunk> = jobs
+        .par_iter()
+        .map(|&(f, b, last)| parse_chunk(f, b, last, opts.follow))
+        .collect();
+    merge(chunks, names, opts)
+}
+
+fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
+    let mut out = LogSet {
+        files: names.to_vec(),
+        ..LogSet::default()
+    };
+    for r in SkipReason::ALL {
+        out.skipped.insert(r.name(), 0);
+    }
+    let mut per_file_records = vec![0u64; names.len()];
+    let mut first_error: Option<(Loc, RecordError)> = None;
+    let mut line_base = vec![0u64; names.len()];
+    let mut total = 0u64;
+    for c in chunks {
+        let base = line_base[c.file as usize];
+        line_base[c.file as usize] += c.lines;
+        per_file_records[c.file as usize] += c.records;
+        total += c.records;
+        if total > MAX_RECORDS {
+            return Err(Error::file(
+                &names[c.file as usize],
+                format!("more than {MAX_RECORDS} records in the log set; split it (see README: going past one machine)"),
+            ));
+        }
+        if let Some(l) = c.too_long {
+            return Err(Error::file(
+                &names[c.file as usize],
+                format!("line {}: longer than {} MiB", base + l, MAX_LINE >> 20),
+            ));
+        }
+        for (line, e) in c.errors {
+            let loc = Loc { file: c.file, line: base + line };
+            if opts.lenient {
+                *out.skipped.entry(e.reason.name()).or_default() += 1;
+            } else if first_error.is_none() {
+                first_error = Some((loc, e));
+            }
+        }
+        append(&mut out, c.set, base);
+    }
+    if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
+        return Err(Error::file(&names[i], "no records (the file is empty)"));
+    }
+    let limit = first_error.as_ref().map(|(l, _)| *l);
+    if let Some((loc, e)) = cross_checks(&mut out, opts.lenient, limit) {
+        return Err(record_error(names, loc, e));
+    }
+    if let Some((loc, e)) = first_error {
+        return Err(record_error(names, loc, e));
+    }
+    Ok(out)
+}
+
+fn record_error(names: &[String], loc: Loc, error: RecordError) -> Error {
+    Error::Record {
+        file: names[loc.file as usize].clone(),
+        line: loc.line,
+        error,
+    }
+}
+
+/// Appends a chunk-local set, renumbering ids, spans and lines.
+fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
+    let map: Vec<Id> = (0..set.strings.len() as Id)
+        .map(|i| out.strings.intern(set.strings.name(i)))
+        .collect();
+    let m = |id: Id| map[id as usize];
+    let shift = |s: Span, by: usize| Span {
+        start: s.start + by as u32,
+        len: s.len,
+    };
+    let (steps0, logp0, cand0, met0) = (out.steps.len(), out.logps.len(), out.candidates.len(), out.metrics.len());
+    out.logps.extend(set.logps.into_iter().map(|(r, x)| (m(r), x)));
+    out.steps.extend(set.steps.into_iter().map(|mut s| {
+        s.logp = shift(s.logp, logp0);
+        s
+    }));
+    out.candidates.extend(set.candidates.into_iter().map(|mut c| {
+        c.run = m(c.run);
+        c
+    }));
+    out.metrics.extend(set.metrics.into_iter().map(|(k, x)| (m(k), x)));
+    out.trajectories.extend(set.trajectories.into_iter().map(|mut t| {
+        t.loc.line += line_base;
+        t.run = m(t.run);
+        t.method = t.method.map(m);
+        t.benchmark = m(t.benchmark);
+        t.task = m(t.task);
+        t.group = t.group.map(m);
+        t.steps = t.steps.map(|s| shift(s, steps0));
+        t
+    }));
+    out.probes.extend(set.probes.into_iter().map(|mut p| {
+        p.loc.line += line_base;
+        p.benchmark = m(p.benchmark);
+        p.task = m(p.task);
+        p.state = m(p.state);
+        p.source = m(p.source);
+        p.candidates = shift(p.candidates, cand0);
+        p
+    }));
+    out.checkpoints.extend(set.checkpoints.into_iter().map(|mut c| {
+        c.loc.line += line_base;
+        c.run = m(c.run);
+        c.metrics = shift(c.metrics, met0);
+        c
+    }));
+    out.run_decls.extend(set.run_decls.into_iter().map(|mut d| {
+        d.loc.line += line_base;
+        d.run = m(d.run);
+        d.method = m(d.method);
+        d
+    }));
+    for (k, n) in set.unknown_kinds {
+        *out.unknown_kinds.entry(k).or_default() += n;
+    }
+}
+
+/// Checks that span records, in file order: one method per run, one explicit
+/// `max_budget` and `min_turns` per task, no duplicate trajectories. In strict
+/// mode returns the first violation before `limit`; in lenient mode drops the
+/// offending records and counts them.
+fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(Loc, RecordError)> {
+    // Events in file order: run declarations and trajectories.
+    let mut order: Vec<(Loc, bool, usize)> = set
+        .run_decls
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.loc, true, i))
+        .chain(set.trajectories.iter().enumerate().map(|(i, t)| (t.loc, false, i)))
+        .collect();
+    order.sort_unstable_by_key(|x| x.0);
+    let mut methods: HashMap<Id, (Id, Loc)> = HashMap::new();
+    let mut max_budgets: HashMap<(Id, Id), (u32, Loc)> = HashMap::new();
+    let mut min_turns: HashMap<(Id, Id), (u32, Loc)> = HashMap::new();
+    type DupKey = (Id, Id, Id, u32, i64, Option<i64>, Option<Id>);
+    let mut seen: HashMap<DupKey, Loc> = HashMap::new();
+    let mut drop_decl = vec![false; set.run_decls.len()];
+    let mut drop_traj = vec![false; set.trajectories.len()];
+    for (loc, is_decl, i) in order {
+        if !lenient && limit.is_some_and(|l| loc >= l) {
+            break;
+        }
+        let check = if is_decl {
+            let d = &set.run_decls[i];
+            check_method(&set.strings, &mut methods, d.run, d.method, loc)
+        } else {
+            let t = &set.trajectories[i];
+            let key = (t.benchmark, t.task);
+            let dup_key = t
+                .sample
+                .map(|s| (t.run, t.benchmark, t.task, t.budget, s, t.train_step, t.group));
+            let mut r = Ok(());
+            if let Some(m) = t.method {
+                r = check_method(&set.strings, &mut methods, t.run, m, loc);
+            }
+            if r.is_ok() {
+                if let Some(mb) = t.max_budget {
+                    r = check_same(&mut max_budgets, key, mb, loc, "max_budget");
+                }
+            }
+            if r.is_ok() {
+                if let Some(mt) = t.min_turns {
+                    r = check_same(&mut min_turns, key, mt, loc, "min_turns");
+                }
+            }
+            if r.is_ok() {
+                if let Some(k) = dup_key {
+                    match seen.entry(k) {
+                        Entry::Occupied(e) => {
+                            r = Err((
+                                *e.get(),
+                                RecordError::new(SkipReason::Duplicate, "sample", "duplicate trajectory"),
+                            ))
+                        }
+                        Entry::Vacant(e) => {
+                            e.insert(loc);
+                        }
+                    }
+                }
+            }
+            r
+        };
+        if let Err((prev, mut e)) = check {
+            e.message = format!("{} (first seen at {}:{})", e.message, file_name(set, prev), prev.line);
+            if !lenient {
+                return Some((loc, e));
+            }
+            *set.skipped.entry(e.reason.name()).or_default() += 1;
+            if is_decl {
+                drop_decl[i] = true;
+            } else {
+                drop_traj[i] = true;
+            }
+        }
+    }
+    if lenient {
+        let mut i = 0;
+        set.trajectories.retain(|_| {
+            i += 1;
+            !drop_traj[i - 1]
+        });
+        let mut i = 0;
+        set.run_decls.retain(|_| {
+            i += 1;
+            !drop_decl[i - 1]
+        });
+    }
+    set.run_methods = methods.into_iter().map(|(r, (m, _))| (r, m)).collect::<BTreeMap<_, _>>();
+    None
+}
+
+fn file_name(set: &LogSet, loc: Loc) -> String {
+    set.files.get(loc.file as usize).cloned().unwrap_or_else(|| format!("file #{}", loc.file))
+}
+
+type Check = std::result::Result<(), (Loc, RecordError)>;
+
+fn check_method(
+    strings: &super::Interner,
+    methods: &mut HashMap<Id, (Id, Loc)>,
+    run: Id,
+    method: Id,
+    loc: Loc,
+) -> Check {
+    match methods.entry(run) {
+        Entry::Occupied(e) if e.get().0 != method => Err((
+            e.get().1,
+            RecordError::impossible(
+                "method",
+                format!(
+                    "run {:?} is declared as method {:?} elsewhere, this record says {:?}",
+                    strings.name(run),
+                    strings.name(e.get().0),
+                    strings.name(method)
+                ),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((method, loc));
+            Ok(())
+        }
+    }
+}
+
+fn check_same(map: &mut HashMap<(Id, Id), (u32, Loc)>, key: (Id, Id), v: u32, loc: Loc, field: &str) -> Check {
+    match map.entry(key) {
+        Entry::Occupied(e) if e.get().0 != v => Err((
+            e.get().1,
+            RecordError::impossible(
+                field,
+                format!("{v} differs from this task's {field} {} given elsewhere", e.get().0),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((v, loc));
+            Ok(())
+        }
+    }
+}

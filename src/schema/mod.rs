@@ -1,0 +1,228 @@
+//! The log format of SPEC §1: record types, validation and loading.
+//!
+//! Records are parsed with serde into borrowed structs, validated, and stored
+//! in flat, interned columns ([`LogSet`]); [`frames`] turns those columns into
+//! polars frames and per-task aggregates that the analyses share.
+
+pub mod frames;
+pub mod load;
+mod parquet;
+mod raw;
+mod validate;
+
+use std::collections::{BTreeMap, HashMap};
+
+pub use load::{load, LoadOptions};
+
+/// Interned string id (run, benchmark, task, state, metric, …).
+pub type Id = u32;
+
+/// A string table: every distinct name is stored once.
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    names: Vec<String>,
+    map: HashMap<String, Id>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> Id {
+        if let Some(&id) = self.map.get(s) {
+            return id;
+        }
+        let id = self.names.len() as Id;
+        self.names.push(s.to_string());
+        self.map.insert(s.to_string(), id);
+        id
+    }
+    pub fn get(&self, s: &str) -> Option<Id> {
+        self.map.get(s).copied()
+    }
+    pub fn name(&self, id: Id) -> &str {
+        &self.names[id as usize]
+    }
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// Where a record came from: file index into [`LogSet::files`] and 1-based record number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u64,
+}
+
+/// A half-open index range into one of the [`LogSet`]'s flat vectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// SPEC §1.1: one rollout of one policy on one task.
+#[derive(Debug, Clone)]
+pub struct Trajectory {
+    pub loc: Loc,
+    pub run: Id,
+    pub method: Option<Id>,
+    pub benchmark: Id,
+    pub task: Id,
+    pub sample: Option<i64>,
+    pub budget: u32,
+    pub max_budget: Option<u32>,
+    pub success: bool,
+    /// Turns used (`turns`, else the number of steps).
+    pub turns: u32,
+    /// First solving turn; `Some` exactly when `success` (defaults to `turns`).
+    pub success_turn: Option<u32>,
+    pub reward: Option<f64>,
+    pub min_turns: Option<u32>,
+    pub train_step: Option<i64>,
+    pub group: Option<Id>,
+    /// `None` when the record has no `steps` array.
+    pub steps: Option<Span>,
+}
+
+impl Trajectory {
+    pub fn is_training(&self) -> bool {
+        self.train_step.is_some()
+    }
+    /// Solved within T turns (SPEC §2.1).
+    pub fn solved_within(&self, t: u32) -> bool {
+        matches!(self.success_turn, Some(s) if s <= t)
+    }
+}
+
+/// SPEC §1.1 `steps[]` element (texts are re-read on demand, not kept).
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub turn: u32,
+    pub output_tokens: Option<u64>,
+    pub error: Option<bool>,
+    pub reward: Option<f64>,
+    pub budget_total: Option<i64>,
+    pub budget_remaining: Option<i64>,
+    /// Range into [`LogSet::logps`]: (run, log-probability in nats).
+    pub logp: Span,
+}
+
+/// SPEC §1.2 `frozenlake` object of a probe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrozenLakeSpec {
+    pub map: Vec<String>,
+    pub pos: usize,
+    pub steps_left: u32,
+    pub slippery: bool,
+}
+
+/// SPEC §1.2: one evaluated state with candidate next actions.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub loc: Loc,
+    pub benchmark: Id,
+    pub task: Id,
+    pub state: Id,
+    pub source: Id,
+    pub turn: u32,
+    pub error: bool,
+    pub frozenlake: Option<FrozenLakeSpec>,
+    pub candidates: Span,
+}
+
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub run: Id,
+    /// The action as a FrozenLake move (0=left 1=down 2=right 3=up), when it is one.
+    pub move_index: Option<u8>,
+    pub score: Option<f64>,
+    pub corrects: Option<bool>,
+    pub terminal_success: Option<bool>,
+}
+
+/// SPEC §1.3: one evaluation point during training.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub loc: Loc,
+    pub run: Id,
+    pub step: i64,
+    /// Range into [`LogSet::metrics`]: (metric name, value).
+    pub metrics: Span,
+}
+
+/// A `run` record declaring a run's method.
+#[derive(Debug, Clone)]
+pub struct RunDecl {
+    pub loc: Loc,
+    pub run: Id,
+    pub method: Id,
+}
+
+/// Everything loaded from a log set, validated.
+#[derive(Debug, Default)]
+pub struct LogSet {
+    pub files: Vec<String>,
+    pub strings: Interner,
+    pub trajectories: Vec<Trajectory>,
+    pub steps: Vec<Step>,
+    pub logps: Vec<(Id, f64)>,
+    pub probes: Vec<Probe>,
+    pub candidates: Vec<Candidate>,
+    pub checkpoints: Vec<Checkpoint>,
+    pub metrics: Vec<(Id, f64)>,
+    pub run_decls: Vec<RunDecl>,
+    /// Method of each run: declared by a `run` record or by its trajectories.
+    pub run_methods: BTreeMap<Id, Id>,
+    /// `--lenient` skip counts by reason.
+    pub skipped: BTreeMap<&'static str, u64>,
+    pub unknown_kinds: BTreeMap<String, u64>,
+    /// Things worth telling the reader about the load (passed-over files, …).
+    pub notes: Vec<String>,
+}
+
+impl LogSet {
+    pub fn name(&self, id: Id) -> &str {
+        self.strings.name(id)
+    }
+    pub fn loc_text(&self, loc: Loc) -> String {
+        format!("{}:{}", self.files[loc.file as usize], loc.line)
+    }
+    pub fn steps_of(&self, t: &Trajectory) -> &[Step] {
+        match t.steps {
+            Some(s) => &self.steps[s.range()],
+            None => &[],
+        }
+    }
+    pub fn logp_of(&self, step: &Step, run: Id) -> Option<f64> {
+        self.logps[step.logp.range()]
+            .iter()
+            .find(|(r, _)| *r == run)
+            .map(|(_, v)| *v)
+    }
+    pub fn candidates_of(&self, p: &Probe) -> &[Candidate] {
+        &self.candidates[p.candidates.range()]
+    }
+    pub fn metrics_of(&self, c: &Checkpoint) -> &[(Id, f64)] {
+        &self.metrics[c.metrics.range()]
+    }
+    pub fn method_of(&self, run: Id) -> Option<&str> {
+        self.run_methods.get(&run).map(|&m| self.name(m))
+    }
+    /// Number of loaded records of a kind, by the names used in `inputs.records`.
+    pub fn record_counts(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        m.insert("trajectory", self.trajectories.len() as u64);
+        m.insert("probe", self.probes.len() as u64);
+        m.insert("checkpoint", self.checkpoints.len() as u64);
+        m.insert("run", self.run_decls.len() as u64);
+        m
+    }
+}

@@ -1,0 +1,341 @@
+//! Borrowed serde structs for one JSON record, and the slow path that names
+//! the offending field when the fast typed parse fails.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::RecordError;
+
+pub type Str<'a> = Cow<'a, str>;
+
+/// The union of the fields of every record kind; unknown fields are ignored.
+#[derive(Deserialize, Default)]
+pub struct RawRecord<'a> {
+    #[serde(borrow)]
+    pub kind: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub run: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub method: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub benchmark: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub task: Option<Str<'a>>,
+    pub sample: Option<i64>,
+    pub budget: Option<i64>,
+    pub max_budget: Option<i64>,
+    pub success: Option<bool>,
+    pub turns: Option<i64>,
+    pub success_turn: Option<i64>,
+    pub reward: Option<f64>,
+    pub min_turns: Option<i64>,
+    pub train_step: Option<i64>,
+    #[serde(borrow)]
+    pub group: Option<GroupKey<'a>>,
+    #[serde(borrow)]
+    pub steps: Option<Vec<RawStep<'a>>>,
+    // probe
+    #[serde(borrow)]
+    pub state: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub source: Option<Str<'a>>,
+    pub turn: Option<i64>,
+    pub error: Option<bool>,
+    #[serde(borrow)]
+    pub frozenlake: Option<RawFrozenLake<'a>>,
+    #[serde(borrow)]
+    pub candidates: Option<Vec<RawCandidate<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub struct RawStep<'a> {
+    pub turn: Option<i64>,
+    pub output_tokens: Option<i64>,
+    #[serde(borrow)]
+    pub logp: Option<LogpMap<'a>>,
+    pub error: Option<bool>,
+    pub reward: Option<f64>,
+    pub budget_total: Option<i64>,
+    pub budget_remaining: Option<i64>,
+}
+
+#[derive(Deserialize)]
+pub struct RawFrozenLake<'a> {
+    #[serde(borrow)]
+    pub map: Option<Vec<Str<'a>>>,
+    pub pos: Option<i64>,
+    pub steps_left: Option<i64>,
+    pub slippery: Option<bool>,
+}
+
+#[derive(Deserialize)]
+pub struct RawCandidate<'a> {
+    #[serde(borrow)]
+    pub run: Option<Str<'a>>,
+    #[serde(borrow)]
+    pub action: Option<ActionValue<'a>>,
+    pub score: Option<f64>,
+    pub corrects: Option<bool>,
+    pub terminal_success: Option<bool>,
+}
+
+/// `group` may be a string or an integer; `1` and `"1"` are the same group.
+pub struct GroupKey<'a>(pub Str<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for GroupKey<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = GroupKey<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(GroupKey(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(GroupKey(Cow::Owned(v.to_string())))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(GroupKey(Cow::Owned(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(GroupKey(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A candidate's `action`: free text, or a FrozenLake move number.
+pub enum ActionValue<'a> {
+    Text(Str<'a>),
+    Int(i64),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ActionValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ActionValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(ActionValue::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ActionValue::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(ActionValue::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(ActionValue::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `logp`: `{run: float}` kept in order without allocating a map.
+pub struct LogpMap<'a>(pub Vec<(Str<'a>, f64)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LogpMap<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LogpMap<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of run: log-probability")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::with_capacity(2);
+                while let Some(k) = m.next_key::<Str<'de>>()? {
+                    let x: f64 = m.next_value()?;
+                    v.push((k, x));
+                }
+                Ok(LogpMap(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The JSON type a field must have.
+#[derive(Clone, Copy)]
+enum Ty {
+    Str,
+    Int,
+    Num,
+    Bool,
+    StrOrInt,
+    Array,
+    Object,
+}
+
+impl Ty {
+    fn fits(self, v: &Value) -> bool {
+        match self {
+            Ty::Str => v.is_string(),
+            Ty::Int => v.is_i64(),
+            Ty::Num => v.is_number(),
+            Ty::Bool => v.is_boolean(),
+            Ty::StrOrInt => v.is_string() || v.is_i64() || v.is_u64(),
+            Ty::Array => v.is_array(),
+            Ty::Object => v.is_object(),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Ty::Str => "a string",
+            Ty::Int => "an integer",
+            Ty::Num => "a number",
+            Ty::Bool => "true or false",
+            Ty::StrOrInt => "a string or an integer",
+            Ty::Array => "an array",
+            Ty::Object => "an object",
+        }
+    }
+}
+
+const TOP: &[(&str, Ty)] = &[
+    ("kind", Ty::Str),
+    ("run", Ty::Str),
+    ("method", Ty::Str),
+    ("benchmark", Ty::Str),
+    ("task", Ty::Str),
+    ("sample", Ty::Int),
+    ("budget", Ty::Int),
+    ("max_budget", Ty::Int),
+    ("success", Ty::Bool),
+    ("turns", Ty::Int),
+    ("success_turn", Ty::Int),
+    ("reward", Ty::Num),
+    ("min_turns", Ty::Int),
+    ("train_step", Ty::Int),
+    ("group", Ty::StrOrInt),
+    ("steps", Ty::Array),
+    ("state", Ty::Str),
+    ("source", Ty::Str),
+    ("turn", Ty::Int),
+    ("error", Ty::Bool),
+    ("frozenlake", Ty::Object),
+    ("candidates", Ty::Array),
+];
+const STEP: &[(&str, Ty)] = &[
+    ("turn", Ty::Int),
+    ("output_tokens", Ty::Int),
+    ("logp", Ty::Object),
+    ("error", Ty::Bool),
+    ("reward", Ty::Num),
+    ("budget_total", Ty::Int),
+    ("budget_remaining", Ty::Int),
+];
+const FROZENLAKE: &[(&str, Ty)] = &[
+    ("map", Ty::Array),
+    ("pos", Ty::Int),
+    ("steps_left", Ty::Int),
+    ("slippery", Ty::Bool),
+];
+const CANDIDATE: &[(&str, Ty)] = &[
+    ("run", Ty::Str),
+    ("action", Ty::StrOrInt),
+    ("score", Ty::Num),
+    ("corrects", Ty::Bool),
+    ("terminal_success", Ty::Bool),
+];
+
+fn describe(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 40 {
+        format!("{}…", &s[..s.char_indices().nth(40).map_or(s.len(), |(i, _)| i)])
+    } else {
+        s
+    }
+}
+
+fn check_fields(
+    obj: &serde_json::Map<String, Value>,
+    fields: &[(&str, Ty)],
+    prefix: &str,
+) -> Option<RecordError> {
+    for (name, ty) in fields {
+        if let Some(v) = obj.get(*name) {
+            if !v.is_null() && !ty.fits(v) {
+                return Some(RecordError::wrong_type(
+                    format!("{prefix}{name}"),
+                    format!("expected {}, got {}", ty.name(), describe(v)),
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn check_array(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+    fields: &[(&str, Ty)],
+) -> Option<RecordError> {
+    let arr = obj.get(name)?.as_array()?;
+    for (i, el) in arr.iter().enumerate() {
+        let Some(o) = el.as_object() else {
+            return Some(RecordError::wrong_type(
+                format!("{name}[{i}]"),
+                format!("expected an object, got {}", describe(el)),
+            ));
+        };
+        if let Some(e) = check_fields(o, fields, &format!("{name}[{i}].")) {
+            return Some(e);
+        }
+        if name == "steps" {
+            if let Some(lp) = o.get("logp").and_then(Value::as_object) {
+                for (run, x) in lp {
+                    if !x.is_number() {
+                        return Some(RecordError::wrong_type(
+                            format!("steps[{i}].logp.{run}"),
+                            format!("expected a number, got {}", describe(x)),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Names the field whose JSON type is wrong in a record that failed the
+/// typed parse (the slow path, run only on bad records).
+pub fn diagnose_types(v: &Value) -> RecordError {
+    let Some(obj) = v.as_object() else {
+        return RecordError::wrong_type("", format!("expected a JSON object, got {}", describe(v)));
+    };
+    if let Some(e) = check_fields(obj, TOP, "") {
+        return e;
+    }
+    if let Some(e) = check_array(obj, "steps", STEP) {
+        return e;
+    }
+    if let Some(e) = check_array(obj, "candidates", CANDIDATE) {
+        return e;
+    }
+    if let Some(fl) = obj.get("frozenlake").and_then(Value::as_object) {
+        if let Some(e) = check_fields(fl, FROZENLAKE, "frozenlake.") {
+            return e;
+        }
+        if let Some(rows) = fl.get("map").and_then(Value::as_array) {
+            if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| !r.is_string()) {
+                return RecordError::wrong_type(
+                    format!("frozenlake.map[{i}]"),
+                    format!("expected a string, got {}", describe(r)),
+                );
+            }
+        }
+    }
+    RecordError::wrong_type("", "a value has the wrong type")
+}

@@ -1,0 +1,360 @@
+//! One JSON record → a validated record appended to a (chunk-local) [`LogSet`].
+
+use serde_json::Value;
+
+use super::raw::{diagnose_types, ActionValue, RawCandidate, RawRecord, RawStep};
+use super::{Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Trajectory};
+use crate::error::{RecordError, SkipReason};
+
+/// The largest budget SPEC §1.1 allows.
+pub const MAX_BUDGET: i64 = 1_000_000;
+
+/// What a line turned out to be.
+pub enum Added {
+    Record,
+    UnknownKind(String),
+}
+
+fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
+    v.ok_or_else(|| RecordError::missing(field))
+}
+
+fn nonneg_u32(v: i64, field: &str, min: i64) -> Result<u32, RecordError> {
+    if v < min {
+        return Err(RecordError::impossible(field, format!("must be ≥ {min}, got {v}")));
+    }
+    u32::try_from(v).map_err(|_| RecordError::impossible(field, format!("{v} is too large")))
+}
+
+fn syntax(e: &serde_json::Error) -> RecordError {
+    // serde_json's message ends in "at line 1 column N": the line is ours, keep the column.
+    let msg = e.to_string();
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &msg[..i], e.column()),
+        None => msg,
+    };
+    RecordError::new(SkipReason::Syntax, "", format!("invalid JSON: {msg}"))
+}
+
+impl LogSet {
+    /// Parses and validates one record; on success it is appended.
+    pub(crate) fn add_json(&mut self, loc: Loc, bytes: &[u8]) -> Result<Added, RecordError> {
+        match serde_json::from_slice::<RawRecord>(bytes) {
+            Ok(raw) => match raw.kind.as_deref() {
+                Some("checkpoint") => self.add_checkpoint_value(loc, &parse_value(bytes)?),
+                _ => self.add_raw(loc, raw),
+            },
+            Err(e) => {
+                let v: Value = serde_json::from_slice(bytes).map_err(|e| syntax(&e))?;
+                if v.get("kind").and_then(Value::as_str) == Some("checkpoint") {
+                    return self.add_checkpoint_value(loc, &v);
+                }
+                if e.is_data() {
+                    Err(diagnose_types(&v))
+                } else {
+                    Err(syntax(&e))
+                }
+            }
+        }
+    }
+
+    fn add_raw(&mut self, loc: Loc, raw: RawRecord) -> Result<Added, RecordError> {
+        match raw.kind.as_deref().unwrap_or("trajectory") {
+            "trajectory" => self.add_trajectory(loc, raw).map(|_| Added::Record),
+            "probe" => self.add_probe(loc, raw).map(|_| Added::Record),
+            "run" => {
+                let run = required(raw.run, "run")?;
+                let method = required(raw.method, "method")?;
+                let decl = RunDecl {
+                    loc,
+                    run: self.strings.intern(&run),
+                    method: self.strings.intern(&method),
+                };
+                self.run_decls.push(decl);
+                Ok(Added::Record)
+            }
+            other => Ok(Added::UnknownKind(other.to_string())),
+        }
+    }
+
+    fn add_trajectory(&mut self, loc: Loc, r: RawRecord) -> Result<(), RecordError> {
+        let run = required(r.run, "run")?;
+        let benchmark = required(r.benchmark, "benchmark")?;
+        let task = required(r.task, "task")?;
+        let budget = required(r.budget, "budget")?;
+        let success = required(r.success, "success")?;
+        if !(1..=MAX_BUDGET).contains(&budget) {
+            return Err(RecordError::impossible(
+                "budget",
+                format!("must be between 1 and {MAX_BUDGET}, got {budget}"),
+            ));
+        }
+        let budget = budget as u32;
+        let max_budget = match r.max_budget {
+            Some(m) if m < budget as i64 => {
+                return Err(RecordError::impossible(
+                    "max_budget",
+                    format!("{m} is below budget {budget}"),
+                ))
+            }
+            Some(m) if m > MAX_BUDGET => {
+                return Err(RecordError::impossible(
+                    "max_budget",
+                    format!("must be at most {MAX_BUDGET}, got {m}"),
+                ))
+            }
+            Some(m) => Some(m as u32),
+            None => None,
+        };
+        let min_turns = r.min_turns.map(|m| nonneg_u32(m, "min_turns", 1)).transpose()?;
+        let n_steps = r.steps.as_ref().map(|s| s.len() as u32);
+        let turns = match r.turns {
+            Some(t) => nonneg_u32(t, "turns", 0)?,
+            None => n_steps.unwrap_or(0),
+        };
+        let success_turn = match (success, r.success_turn) {
+            (true, Some(s)) => {
+                let s = nonneg_u32(s, "success_turn", 1)?;
+                if s > turns {
+                    return Err(RecordError::impossible(
+                        "success_turn",
+                        format!("{s} is after the last turn ({turns})"),
+                    ));
+                }
+                Some(s)
+            }
+            (true, None) => Some(turns),
+            (false, Some(s)) => {
+                nonneg_u32(s, "success_turn", 1)?;
+                None
+            }
+            (false, None) => None,
+        };
+        if let Some(s) = r.sample {
+            if s < 0 {
+                return Err(RecordError::impossible("sample", format!("must be ≥ 0, got {s}")));
+            }
+        }
+        if let Some(x) = r.reward {
+            if !x.is_finite() {
+                return Err(RecordError::impossible("reward", "must be finite"));
+            }
+        }
+        // Steps go last: everything that can reject the record is checked above.
+        let steps = match r.steps {
+            Some(raw_steps) => Some(self.add_steps(raw_steps)?),
+            None => None,
+        };
+        let t = Trajectory {
+            loc,
+            run: self.strings.intern(&run),
+            method: r.method.map(|m| self.strings.intern(&m)),
+            benchmark: self.strings.intern(&benchmark),
+            task: self.strings.intern(&task),
+            sample: r.sample,
+            budget,
+            max_budget,
+            success,
+            turns,
+            success_turn,
+            reward: r.reward,
+            min_turns,
+            train_step: r.train_step,
+            group: r.group.map(|g| self.strings.intern(&g.0)),
+            steps,
+        };
+        self.trajectories.push(t);
+        Ok(())
+    }
+
+    fn add_steps(&mut self, raw: Vec<RawStep>) -> Result<Span, RecordError> {
+        let start = self.steps.len();
+        let logp_start = self.logps.len();
+        let res = self.push_steps(raw);
+        if res.is_err() {
+            self.steps.truncate(start);
+            self.logps.truncate(logp_start);
+        }
+        res
+    }
+
+    fn push_steps(&mut self, raw: Vec<RawStep>) -> Result<Span, RecordError> {
+        let start = self.steps.len() as u32;
+        for (i, s) in raw.into_iter().enumerate() {
+            let field = |f: &str| format!("steps[{i}].{f}");
+            let turn = match s.turn {
+                Some(t) => nonneg_u32(t, &field("turn"), 1)?,
+                None => i as u32 + 1,
+            };
+            let output_tokens = match s.output_tokens {
+                Some(t) if t < 0 => {
+                    return Err(RecordError::impossible(
+                        field("output_tokens"),
+                        format!("must be ≥ 0, got {t}"),
+                    ))
+                }
+                t => t.map(|t| t as u64),
+            };
+            let lp_start = self.logps.len() as u32;
+            if let Some(lp) = s.logp {
+                for (run, x) in lp.0 {
+                    if !x.is_finite() {
+                        return Err(RecordError::impossible(
+                            format!("steps[{i}].logp.{run}"),
+                            "must be a finite number",
+                        ));
+                    }
+                    let id = self.strings.intern(&run);
+                    self.logps.push((id, x));
+                }
+            }
+            let logp = Span {
+                start: lp_start,
+                len: self.logps.len() as u32 - lp_start,
+            };
+            self.steps.push(Step {
+                turn,
+                output_tokens,
+                error: s.error,
+                reward: s.reward,
+                budget_total: s.budget_total,
+                budget_remaining: s.budget_remaining,
+                logp,
+            });
+        }
+        Ok(Span {
+            start,
+            len: self.steps.len() as u32 - start,
+        })
+    }
+
+    fn add_probe(&mut self, loc: Loc, r: RawRecord) -> Result<(), RecordError> {
+        let benchmark = required(r.benchmark, "benchmark")?;
+        let task = required(r.task, "task")?;
+        let state = required(r.state, "state")?;
+        let source = required(r.source, "source")?;
+        let turn = nonneg_u32(required(r.turn, "turn")?, "turn", 1)?;
+        let raw_candidates = required(r.candidates, "candidates")?;
+        let frozenlake = match r.frozenlake {
+            Some(fl) => {
+                let map: Vec<String> = required(fl.map, "frozenlake.map")?
+                    .into_iter()
+                    .map(|s| s.into_owned())
+                    .collect();
+                let pos = required(fl.pos, "frozenlake.pos")?;
+                let steps_left = nonneg_u32(
+                    required(fl.steps_left, "frozenlake.steps_left")?,
+                    "frozenlake.steps_left",
+                    0,
+                )?;
+                let spec = FrozenLakeSpec {
+                    map,
+                    pos: usize::try_from(pos).unwrap_or(usize::MAX),
+                    steps_left,
+                    slippery: fl.slippery.unwrap_or(false),
+                };
+                crate::analysis::frozenlake::validate_spec(&spec)
+                    .map_err(|(f, m)| RecordError::impossible(format!("frozenlake.{f}"), m))?;
+                Some(spec)
+            }
+            None => None,
+        };
+        let start = self.candidates.len() as u32;
+        for (i, c) in raw_candidates.into_iter().enumerate() {
+            let cand = self.candidate(i, c, frozenlake.is_some());
+            if let Err(e) = cand {
+                self.candidates.truncate(start as usize);
+                return Err(e);
+            }
+        }
+        let candidates = Span {
+            start,
+            len: self.candidates.len() as u32 - start,
+        };
+        let p = Probe {
+            loc,
+            benchmark: self.strings.intern(&benchmark),
+            task: self.strings.intern(&task),
+            state: self.strings.intern(&state),
+            source: self.strings.intern(&source),
+            turn,
+            error: r.error.unwrap_or(false),
+            frozenlake,
+            candidates,
+        };
+        self.probes.push(p);
+        Ok(())
+    }
+
+    fn candidate(&mut self, i: usize, c: RawCandidate, frozenlake: bool) -> Result<(), RecordError> {
+        let f = |name: &str| format!("candidates[{i}].{name}");
+        let run = c.run.ok_or_else(|| RecordError::missing(&f("run")))?;
+        let move_index = match &c.action {
+            Some(ActionValue::Int(a)) if (0..=3).contains(a) => Some(*a as u8),
+            Some(ActionValue::Text(t)) => t.trim().parse::<u8>().ok().filter(|a| *a <= 3),
+            _ => None,
+        };
+        if let Some(s) = c.score {
+            if !s.is_finite() {
+                return Err(RecordError::impossible(f("score"), "must be finite"));
+            }
+        } else if frozenlake && move_index.is_none() {
+            return Err(match c.action {
+                None => RecordError::missing(&f("action")),
+                Some(_) => RecordError::impossible(
+                    f("action"),
+                    "a FrozenLake action without a score must be 0 (left), 1 (down), 2 (right) or 3 (up)",
+                ),
+            });
+        }
+        let cand = Candidate {
+            run: self.strings.intern(&run),
+            move_index,
+            score: c.score,
+            corrects: c.corrects,
+            terminal_success: c.terminal_success,
+        };
+        self.candidates.push(cand);
+        Ok(())
+    }
+
+    fn add_checkpoint_value(&mut self, loc: Loc, v: &Value) -> Result<Added, RecordError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| RecordError::wrong_type("", "expected a JSON object"))?;
+        let run = match obj.get("run") {
+            None | Some(Value::Null) => return Err(RecordError::missing("run")),
+            Some(Value::String(s)) => s.as_str(),
+            Some(other) => {
+                return Err(RecordError::wrong_type("run", format!("expected a string, got {other}")))
+            }
+        };
+        let step = match obj.get("step") {
+            None | Some(Value::Null) => return Err(RecordError::missing("step")),
+            Some(s) => s
+                .as_i64()
+                .ok_or_else(|| RecordError::wrong_type("step", format!("expected an integer, got {s}")))?,
+        };
+        let run = self.strings.intern(run);
+        let start = self.metrics.len() as u32;
+        for (k, x) in obj {
+            if matches!(k.as_str(), "kind" | "run" | "step") {
+                continue;
+            }
+            if let Some(x) = x.as_f64() {
+                let id = self.strings.intern(k);
+                self.metrics.push((id, x));
+            }
+        }
+        let metrics = Span {
+            start,
+            len: self.metrics.len() as u32 - start,
+        };
+        self.checkpoints.push(Checkpoint { loc, run, step, metrics });
+        Ok(Added::Record)
+    }
+}
+
+fn parse_value(bytes: &[u8]) -> Result<Value, RecordError> {
+    serde_json::from_slice(bytes).map_err(|e| syntax(&e))
+}

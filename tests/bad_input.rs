@@ -1,0 +1,165 @@
+//! SPEC §1.4: every malformed input gets exit 2 and `file:line: field: why`
+//! in strict mode, a count by reason with --lenient, and never a panic.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+fn good() -> String {
+    let mut t = traj("base", "b", "t1", 4, 4, Some(2));
+    t["method"] = json!("base");
+    t.to_string()
+}
+
+/// Runs strict on a two-line file (a good line, then `bad`) and returns stderr.
+fn strict_error(name: &str, bad: &str) -> String {
+    let d = temp_dir(name);
+    let f = d.join("x.jsonl");
+    std::fs::write(&f, format!("{}\n{bad}\n", good())).unwrap();
+    let o = rl_audit(&["--headless", f.to_str().unwrap(), "--out", d.join("out").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(!d.join("out/report.json").exists(), "{name}: a report was written");
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    err
+}
+
+#[test]
+fn each_bad_record_names_file_line_and_field() {
+    let cases = [
+        ("syntax", "{\"run\": \"a\",", "x.jsonl:2: invalid JSON"),
+        (
+            "type",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": "4", "success": true}"#,
+            "x.jsonl:2: budget: expected an integer",
+        ),
+        (
+            "missing",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "success": true}"#,
+            "x.jsonl:2: budget: required field is missing",
+        ),
+        (
+            "success_turn",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": true, "turns": 2, "success_turn": 3}"#,
+            "x.jsonl:2: success_turn:",
+        ),
+        (
+            "budget_over_max",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 5, "max_budget": 4, "success": true}"#,
+            "x.jsonl:2: max_budget:",
+        ),
+        (
+            "budget_huge",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 1000001, "success": true}"#,
+            "x.jsonl:2: budget:",
+        ),
+        (
+            "negative_tokens",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false, "steps": [{"turn": 1, "output_tokens": -3}]}"#,
+            "x.jsonl:2: steps[0].output_tokens:",
+        ),
+        (
+            "nan_logp",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false, "steps": [{"turn": 1, "logp": {"a": "NaN"}}]}"#,
+            "x.jsonl:2: steps[0].logp.a: expected a number",
+        ),
+        ("not_object", "[1, 2]", "x.jsonl:2:"),
+        (
+            "probe_missing_candidates",
+            r#"{"kind": "probe", "benchmark": "b", "task": "t", "state": "s", "source": "a", "turn": 1}"#,
+            "x.jsonl:2: candidates: required field is missing",
+        ),
+        (
+            "checkpoint_no_step",
+            r#"{"kind": "checkpoint", "run": "a", "r_multi": 0.5}"#,
+            "x.jsonl:2: step: required field is missing",
+        ),
+        (
+            "max_budget_conflict",
+            r#"{"run": "a", "benchmark": "b", "task": "t1", "budget": 4, "max_budget": 5, "success": true}"#,
+            "x.jsonl:2: max_budget:",
+        ),
+        (
+            "method_conflict",
+            r#"{"run": "base", "method": "grpo", "benchmark": "b", "task": "t1", "budget": 4, "success": true}"#,
+            "x.jsonl:2: method:",
+        ),
+    ];
+    for (name, bad, want) in cases {
+        let err = strict_error(name, bad);
+        assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+    }
+}
+
+#[test]
+fn lenient_counts_skips_by_reason() {
+    let d = temp_dir("lenient_counts");
+    let f = d.join("x.jsonl");
+    let lines = [
+        good(),
+        "{oops".to_string(),
+        r#"{"run": "a", "benchmark": "b", "task": "t", "budget": true, "success": true}"#.to_string(),
+        r#"{"run": "a", "benchmark": "b", "task": "t", "success": true}"#.to_string(),
+        r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 0, "success": true}"#.to_string(),
+        json!({"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": true, "sample": 0}).to_string(),
+        json!({"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false, "sample": 0}).to_string(),
+        r#"{"kind": "mystery"}"#.to_string(),
+        String::new(),
+    ];
+    std::fs::write(&f, lines.join("\n")).unwrap();
+    let r = audit_json(&f, &d.join("out"), &["--lenient", "--resamples", "20"]);
+    assert_eq!(
+        r["inputs"]["skipped"],
+        json!({"syntax": 1, "type": 1, "missing_field": 1, "impossible_value": 1, "duplicate": 1})
+    );
+    assert_eq!(r["inputs"]["records"]["trajectory"], 2);
+    assert_eq!(r["inputs"]["unknown_kinds"], json!({"mystery": 1}));
+}
+
+#[test]
+fn file_level_failures() {
+    let d = temp_dir("file_level");
+    let out = d.join("out");
+    let empty = d.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let gz = d.join("broken.jsonl.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0]).unwrap();
+    let pq = d.join("broken.parquet");
+    std::fs::write(&pq, b"PAR1 not really").unwrap();
+    let nologs = d.join("nologs");
+    std::fs::create_dir_all(&nologs).unwrap();
+    std::fs::write(nologs.join("readme.txt"), "hi").unwrap();
+    let missing = d.join("missing.jsonl");
+    for (path, want) in [
+        (&empty, "no records"),
+        (&gz, "gzip"),
+        (&pq, "Parquet"),
+        (&nologs, "no log files"),
+        (&missing, "no such file"),
+    ] {
+        for lenient in [false, true] {
+            let mut args = vec!["--headless", path.to_str().unwrap(), "--out", out.to_str().unwrap()];
+            if lenient {
+                args.push("--lenient");
+            }
+            let o = rl_audit(&args);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{path:?}: {err}");
+            assert!(err.contains(path.to_str().unwrap()) && err.contains(want), "{path:?}: {err}");
+            assert!(!err.contains("panicked"));
+        }
+    }
+}
+
+#[test]
+fn bad_invocation_exits_2() {
+    for args in [
+        vec!["--headless", "--levels", "0"],
+        vec!["--headless", "--ci", "magic"],
+        vec!["--headless", "--fail-on", "whatever"],
+        vec!["--no-such-flag"],
+    ] {
+        let o = rl_audit(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}

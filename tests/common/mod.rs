@@ -1,0 +1,76 @@
+//! Helpers shared by the integration tests: temp dirs, JSONL writers, running the binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A fresh directory under the target dir, removed and recreated.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn write_lines(path: &Path, lines: &[Value]) {
+    let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+pub fn rl_audit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rl-audit"))
+        .args(args)
+        .output()
+        .expect("run rl-audit")
+}
+
+/// Runs a headless audit of `logs` into `out` and returns report.json.
+pub fn audit_json(logs: &Path, out: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["--headless", logs.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = rl_audit(&args);
+    assert!(
+        o.status.success(),
+        "rl-audit failed: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(out.join("report.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A trajectory record with the given success turn (None = failure).
+pub fn traj(run: &str, bench: &str, task: &str, budget: u32, max_budget: u32, success_turn: Option<u32>) -> Value {
+    let mut v = serde_json::json!({
+        "run": run, "benchmark": bench, "task": task, "budget": budget,
+        "max_budget": max_budget, "success": success_turn.is_some(),
+        "turns": success_turn.unwrap_or(budget),
+    });
+    if let Some(s) = success_turn {
+        v["success_turn"] = s.into();
+    }
+    v
+}
+
+/// Rows of a report section matching every (key, value) given.
+pub fn rows<'a>(report: &'a Value, section: &str, keys: &[(&str, Value)]) -> Vec<&'a Value> {
+    report[section]
+        .as_array()
+        .unwrap_or_else(|| panic!("no section {section}"))
+        .iter()
+        .filter(|r| keys.iter().all(|(k, v)| &r[*k] == v))
+        .collect()
+}
+
+pub fn one<'a>(report: &'a Value, section: &str, keys: &[(&str, Value)]) -> &'a Value {
+    let r = rows(report, section, keys);
+    assert_eq!(r.len(), 1, "expected one {section} row for {keys:?}, got {}", r.len());
+    r[0]
+}
+
+pub fn close(a: &Value, b: f64) {
+    let a = a.as_f64().unwrap_or_else(|| panic!("not a number: {a}"));
+    assert!((a - b).abs() < 1e-9, "{a} != {b}");
+}

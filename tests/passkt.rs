@@ -1,0 +1,180 @@
+//! Pass@(K,T), advantage, upper bound and mode gap on a hand-built log set;
+//! every expected value below is worked out by hand in the comments.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+use rl_audit::analysis::stats::{pass_all_k, pass_at_k};
+
+#[test]
+fn estimator_matches_humaneval_product_form() {
+    assert!((pass_at_k(10, 3, 1) - 0.3).abs() < 1e-9);
+    assert!((pass_at_k(10, 3, 5) - 0.916_666_666_7).abs() < 1e-9); // 1 − C(7,5)/C(10,5) = 1 − 21/252
+    assert_eq!(pass_at_k(10, 3, 8), 1.0);
+    assert!((pass_at_k(200, 10, 5) - 0.228_284).abs() < 1e-6);
+    assert_eq!(pass_at_k(5, 0, 2), 0.0);
+    // Pass^K = C(c,K)/C(n,K): C(3,2)/C(10,2) = 3/45.
+    assert!((pass_all_k(10, 3, 2) - 3.0 / 45.0).abs() < 1e-12);
+    assert_eq!(pass_all_k(10, 3, 4), 0.0);
+}
+
+/// base and rl on tasks t1..t3 (full budget 10) plus an oracle benchmark.
+fn hand_logs(dir: &std::path::Path) {
+    let mut v: Vec<Value> = vec![
+        json!({"kind": "run", "run": "base", "method": "base"}),
+        json!({"kind": "run", "run": "rl", "method": "grpo"}),
+    ];
+    let full = |run: &str, task: &str, turns: &[Option<u32>]| -> Vec<Value> {
+        turns.iter().map(|s| traj(run, "bench", task, 10, 10, *s)).collect()
+    };
+    v.extend(full("base", "t1", &[Some(3), Some(7), None, None]));
+    v.extend(full("rl", "t1", &[Some(6), Some(8), Some(9), None]));
+    v.extend(full("base", "t2", &[Some(2), Some(2), None, None]));
+    v.extend(full("rl", "t2", &[Some(4), Some(6), Some(10), Some(10)]));
+    v.extend(full("base", "t3", &[Some(1), None]));
+    v.extend(full("rl", "t3", &[Some(5), None, None, None]));
+    // rl told its budget: 4 native rollouts at T = 5 on t1.
+    for s in [Some(5), Some(5), None, None] {
+        v.push(traj("rl", "bench", "t1", 5, 10, s));
+    }
+    // Oracle benchmark: min_turns 2 and 7, full budget 8.
+    for (task, mt) in [("o1", 2), ("o2", 7)] {
+        for run in ["base", "rl"] {
+            let mut t = traj(run, "oracle", task, 8, 8, None);
+            t["min_turns"] = mt.into();
+            v.push(t);
+        }
+    }
+    write_lines(&dir.join("logs.jsonl"), &v);
+}
+
+fn key(bench: &str, run: &str, k: u64, level: u32, mode: &str) -> Vec<(&'static str, Value)> {
+    vec![
+        ("benchmark", json!(bench)),
+        ("run", json!(run)),
+        ("k", json!(k)),
+        ("level", json!(level)),
+        ("t_mode", json!(mode)),
+    ]
+}
+
+#[test]
+fn pass_cells_advantage_and_bounds_by_hand() {
+    let d = temp_dir("passkt_hand");
+    hand_logs(&d);
+    let r = audit_json(&d.join("logs.jsonl"), &d.join("out"), &["--resamples", "500"]);
+    // Default K grid: most rollouts in a cell is 4 → K ∈ {1, 2, 4}.
+    assert_eq!(r["settings"]["ks"], json!([1, 2, 4]));
+
+    // Level 50 → T = 5, truncated (full-budget rollouts cut at 5).
+    // base: t1 1/4, t2 2/4, t3 1/2 → K=1 mean (0.25+0.5+0.5)/3.
+    let c = one(&r, "pass_at_kt", &key("bench", "base", 1, 50, "truncated"));
+    close(&c["value"], (0.25 + 0.5 + 0.5) / 3.0);
+    assert_eq!(c["tasks"], 3);
+    assert_eq!(c["tasks_left_out"], 0);
+    // K=2: t1 1−C(3,2)/C(4,2)=0.5, t2 1−1/6, t3 (n=2,c=1) 1.
+    close(&one(&r, "pass_at_kt", &key("bench", "base", 2, 50, "truncated"))["value"], (0.5 + 5.0 / 6.0 + 1.0) / 3.0);
+    // K=4: t3 has only 2 rollouts → left out; t1 and t2 have n−c < 4 → 1.
+    let c = one(&r, "pass_at_kt", &key("bench", "base", 4, 50, "truncated"));
+    close(&c["value"], 1.0);
+    assert_eq!(c["tasks"], 2);
+    assert_eq!(c["tasks_left_out"], 1);
+    // rl truncated at 5: t1 0/4, t2 1/4, t3 1/4.
+    close(&one(&r, "pass_at_kt", &key("bench", "rl", 1, 50, "truncated"))["value"], 0.5 / 3.0);
+    // Pass^2 of rl: t2 and t3 have c=1 < 2 → 0 everywhere.
+    close(&one(&r, "pass_at_kt", &key("bench", "rl", 2, 50, "truncated"))["pass_all"], 0.0);
+    // rl native at 50: only t1, 2 of 4 solved.
+    let c = one(&r, "pass_at_kt", &key("bench", "rl", 1, 50, "native"));
+    close(&c["value"], 0.5);
+    assert_eq!(c["tasks"], 1);
+    // Level 100: T = B, the full-budget rollouts count once, as native.
+    assert!(rows(&r, "pass_at_kt", &key("bench", "rl", 1, 100, "truncated")).is_empty());
+    close(&one(&r, "pass_at_kt", &key("bench", "rl", 1, 100, "native"))["value"], (0.75 + 1.0 + 0.25) / 3.0);
+    close(&one(&r, "pass_at_kt", &key("bench", "base", 1, 100, "native"))["value"], 0.5);
+
+    // Advantage at 50% truncated, K=1: every task differs by −0.25 → a flip
+    // whose bootstrap is degenerate (all resamples equal), so not significant.
+    let adv = |k: u64, level: u32, mode: &str| {
+        one(
+            &r,
+            "advantage",
+            &[
+                ("benchmark", json!("bench")),
+                ("base", json!("base")),
+                ("rl", json!("rl")),
+                ("k", json!(k)),
+                ("level", json!(level)),
+                ("t_mode", json!(mode)),
+            ],
+        )
+        .clone()
+    };
+    let a = adv(1, 50, "truncated");
+    close(&a["delta"], -0.25);
+    assert_eq!(a["tasks"], 3);
+    assert_eq!(a["flip"], true);
+    assert_eq!(a["significant_flip"], false);
+    assert_eq!(a["ci"], Value::Null);
+    assert_eq!(a["ci_degenerate"], true);
+    // K=4: only t1 and t2 have ≥ 4 rollouts for both: (0 − 1 + 1 − 1)/2.
+    let a = adv(4, 50, "truncated");
+    close(&a["delta"], -0.5);
+    assert_eq!(a["tasks"], 2);
+    // U(5) = 1 (every task solved within 5 by some rollout); better run's Pass = 1.
+    close(&a["headroom"], 0.0);
+    // 100% native, K=1: (0.25 + 0.5 − 0.25)/3.
+    let a = adv(1, 100, "native");
+    close(&a["delta"], 0.5 / 3.0);
+    assert_eq!(a["flip"], false);
+    let ci = a["ci"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= 0.5 / 3.0 && ci[1].as_f64().unwrap() >= 0.5 / 3.0);
+    // No native rollouts of base at 50% → no native advantage row there.
+    assert!(rows(&r, "advantage", &[("level", json!(50)), ("t_mode", json!("native"))]).is_empty());
+
+    // Mode gap of rl at 50%, K=1: native 0.5 − truncated 0 on t1.
+    let g = one(
+        &r,
+        "mode_gap",
+        &[("run", json!("rl")), ("k", json!(1)), ("level", json!(50))],
+    );
+    close(&g["diff"], 0.5);
+    assert_eq!(g["tasks"], 1);
+
+    // Upper bounds. bench is empirical: at 25% (T = 3) t1 (base solved at 3),
+    // t2 (2) and t3 (1) are all solvable.
+    let u = one(&r, "upper_bound", &[("benchmark", json!("bench")), ("level", json!(25))]);
+    close(&u["value"], 1.0);
+    assert_eq!(u["kind"], "empirical");
+    // oracle: min_turns 2 and 7 with B = 8: T = 2, 4, 6, 8.
+    for (level, want) in [(25, 0.5), (50, 0.5), (75, 0.5), (100, 1.0)] {
+        let u = one(&r, "upper_bound", &[("benchmark", json!("oracle")), ("level", json!(level))]);
+        close(&u["value"], want);
+        assert_eq!(u["kind"], "oracle");
+    }
+    // Truncated curve of rl, K=1: at t = 6, t1 1/4, t2 2/4, t3 1/4.
+    let p = one(
+        &r,
+        "pass_curve",
+        &[("benchmark", json!("bench")), ("run", json!("rl")), ("k", json!(1)), ("t", json!(6))],
+    );
+    close(&p["value"], 1.0 / 3.0);
+}
+
+#[test]
+fn pairs_follow_compare_flag() {
+    let d = temp_dir("passkt_compare");
+    hand_logs(&d);
+    let r = audit_json(
+        &d.join("logs.jsonl"),
+        &d.join("out"),
+        &["--resamples", "50", "--compare", "rl:base", "--k", "1", "--levels", "50"],
+    );
+    assert_eq!(
+        r["settings"]["pairs"],
+        json!([{"benchmark": "bench", "base": "rl", "rl": "base"}, {"benchmark": "oracle", "base": "rl", "rl": "base"}])
+    );
+    let a = one(&r, "advantage", &[("benchmark", json!("bench")), ("t_mode", json!("truncated"))]);
+    close(&a["delta"], 0.25);
+    assert_eq!(r["settings"]["ks"], json!([1]));
+}
