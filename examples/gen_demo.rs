@@ -23,6 +23,8 @@ const EVAL_N: usize = 8; // evaluation rollouts per (run, task, budget)
 const ITERS: usize = 120;
 const LR: f64 = 0.5;
 const BUCKETS: usize = 6;
+const BASE_SHARPNESS: f64 = 15.0;
+const BASE_NOISE: f64 = 1.2;
 const NAMES: [&str; 4] = ["left", "down", "right", "up"];
 const RUNS: [&str; 3] = ["fl-base", "fl-grpo", "fl-budgetmix"];
 
@@ -183,7 +185,7 @@ fn make_tasks(rng: &mut Xoshiro256PlusPlus) -> Vec<Task> {
         let map = random_map(*n, rng);
         let lake = Lake::parse(&map, *slippery).expect("valid map");
         let d = shortest(&Lake::parse(&map, false).expect("valid map")).expect("reachable");
-        let budget = if *slippery { 4 * d } else { 2 * d + 2 };
+        let budget = if *slippery { 2 * d + 6 } else { d + 4 };
         let v = lake.values(0.95, budget);
         tasks.push(Task {
             id: format!("fl-{:02}-{n}x{n}{}", i, if *slippery { "s" } else { "" }),
@@ -212,9 +214,12 @@ fn base_policy(tasks: &[Task], rng: &mut Xoshiro256PlusPlus) -> Policy {
             let mut rows = Vec::new();
             for s in 0..t.lake.n_states() {
                 let mut row = [0.0; 4];
+                let best = (0..4).map(|a| q(t, s, a, t.budget)).fold(0.0, f64::max);
                 for (a, x) in row.iter_mut().enumerate() {
                     let noise: f64 = rng.random::<f64>() * 2.0 - 1.0;
-                    *x = 3.0 * q(t, s, a as u8, t.budget) + 1.2 * noise;
+                    // Relative optimality in [−1, 0], blunted and blurred.
+                    let rel = if best > 0.0 { q(t, s, a as u8, t.budget) / best - 1.0 } else { 0.0 };
+                    *x = BASE_SHARPNESS * rel + BASE_NOISE * noise;
                 }
                 for _ in 0..BUCKETS {
                     rows.push(row);
