@@ -8,10 +8,16 @@ use crate::schema::{load, LoadOptions, LogSet};
 
 /// Loads the log set named by the options (the bundled demo when no path is given).
 pub fn load_logs(opts: &Options) -> Result<LogSet> {
+    load_logs_with(opts, None)
+}
+
+/// As [`load_logs`], reporting progress to `progress`.
+pub fn load_logs_with(opts: &Options, progress: Option<std::sync::Arc<crate::schema::load::Progress>>) -> Result<LogSet> {
     let lo = LoadOptions {
         lenient: opts.lenient,
         skip_dir: opts.headless.then(|| opts.out.clone()),
         follow: opts.follow,
+        progress,
     };
     if opts.paths.is_empty() {
         crate::demo::load_demo(&lo)

@@ -9,5 +9,7 @@ pub mod cli;
 pub mod demo;
 pub mod error;
 pub mod headless;
+pub mod jobs;
 pub mod report;
 pub mod schema;
+pub mod tui;

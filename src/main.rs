@@ -38,6 +38,6 @@ fn run(cli: Cli) -> Result<i32, Error> {
         }
         Ok(if tripped.is_empty() { 0 } else { 1 })
     } else {
-        rl_audit::headless::run(&opts).map(|_| 0)
+        rl_audit::tui::run(opts).map(|_| 0)
     }
 }

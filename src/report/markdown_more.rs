@@ -14,10 +14,15 @@ fn est_pp(e: &Option<Estimate>) -> String {
     }
 }
 
-/// `[lo, hi]` scaled, signed.
+/// `[lo, hi]` scaled, signed, one decimal.
 pub fn signed_ci(ci: Ci, scale: f64) -> String {
+    signed_ci_prec(ci, scale, 1)
+}
+
+/// `[lo, hi]` scaled, signed, with `prec` decimals.
+pub fn signed_ci_prec(ci: Ci, scale: f64, prec: usize) -> String {
     match ci {
-        Ci::Interval(l, h) => format!("[{:+.1}, {:+.1}]", scale * l, scale * h),
+        Ci::Interval(l, h) => format!("[{:+.prec$}, {:+.prec$}]", scale * l, scale * h),
         Ci::Degenerate => "[degenerate]".into(),
         Ci::Undefined => "[–]".into(),
     }
@@ -64,7 +69,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
             wilson_pct(m.shares_ci[1]),
             pct(m.worse),
             wilson_pct(m.shares_ci[2]),
-            m.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci(e.ci, 1.0)))
+            m.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci_prec(e.ci, 1.0, 4)))
         );
     }
     md.push('\n');
@@ -94,7 +99,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 "| {name} | {} | {} | {} |",
                 h.states,
                 pct(h.better),
-                h.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci(e.ci, 1.0)))
+                h.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci_prec(e.ci, 1.0, 4)))
             );
         }
         if let Some(e) = m.mean_diff {

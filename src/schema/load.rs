@@ -18,8 +18,18 @@ pub const MAX_LINE: usize = 256 << 20;
 pub const MAX_RECORDS: u64 = 200_000_000;
 const CHUNK: usize = 4 << 20;
 
+/// Live counters a UI can show while a load runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub bytes_total: std::sync::atomic::AtomicU64,
+    pub bytes_done: std::sync::atomic::AtomicU64,
+    pub records: std::sync::atomic::AtomicU64,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
+    /// Where to report progress (the TUI's loading gauge).
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// Skip bad records (counted by reason) instead of stopping.
     pub lenient: bool,
     /// A report directory being written: never read from it.
@@ -239,6 +249,10 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
 }
 
 fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Result<LogSet> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(p) = &opts.progress {
+        p.bytes_total.store(contents.iter().map(|c| c.len() as u64).sum(), Relaxed);
+    }
     let mut jobs: Vec<(u32, &[u8], bool)> = Vec::new();
     for (i, bytes) in contents.iter().enumerate() {
         let pieces = split_chunks(bytes);
@@ -249,7 +263,14 @@ fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Resu
     }
     let chunks: Vec<Chunk> = jobs
         .par_iter()
-        .map(|&(f, b, last)| parse_chunk(f, b, last, opts.follow))
+        .map(|&(f, b, last)| {
+            let c = parse_chunk(f, b, last, opts.follow);
+            if let Some(p) = &opts.progress {
+                p.bytes_done.fetch_add(b.len() as u64, Relaxed);
+                p.records.fetch_add(c.records, Relaxed);
+            }
+            c
+        })
         .collect();
     merge(chunks, names, opts)
 }
@@ -514,4 +535,21 @@ fn check_same(map: &mut HashMap<(Id, Id), (u32, Loc)>, key: (Id, Id), v: u32, lo
             Ok(())
         }
     }
+}
+
+/// Re-reads one record (a trajectory's text for the browser): `name` as
+/// listed in [`LogSet::files`], `line` its 1-based record number.
+pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
+    let path = Path::new(name);
+    let fmt = format_of(path).ok_or_else(|| Error::file(name, "not a log file"))?;
+    let raw = match crate::demo::source(name) {
+        Some(b) => b.to_vec(),
+        None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
+    };
+    let bytes = decode(name, fmt, raw)?;
+    let text = bytes
+        .split(|&b| b == b'\n')
+        .nth(line.saturating_sub(1) as usize)
+        .ok_or_else(|| Error::file(name, format!("line {line} is gone (was the file rewritten?)")))?;
+    serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
 }

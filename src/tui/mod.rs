@@ -1,0 +1,135 @@
+//! The interactive workbench: panels over the same audit the headless report
+//! writes. Loading runs in the background; the first frame appears at once.
+
+pub mod app;
+pub mod draw;
+pub mod help;
+pub mod keys;
+pub mod views;
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+
+use crate::cli::Options;
+use crate::error::{Error, Result};
+use crate::jobs::{Jobs, Request};
+use app::{App, Pending, Status};
+
+/// Restores the terminal however the TUI ends (panics are covered by
+/// ratatui's hook, early returns by this guard).
+struct Restore;
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Sizes and times of the log files, to notice growth with --follow.
+fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = opts.paths.clone();
+    while let Some(p) = stack.pop() {
+        if let Ok(m) = std::fs::metadata(&p) {
+            if m.is_dir() {
+                if let Ok(rd) = std::fs::read_dir(&p) {
+                    stack.extend(rd.filter_map(|e| e.ok().map(|e| e.path())));
+                }
+            } else {
+                out.push((m.len(), m.modified().ok()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub fn run(opts: Options) -> Result<()> {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let mut terminal = ratatui::try_init().map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
+    let _guard = Restore;
+    let jobs = Jobs::start(opts.clone());
+    let mut settings = opts.settings.clone();
+    let mut wanted = jobs.request(Request::Load(settings.clone()));
+    let mut app = App::new(no_color, settings.balance);
+    let mut stamp = file_stamp(&opts);
+    let mut last_check = Instant::now();
+    let mut dirty = true;
+    let mut last_progress = 0;
+    loop {
+        if dirty {
+            terminal
+                .draw(|f| draw::draw(f, &mut app, &jobs.progress, jobs.phase()))
+                .map_err(|e| Error::Internal(format!("drawing: {e}")))?;
+            dirty = false;
+        }
+        if event::poll(Duration::from_millis(100)).map_err(|e| Error::Internal(e.to_string()))? {
+            match event::read().map_err(|e| Error::Internal(e.to_string()))? {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    if app.filter_editing {
+                        match k.code {
+                            KeyCode::Enter => app.filter_key(None, true, false),
+                            KeyCode::Esc => app.filter_key(None, false, true),
+                            KeyCode::Backspace => app.filter_key(None, false, false),
+                            KeyCode::Char(c) => app.filter_key(Some(c), false, false),
+                            _ => {}
+                        }
+                    } else if let Some(cmd) = keys::command_for(k) {
+                        app.step(cmd);
+                    }
+                    dirty = true;
+                }
+                Event::Resize(..) => dirty = true,
+                _ => {}
+            }
+        }
+        if app.quit {
+            break;
+        }
+        if let Some(p) = app.pending.take() {
+            settings.balance = app.balance;
+            wanted = jobs.request(match p {
+                Pending::Reload => Request::Load(settings.clone()),
+                Pending::Recompute => Request::Audit(settings.clone()),
+            });
+            dirty = true;
+        }
+        while let Ok(r) = jobs.results.try_recv() {
+            if r.generation != wanted {
+                continue;
+            }
+            match r.result {
+                Ok(d) => {
+                    app.set_data(d);
+                    if r.reloaded && opts.follow {
+                        app.message = Some("logs re-read".into());
+                    }
+                }
+                Err(e) => {
+                    if app.data.is_some() {
+                        app.message = Some(format!("kept the previous results: {e}"));
+                    } else {
+                        app.status = Status::Failed(e.to_string());
+                    }
+                }
+            }
+            dirty = true;
+        }
+        // Redraw the gauge while loading, only when the counters moved.
+        let p = jobs.progress.bytes_done.load(std::sync::atomic::Ordering::Relaxed);
+        if jobs.phase() != "idle" && p != last_progress {
+            last_progress = p;
+            dirty = true;
+        }
+        if opts.follow && !opts.paths.is_empty() && last_check.elapsed() > Duration::from_secs(2) {
+            last_check = Instant::now();
+            let now = file_stamp(&opts);
+            if now != stamp {
+                stamp = now;
+                wanted = jobs.request(Request::Load(settings.clone()));
+            }
+        }
+    }
+    Ok(())
+}
