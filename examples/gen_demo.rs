@@ -59,7 +59,11 @@ fn bucket(remaining: u32) -> usize {
 
 impl Policy {
     fn row(&self, task: usize, s: usize, remaining: u32) -> [f64; 4] {
-        let b = if self.sees_budget { bucket(remaining) } else { 0 };
+        let b = if self.sees_budget {
+            bucket(remaining)
+        } else {
+            0
+        };
         self.logits[task][s * BUCKETS + b]
     }
     fn probs(&self, task: usize, s: usize, remaining: u32) -> [f64; 4] {
@@ -85,7 +89,11 @@ impl Policy {
     }
     fn update(&mut self, task: usize, s: usize, remaining: u32, a: u8, adv: f64) {
         let p = self.probs(task, s, remaining);
-        let b = if self.sees_budget { bucket(remaining) } else { 0 };
+        let b = if self.sees_budget {
+            bucket(remaining)
+        } else {
+            0
+        };
         let row = &mut self.logits[task][s * BUCKETS + b];
         for (i, x) in row.iter_mut().enumerate() {
             let ind = if i == a as usize { 1.0 } else { 0.0 };
@@ -112,7 +120,14 @@ fn step_env(lake: &Lake, s: usize, a: u8, rng: &mut Xoshiro256PlusPlus) -> usize
     outs[rng.random_range(0..outs.len())].0
 }
 
-fn rollout(task: usize, t: &Task, pol: &Policy, budget: u32, start: usize, rng: &mut Xoshiro256PlusPlus) -> Rollout {
+fn rollout(
+    task: usize,
+    t: &Task,
+    pol: &Policy,
+    budget: u32,
+    start: usize,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Rollout {
     let mut s = start;
     let mut steps = Vec::new();
     for turn in 1..=budget {
@@ -121,16 +136,28 @@ fn rollout(task: usize, t: &Task, pol: &Policy, budget: u32, start: usize, rng: 
         let next = step_env(&t.lake, s, a, rng);
         // A short "reasoning" length per step: what a token budget would pay for.
         let tokens = 12 + rng.random_range(0..40u64);
-        steps.push(Step { state: s, action: a, next, remaining, tokens });
+        steps.push(Step {
+            state: s,
+            action: a,
+            next,
+            remaining,
+            tokens,
+        });
         s = next;
         if t.lake.cells[s] == b'G' {
-            return Rollout { steps, success_turn: Some(turn) };
+            return Rollout {
+                steps,
+                success_turn: Some(turn),
+            };
         }
         if t.lake.cells[s] == b'H' {
             break;
         }
     }
-    Rollout { steps, success_turn: None }
+    Rollout {
+        steps,
+        success_turn: None,
+    }
 }
 
 fn random_map(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<String> {
@@ -143,7 +170,10 @@ fn random_map(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<String> {
         }
         cells[0] = b'S';
         cells[n * n - 1] = b'G';
-        let rows: Vec<String> = cells.chunks(n).map(|r| String::from_utf8_lossy(r).into_owned()).collect();
+        let rows: Vec<String> = cells
+            .chunks(n)
+            .map(|r| String::from_utf8_lossy(r).into_owned())
+            .collect();
         if shortest(&Lake::parse(&rows, false).expect("valid map")).is_some() {
             return rows;
         }
@@ -176,11 +206,18 @@ fn shortest(lake: &Lake) -> Option<u32> {
 
 fn make_tasks(rng: &mut Xoshiro256PlusPlus) -> Vec<Task> {
     let mut tasks = Vec::new();
-    for (i, (n, slippery)) in [(4, false), (4, true), (5, false), (5, true), (6, false), (6, true)]
-        .iter()
-        .cycle()
-        .take(12)
-        .enumerate()
+    for (i, (n, slippery)) in [
+        (4, false),
+        (4, true),
+        (5, false),
+        (5, true),
+        (6, false),
+        (6, true),
+    ]
+    .iter()
+    .cycle()
+    .take(12)
+    .enumerate()
     {
         let map = random_map(*n, rng);
         let lake = Lake::parse(&map, *slippery).expect("valid map");
@@ -218,7 +255,11 @@ fn base_policy(tasks: &[Task], rng: &mut Xoshiro256PlusPlus) -> Policy {
                 for (a, x) in row.iter_mut().enumerate() {
                     let noise: f64 = rng.random::<f64>() * 2.0 - 1.0;
                     // Relative optimality in [−1, 0], blunted and blurred.
-                    let rel = if best > 0.0 { q(t, s, a as u8, t.budget) / best - 1.0 } else { 0.0 };
+                    let rel = if best > 0.0 {
+                        q(t, s, a as u8, t.budget) / best - 1.0
+                    } else {
+                        0.0
+                    };
                     *x = BASE_SHARPNESS * rel + BASE_NOISE * noise;
                 }
                 for _ in 0..BUCKETS {
@@ -228,7 +269,10 @@ fn base_policy(tasks: &[Task], rng: &mut Xoshiro256PlusPlus) -> Policy {
             rows
         })
         .collect();
-    Policy { logits, sees_budget: false }
+    Policy {
+        logits,
+        sees_budget: false,
+    }
 }
 
 fn candidate_budgets(b: u32) -> Vec<u32> {
@@ -242,7 +286,14 @@ struct Out {
     checkpoints: Vec<Value>,
 }
 
-fn steps_json(task: usize, t: &Task, r: &Rollout, pols: &[(&str, &Policy)], budget: u32, disclose: bool) -> Vec<Value> {
+fn steps_json(
+    task: usize,
+    t: &Task,
+    r: &Rollout,
+    pols: &[(&str, &Policy)],
+    budget: u32,
+    disclose: bool,
+) -> Vec<Value> {
     r.steps
         .iter()
         .enumerate()
@@ -272,7 +323,15 @@ fn steps_json(task: usize, t: &Task, r: &Rollout, pols: &[(&str, &Policy)], budg
         .collect()
 }
 
-fn traj_json(run: &str, method: &str, t: &Task, r: &Rollout, budget: u32, sample: usize, steps: Vec<Value>) -> Value {
+fn traj_json(
+    run: &str,
+    method: &str,
+    t: &Task,
+    r: &Rollout,
+    budget: u32,
+    sample: usize,
+    steps: Vec<Value>,
+) -> Value {
     let mut v = json!({
         "run": run, "method": method, "benchmark": "frozenlake", "task": t.id, "sample": sample,
         "budget": budget, "max_budget": t.budget, "success": r.success_turn.is_some(),
@@ -304,7 +363,10 @@ fn r_multi(tasks: &[Task], pol: &Policy, rng: &mut Xoshiro256PlusPlus) -> f64 {
     for (ti, t) in tasks.iter().enumerate() {
         for _ in 0..4 {
             n += 1;
-            if rollout(ti, t, pol, t.budget, t.lake.start(), rng).success_turn.is_some() {
+            if rollout(ti, t, pol, t.budget, t.lake.start(), rng)
+                .success_turn
+                .is_some()
+            {
                 wins += 1;
             }
         }
@@ -331,8 +393,13 @@ fn train(
             } else {
                 t.budget
             };
-            let group: Vec<Rollout> = (0..G).map(|_| rollout(ti, t, &pol, budget, t.lake.start(), rng)).collect();
-            let rewards: Vec<f64> = group.iter().map(|r| if r.success_turn.is_some() { 1.0 } else { 0.0 }).collect();
+            let group: Vec<Rollout> = (0..G)
+                .map(|_| rollout(ti, t, &pol, budget, t.lake.start(), rng))
+                .collect();
+            let rewards: Vec<f64> = group
+                .iter()
+                .map(|r| if r.success_turn.is_some() { 1.0 } else { 0.0 })
+                .collect();
             let mean = rewards.iter().sum::<f64>() / G as f64;
             let sd = (rewards.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / G as f64).sqrt();
             for (r, rew) in group.iter().zip(&rewards) {
@@ -367,7 +434,10 @@ fn train(
 }
 
 fn main() {
-    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("assets/demo"));
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("assets/demo"));
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(20261129);
     let tasks = make_tasks(&mut rng);
     let base = base_policy(&tasks, &mut rng);
@@ -380,12 +450,34 @@ fn main() {
             }
         }
     }
-    let mut out = Out { eval: Vec::new(), train: Vec::new(), probes: Vec::new(), checkpoints: Vec::new() };
+    let mut out = Out {
+        eval: Vec::new(),
+        train: Vec::new(),
+        probes: Vec::new(),
+        checkpoints: Vec::new(),
+    };
     for (run, method) in RUNS.iter().zip(["base", "grpo", "budgetmix"]) {
-        out.eval.push(json!({"kind": "run", "run": run, "method": method}));
+        out.eval
+            .push(json!({"kind": "run", "run": run, "method": method}));
     }
-    let grpo = train(RUNS[1], &tasks, &base, false, &mut rng, &single_states, &mut out);
-    let bmix = train(RUNS[2], &tasks, &base, true, &mut rng, &single_states, &mut out);
+    let grpo = train(
+        RUNS[1],
+        &tasks,
+        &base,
+        false,
+        &mut rng,
+        &single_states,
+        &mut out,
+    );
+    let bmix = train(
+        RUNS[2],
+        &tasks,
+        &base,
+        true,
+        &mut rng,
+        &single_states,
+        &mut out,
+    );
     let pols: [(&str, &Policy); 3] = [(RUNS[0], &base), (RUNS[1], &grpo), (RUNS[2], &bmix)];
     // Evaluation: full budget, and natively at 25/50/75%.
     let mut kept: Vec<(usize, usize, Rollout)> = Vec::new(); // (policy, task, rollout) at full budget
@@ -403,7 +495,8 @@ fn main() {
                 for sample in 0..EVAL_N {
                     let r = rollout(ti, t, pol, b, t.lake.start(), &mut rng);
                     let steps = steps_json(ti, t, &r, &pols, b, pol.sees_budget);
-                    out.eval.push(traj_json(run, method, t, &r, b, sample, steps));
+                    out.eval
+                        .push(traj_json(run, method, t, &r, b, sample, steps));
                     if b == t.budget {
                         kept.push((pi, ti, r));
                     }
@@ -429,7 +522,13 @@ fn main() {
 
 /// Matched-state probes (equal numbers from base and GRPO trajectories) and
 /// error-state probes with an injected worst action and real continuations.
-fn probes(tasks: &[Task], pols: &[(&str, &Policy); 3], kept: &[(usize, usize, Rollout)], rng: &mut Xoshiro256PlusPlus, out: &mut Out) {
+fn probes(
+    tasks: &[Task],
+    pols: &[(&str, &Policy); 3],
+    kept: &[(usize, usize, Rollout)],
+    rng: &mut Xoshiro256PlusPlus,
+    out: &mut Out,
+) {
     let mut n = 0;
     for source in [0usize, 1] {
         let mut taken = 0;
@@ -497,7 +596,9 @@ fn probes(tasks: &[Task], pols: &[(&str, &Policy); 3], kept: &[(usize, usize, Ro
                         } else if t.lake.is_terminal(s2) || left <= 1 {
                             false
                         } else {
-                            rollout(*ti, t, pol, left - 1, s2, rng).success_turn.is_some()
+                            rollout(*ti, t, pol, left - 1, s2, rng)
+                                .success_turn
+                                .is_some()
                         };
                         cands.push(json!({"run": run, "action": a, "corrects": corrects, "terminal_success": success}));
                     }
@@ -518,7 +619,9 @@ fn probes(tasks: &[Task], pols: &[(&str, &Policy); 3], kept: &[(usize, usize, Ro
 fn write_gz(path: &std::path::Path, records: &[Value]) {
     let file = std::fs::File::create(path).expect("create file");
     // mtime 0 and no file name: identical bytes on every run.
-    let mut gz = flate2::GzBuilder::new().mtime(0).write(file, flate2::Compression::best());
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(file, flate2::Compression::best());
     for r in records {
         serde_json::to_writer(&mut gz, r).expect("write record");
         gz.write_all(b"\n").expect("write record");

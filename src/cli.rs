@@ -146,7 +146,11 @@ pub fn parse_cost(s: &str) -> Result<CostModel> {
         match k.trim() {
             "turn" => c.turn = v,
             "token" => c.token = v,
-            other => return Err(Error::Usage(format!("--cost: unknown price {other:?} (turn, token)"))),
+            other => {
+                return Err(Error::Usage(format!(
+                    "--cost: unknown price {other:?} (turn, token)"
+                )))
+            }
         }
     }
     Ok(c)
@@ -156,7 +160,9 @@ impl Cli {
     pub fn into_options(self) -> Result<Options> {
         let levels: Vec<u32> = list("--levels", &self.levels)?;
         if levels.is_empty() || levels.iter().any(|&l| l == 0 || l > 100) {
-            return Err(Error::Usage("--levels: each level must be a percent from 1 to 100".into()));
+            return Err(Error::Usage(
+                "--levels: each level must be a percent from 1 to 100".into(),
+            ));
         }
         let mut levels = levels;
         levels.sort_unstable();
@@ -186,7 +192,11 @@ impl Cli {
         let method = match self.ci.as_str() {
             "percentile" => CiMethod::Percentile,
             "bca" => CiMethod::Bca,
-            other => return Err(Error::Usage(format!("--ci {other:?}: expected percentile or bca"))),
+            other => {
+                return Err(Error::Usage(format!(
+                    "--ci {other:?}: expected percentile or bca"
+                )))
+            }
         };
         if self.resamples == 0 {
             return Err(Error::Usage("--resamples must be at least 1".into()));
@@ -198,7 +208,11 @@ impl Cli {
             Some(t) => Some(list::<u64>("--token-budgets", t)?),
             None => None,
         };
-        let gates = self.fail_on.iter().map(|g| parse_gate(g)).collect::<Result<Vec<_>>>()?;
+        let gates = self
+            .fail_on
+            .iter()
+            .map(|g| parse_gate(g))
+            .collect::<Result<Vec<_>>>()?;
         if !gates.is_empty() && !self.headless {
             return Err(Error::Usage("--fail-on needs --headless".into()));
         }

@@ -6,15 +6,32 @@ use crate::error::Result;
 use crate::schema::{load::load_sources, LoadOptions, LogSet};
 
 const DEMO: &[(&str, &[u8])] = &[
-    ("demo/checkpoints.jsonl.gz", include_bytes!("../assets/demo/checkpoints.jsonl.gz")),
-    ("demo/eval.jsonl.gz", include_bytes!("../assets/demo/eval.jsonl.gz")),
-    ("demo/probes.jsonl.gz", include_bytes!("../assets/demo/probes.jsonl.gz")),
-    ("demo/train.jsonl.gz", include_bytes!("../assets/demo/train.jsonl.gz")),
+    (
+        "demo/checkpoints.jsonl.gz",
+        include_bytes!("../assets/demo/checkpoints.jsonl.gz"),
+    ),
+    (
+        "demo/eval.jsonl.gz",
+        include_bytes!("../assets/demo/eval.jsonl.gz"),
+    ),
+    (
+        "demo/probes.jsonl.gz",
+        include_bytes!("../assets/demo/probes.jsonl.gz"),
+    ),
+    (
+        "demo/train.jsonl.gz",
+        include_bytes!("../assets/demo/train.jsonl.gz"),
+    ),
 ];
 
 /// Loads the embedded demo.
 pub fn load_demo(opts: &LoadOptions) -> Result<LogSet> {
-    load_sources(DEMO.iter().map(|(n, b)| (n.to_string(), b.to_vec())).collect(), opts)
+    load_sources(
+        DEMO.iter()
+            .map(|(n, b)| (n.to_string(), b.to_vec()))
+            .collect(),
+        opts,
+    )
 }
 
 /// The embedded bytes of a demo file, by its name in the log set.

@@ -12,7 +12,10 @@ pub fn load_logs(opts: &Options) -> Result<LogSet> {
 }
 
 /// As [`load_logs`], reporting progress to `progress`.
-pub fn load_logs_with(opts: &Options, progress: Option<std::sync::Arc<crate::schema::load::Progress>>) -> Result<LogSet> {
+pub fn load_logs_with(
+    opts: &Options,
+    progress: Option<std::sync::Arc<crate::schema::load::Progress>>,
+) -> Result<LogSet> {
     let lo = LoadOptions {
         lenient: opts.lenient,
         skip_dir: opts.headless.then(|| opts.out.clone()),
@@ -71,7 +74,11 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
                         .advantage
                         .iter()
                         .filter(|a| {
-                            a.benchmark == p.benchmark && a.base == p.base && a.rl == p.rl && a.k == 1 && a.level == *level
+                            a.benchmark == p.benchmark
+                                && a.base == p.base
+                                && a.rl == p.rl
+                                && a.k == 1
+                                && a.level == *level
                         })
                         .collect();
                     // Preferred mode: native where it exists.

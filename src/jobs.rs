@@ -34,9 +34,12 @@ pub struct JobResult {
     pub reloaded: bool,
 }
 
+/// The one waiting request (generation, request) and its wake-up.
+type Slot = Arc<(Mutex<Option<(u64, Request)>>, Condvar)>;
+
 /// Handle to the worker thread.
 pub struct Jobs {
-    slot: Arc<(Mutex<Option<(u64, Request)>>, Condvar)>,
+    slot: Slot,
     pub results: Receiver<JobResult>,
     pub progress: Arc<Progress>,
     /// Generation of the newest request; results of older ones are stale.
@@ -47,7 +50,7 @@ pub struct Jobs {
 
 impl Jobs {
     pub fn start(opts: Options) -> Jobs {
-        let slot: Arc<(Mutex<Option<(u64, Request)>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
+        let slot: Slot = Arc::new((Mutex::new(None), Condvar::new()));
         let (tx, rx) = channel();
         let progress = Arc::new(Progress::default());
         let generation = Arc::new(AtomicU64::new(0));
@@ -91,7 +94,7 @@ impl Jobs {
 }
 
 struct Worker {
-    slot: Arc<(Mutex<Option<(u64, Request)>>, Condvar)>,
+    slot: Slot,
     tx: Sender<JobResult>,
     progress: Arc<Progress>,
     generation: Arc<AtomicU64>,
@@ -123,13 +126,22 @@ impl Worker {
                 }
             };
             let reloaded = matches!(req, Request::Load(_)) || self.current.is_none();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work(g, req)))
-                .unwrap_or_else(|_| Err(Error::Internal("a background job panicked".into())));
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work(g, req)))
+                    .unwrap_or_else(|_| Err(Error::Internal("a background job panicked".into())));
             if let Ok(l) = &result {
                 self.current = Some(l.clone());
             }
             self.set_phase("idle");
-            if self.tx.send(JobResult { generation: g, result, reloaded }).is_err() {
+            if self
+                .tx
+                .send(JobResult {
+                    generation: g,
+                    result,
+                    reloaded,
+                })
+                .is_err()
+            {
                 return;
             }
         }
@@ -148,12 +160,19 @@ impl Worker {
             (Some(cur), false) => cur.set.clone(),
             _ => {
                 self.set_phase("loading");
-                for c in [&self.progress.bytes_done, &self.progress.records, &self.progress.bytes_total] {
+                for c in [
+                    &self.progress.bytes_done,
+                    &self.progress.records,
+                    &self.progress.bytes_total,
+                ] {
                     c.store(0, Ordering::Relaxed);
                 }
                 let mut o = self.opts.clone();
                 o.settings = settings.clone();
-                Arc::new(crate::headless::load_logs_with(&o, Some(self.progress.clone()))?)
+                Arc::new(crate::headless::load_logs_with(
+                    &o,
+                    Some(self.progress.clone()),
+                )?)
             }
         };
         if self.stale(g) {

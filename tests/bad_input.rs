@@ -16,10 +16,18 @@ fn strict_error(name: &str, bad: &str) -> String {
     let d = temp_dir(name);
     let f = d.join("x.jsonl");
     std::fs::write(&f, format!("{}\n{bad}\n", good())).unwrap();
-    let o = rl_audit(&["--headless", f.to_str().unwrap(), "--out", d.join("out").to_str().unwrap()]);
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("out").to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(2), "{name}: {err}");
-    assert!(!d.join("out/report.json").exists(), "{name}: a report was written");
+    assert!(
+        !d.join("out/report.json").exists(),
+        "{name}: a report was written"
+    );
     assert!(!err.contains("panicked"), "{name}: {err}");
     err
 }
@@ -138,14 +146,22 @@ fn file_level_failures() {
         (&missing, "no such file"),
     ] {
         for lenient in [false, true] {
-            let mut args = vec!["--headless", path.to_str().unwrap(), "--out", out.to_str().unwrap()];
+            let mut args = vec![
+                "--headless",
+                path.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ];
             if lenient {
                 args.push("--lenient");
             }
             let o = rl_audit(&args);
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(2), "{path:?}: {err}");
-            assert!(err.contains(path.to_str().unwrap()) && err.contains(want), "{path:?}: {err}");
+            assert!(
+                err.contains(path.to_str().unwrap()) && err.contains(want),
+                "{path:?}: {err}"
+            );
             assert!(!err.contains("panicked"));
         }
     }

@@ -67,12 +67,22 @@ fn likelihood_by_hand() {
 fn pairing_rule_ties_reuse_and_boundary() {
     use rl_audit::analysis::likelihood::{length_matched_pairs, Scored};
     use rl_audit::schema::Loc;
-    let s = |line: u64, len: u64| Scored { loc: Loc { file: 0, line }, len, llr: 0.0 };
+    let s = |line: u64, len: u64| Scored {
+        loc: Loc { file: 0, line },
+        len,
+        llr: 0.0,
+    };
     // Exactly 10% of the longer (100 vs 110: 10·10 ≤ 110) pairs; 100 vs 112 does not.
-    assert_eq!(length_matched_pairs(&[s(1, 100)], &[s(2, 110)]), vec![(0, 0)]);
+    assert_eq!(
+        length_matched_pairs(&[s(1, 100)], &[s(2, 110)]),
+        vec![(0, 0)]
+    );
     assert!(length_matched_pairs(&[s(1, 100)], &[s(2, 112)]).is_empty());
     // One RL trajectory, two equally close base ones: the earlier base line wins, once.
-    assert_eq!(length_matched_pairs(&[s(5, 100)], &[s(9, 100), s(7, 100)]), vec![(0, 1)]);
+    assert_eq!(
+        length_matched_pairs(&[s(5, 100)], &[s(9, 100), s(7, 100)]),
+        vec![(0, 1)]
+    );
     // Greedy by closeness: r0–b1 (diff 0) first, then r1 takes b0 (diff 3), never reusing b1.
     assert_eq!(
         length_matched_pairs(&[s(1, 50), s(2, 53)], &[s(3, 56), s(4, 50)]),
@@ -95,7 +105,11 @@ fn dynamics_slopes_and_divergence() {
     }
     write_lines(&d.join("c.jsonl"), &v);
     let r = audit_json(&d.join("c.jsonl"), &d.join("out"), &[]);
-    let m = one(&r, "dynamics", &[("run", json!("r")), ("metric", json!("r_multi"))]);
+    let m = one(
+        &r,
+        "dynamics",
+        &[("run", json!("r")), ("metric", json!("r_multi"))],
+    );
     assert_eq!(m["checkpoints"], 3);
     close(&m["first"], 1.0);
     close(&m["last"], 2.0);
@@ -103,16 +117,35 @@ fn dynamics_slopes_and_divergence() {
     close(&m["slope"], 0.5);
     let half = 12.706_204_736_174_7 * (0.75f64).sqrt();
     assert!((m["slope_ci"][0].as_f64().unwrap() - (0.5 - half)).abs() < 1e-6);
-    let dm = one(&r, "dynamics", &[("run", json!("d")), ("metric", json!("r_multi"))]);
+    let dm = one(
+        &r,
+        "dynamics",
+        &[("run", json!("d")), ("metric", json!("r_multi"))],
+    );
     close(&dm["first"], 0.0);
     close(&dm["slope"], 1.05);
     let se = (1.0f64 / 600.0 / 2.0).sqrt();
-    assert!((dm["slope_ci"][0].as_f64().unwrap() - (1.05 - 12.706_204_736_174_7 * se)).abs() < 1e-6);
-    assert_eq!(one(&r, "divergence", &[("run", json!("d"))])["divergent"], true);
-    assert_eq!(one(&r, "divergence", &[("run", json!("r"))])["divergent"], false);
+    assert!(
+        (dm["slope_ci"][0].as_f64().unwrap() - (1.05 - 12.706_204_736_174_7 * se)).abs() < 1e-6
+    );
+    assert_eq!(
+        one(&r, "divergence", &[("run", json!("d"))])["divergent"],
+        true
+    );
+    assert_eq!(
+        one(&r, "divergence", &[("run", json!("r"))])["divergent"],
+        false
+    );
 }
 
-fn train(task: &str, budget: u32, max: u32, group: Option<&str>, success_turn: Option<u32>, turns: u32) -> Value {
+fn train(
+    task: &str,
+    budget: u32,
+    max: u32,
+    group: Option<&str>,
+    success_turn: Option<u32>,
+    turns: u32,
+) -> Value {
     let mut t = json!({"run": "bm", "method": "budgetmix", "benchmark": "b", "task": task, "budget": budget,
                        "max_budget": max, "success": success_turn.is_some(), "turns": turns, "train_step": 1});
     if let Some(g) = group {
@@ -127,7 +160,11 @@ fn train(task: &str, budget: u32, max: u32, group: Option<&str>, success_turn: O
 fn disclosed(mut t: Value, budget: u32, turns: u32, bad_turn: Option<u32>) -> Value {
     t["steps"] = (1..=turns)
         .map(|turn| {
-            let rem = if Some(turn) == bad_turn { budget - turn } else { budget - turn + 1 };
+            let rem = if Some(turn) == bad_turn {
+                budget - turn
+            } else {
+                budget - turn + 1
+            };
             json!({"turn": turn, "budget_total": budget, "budget_remaining": rem})
         })
         .collect();
@@ -142,8 +179,18 @@ fn budgetmix_rules_each_fault_once() {
         json!({"kind": "run", "run": "base", "method": "base"}),
     ];
     // line 3–4: group g1, budget 5, disclosed correctly, not out of budget.
-    v.push(disclosed(train("t", 5, 10, Some("g1"), None, 2), 5, 2, None));
-    v.push(disclosed(train("t", 5, 10, Some("g1"), None, 2), 5, 2, None));
+    v.push(disclosed(
+        train("t", 5, 10, Some("g1"), None, 2),
+        5,
+        2,
+        None,
+    ));
+    v.push(disclosed(
+        train("t", 5, 10, Some("g1"), None, 2),
+        5,
+        2,
+        None,
+    ));
     // line 5: g2 budget 3, out of budget with reward 0 (rule 5 in order).
     let mut t = disclosed(train("t", 3, 10, Some("g2"), None, 3), 3, 3, None);
     t["reward"] = json!(0.0);
@@ -151,7 +198,12 @@ fn budgetmix_rules_each_fault_once() {
     // line 6: g2's second rollout runs with budget 4: group inconsistent.
     v.push(train("t", 4, 10, Some("g2"), Some(4), 4));
     // line 7: g3 budget 7, turn 1 discloses the wrong remaining budget.
-    v.push(disclosed(train("t", 7, 10, Some("g3"), Some(1), 1), 7, 1, Some(1)));
+    v.push(disclosed(
+        train("t", 7, 10, Some("g3"), Some(1), 1),
+        7,
+        1,
+        Some(1),
+    ));
     // line 8: no group, B = 20, budget 5 is not a candidate (2, 4, …, 20); out of budget, no reward.
     v.push(train("u", 5, 20, None, None, 5));
     // line 9: g4 budget 2, success at turn 3: success past the budget.
@@ -165,7 +217,11 @@ fn budgetmix_rules_each_fault_once() {
     v.push(json!({"run": "grpo", "benchmark": "b", "task": "e", "budget": 10, "max_budget": 10, "success": true, "turns": 4}));
     v.push(json!({"run": "grpo", "benchmark": "b", "task": "e", "budget": 10, "max_budget": 10, "success": true, "turns": 8}));
     write_lines(&d.join("bm.jsonl"), &v);
-    let r = audit_json(&d.join("bm.jsonl"), &d.join("out"), &["--levels", "50,100", "--resamples", "50"]);
+    let r = audit_json(
+        &d.join("bm.jsonl"),
+        &d.join("out"),
+        &["--levels", "50,100", "--resamples", "50"],
+    );
     let b = one(&r, "budgetmix", &[("run", json!("bm"))]);
     let rules = b["rules"].as_array().unwrap();
     let names: Vec<&str> = rules.iter().map(|r| r["rule"].as_str().unwrap()).collect();
@@ -182,12 +238,12 @@ fn budgetmix_rules_each_fault_once() {
     );
     let f = d.join("bm.jsonl").display().to_string();
     let expect = [
-        (7, 1, Some(8)),  // 7 rollouts; u's budget 5 ∉ {2, 4, …, 20}
-        (5, 0, None),     // 5 groups; not flagged
-        (5, 1, Some(6)),  // g2 mixes budgets 3 and 4
-        (8, 1, Some(7)),  // 2+2+3+1 steps; g3's step
-        (2, 1, Some(8)),  // g2 (reward 0) and u (no reward)
-        (3, 1, Some(9)),  // successes at 4 ≤ 4, 1 ≤ 7, 3 > 2
+        (7, 1, Some(8)), // 7 rollouts; u's budget 5 ∉ {2, 4, …, 20}
+        (5, 0, None),    // 5 groups; not flagged
+        (5, 1, Some(6)), // g2 mixes budgets 3 and 4
+        (8, 1, Some(7)), // 2+2+3+1 steps; g3's step
+        (2, 1, Some(8)), // g2 (reward 0) and u (no reward)
+        (3, 1, Some(9)), // successes at 4 ≤ 4, 1 ≤ 7, 3 > 2
     ];
     for (rule, (checked, violations, line)) in rules.iter().zip(expect) {
         assert_eq!(rule["checked"], checked, "{rule}");
@@ -206,10 +262,16 @@ fn budgetmix_rules_each_fault_once() {
     let gains = b["gains"].as_array().unwrap();
     assert_eq!(gains.len(), 2);
     close(&gains[0]["gain"], 0.0);
-    assert_eq!(gains[0]["modes"], json!({"bm": "native", "grpo": "truncated"}));
+    assert_eq!(
+        gains[0]["modes"],
+        json!({"bm": "native", "grpo": "truncated"})
+    );
     assert_eq!(gains[0]["vs"], "grpo");
     close(&gains[1]["gain"], -0.5);
-    assert_eq!(b["mean_gain"], json!([{"level": 50, "gain": 0.0}, {"level": 100, "gain": -0.5}]));
+    assert_eq!(
+        b["mean_gain"],
+        json!([{"level": 50, "gain": 0.0}, {"level": 100, "gain": -0.5}])
+    );
 
     // The gate trips on the violations.
     let o = rl_audit(&[
@@ -253,7 +315,11 @@ fn cost_frontier_and_winners_by_hand() {
     v.push(ct("y", "b", 4, Some(3), 3));
     v.push(ct("y", "b", 4, None, 4));
     write_lines(&d.join("c.jsonl"), &v);
-    let r = audit_json(&d.join("c.jsonl"), &d.join("out"), &["--levels", "50,100", "--k", "1,2", "--resamples", "20"]);
+    let r = audit_json(
+        &d.join("c.jsonl"),
+        &d.join("out"),
+        &["--levels", "50,100", "--k", "1,2", "--resamples", "20"],
+    );
     let pt = |bench: &str, run: &str, k: u64, level: u32, mode: &str| {
         one(
             &r,
@@ -300,9 +366,15 @@ fn cost_frontier_and_winners_by_hand() {
     // from 1.5, and a K=2 at 50% truncated (pass 1) from 3 on.
     let wy = rows(&r, "cost_winners", &[("benchmark", json!("y"))]);
     assert_eq!(wy.len(), 2);
-    assert_eq!((wy[0]["run"].clone(), wy[0]["k"].clone()), (json!("a"), json!(1)));
+    assert_eq!(
+        (wy[0]["run"].clone(), wy[0]["k"].clone()),
+        (json!("a"), json!(1))
+    );
     close(&wy[0]["from_cost"], 1.5);
     close(&wy[0]["to_cost"], 3.0);
-    assert_eq!((wy[1]["k"].clone(), wy[1]["t_mode"].clone()), (json!(2), json!("truncated")));
+    assert_eq!(
+        (wy[1]["k"].clone(), wy[1]["t_mode"].clone()),
+        (json!(2), json!("truncated"))
+    );
     assert_eq!(wy[1]["to_cost"], Value::Null);
 }

@@ -26,7 +26,10 @@ fn hand_logs(dir: &std::path::Path) {
         json!({"kind": "run", "run": "rl", "method": "grpo"}),
     ];
     let full = |run: &str, task: &str, turns: &[Option<u32>]| -> Vec<Value> {
-        turns.iter().map(|s| traj(run, "bench", task, 10, 10, *s)).collect()
+        turns
+            .iter()
+            .map(|s| traj(run, "bench", task, 10, 10, *s))
+            .collect()
     };
     v.extend(full("base", "t1", &[Some(3), Some(7), None, None]));
     v.extend(full("rl", "t1", &[Some(6), Some(8), Some(9), None]));
@@ -63,7 +66,11 @@ fn key(bench: &str, run: &str, k: u64, level: u32, mode: &str) -> Vec<(&'static 
 fn pass_cells_advantage_and_bounds_by_hand() {
     let d = temp_dir("passkt_hand");
     hand_logs(&d);
-    let r = audit_json(&d.join("logs.jsonl"), &d.join("out"), &["--resamples", "500"]);
+    let r = audit_json(
+        &d.join("logs.jsonl"),
+        &d.join("out"),
+        &["--resamples", "500"],
+    );
     // Default K grid: most rollouts in a cell is 4 → K ∈ {1, 2, 4}.
     assert_eq!(r["settings"]["ks"], json!([1, 2, 4]));
 
@@ -74,24 +81,39 @@ fn pass_cells_advantage_and_bounds_by_hand() {
     assert_eq!(c["tasks"], 3);
     assert_eq!(c["tasks_left_out"], 0);
     // K=2: t1 1−C(3,2)/C(4,2)=0.5, t2 1−1/6, t3 (n=2,c=1) 1.
-    close(&one(&r, "pass_at_kt", &key("bench", "base", 2, 50, "truncated"))["value"], (0.5 + 5.0 / 6.0 + 1.0) / 3.0);
+    close(
+        &one(&r, "pass_at_kt", &key("bench", "base", 2, 50, "truncated"))["value"],
+        (0.5 + 5.0 / 6.0 + 1.0) / 3.0,
+    );
     // K=4: t3 has only 2 rollouts → left out; t1 and t2 have n−c < 4 → 1.
     let c = one(&r, "pass_at_kt", &key("bench", "base", 4, 50, "truncated"));
     close(&c["value"], 1.0);
     assert_eq!(c["tasks"], 2);
     assert_eq!(c["tasks_left_out"], 1);
     // rl truncated at 5: t1 0/4, t2 1/4, t3 1/4.
-    close(&one(&r, "pass_at_kt", &key("bench", "rl", 1, 50, "truncated"))["value"], 0.5 / 3.0);
+    close(
+        &one(&r, "pass_at_kt", &key("bench", "rl", 1, 50, "truncated"))["value"],
+        0.5 / 3.0,
+    );
     // Pass^2 of rl: t2 and t3 have c=1 < 2 → 0 everywhere.
-    close(&one(&r, "pass_at_kt", &key("bench", "rl", 2, 50, "truncated"))["pass_all"], 0.0);
+    close(
+        &one(&r, "pass_at_kt", &key("bench", "rl", 2, 50, "truncated"))["pass_all"],
+        0.0,
+    );
     // rl native at 50: only t1, 2 of 4 solved.
     let c = one(&r, "pass_at_kt", &key("bench", "rl", 1, 50, "native"));
     close(&c["value"], 0.5);
     assert_eq!(c["tasks"], 1);
     // Level 100: T = B, the full-budget rollouts count once, as native.
     assert!(rows(&r, "pass_at_kt", &key("bench", "rl", 1, 100, "truncated")).is_empty());
-    close(&one(&r, "pass_at_kt", &key("bench", "rl", 1, 100, "native"))["value"], (0.75 + 1.0 + 0.25) / 3.0);
-    close(&one(&r, "pass_at_kt", &key("bench", "base", 1, 100, "native"))["value"], 0.5);
+    close(
+        &one(&r, "pass_at_kt", &key("bench", "rl", 1, 100, "native"))["value"],
+        (0.75 + 1.0 + 0.25) / 3.0,
+    );
+    close(
+        &one(&r, "pass_at_kt", &key("bench", "base", 1, 100, "native"))["value"],
+        0.5,
+    );
 
     // Advantage at 50% truncated, K=1: every task differs by −0.25 → a flip
     // whose bootstrap is degenerate (all resamples equal), so not significant.
@@ -130,7 +152,12 @@ fn pass_cells_advantage_and_bounds_by_hand() {
     let ci = a["ci"].as_array().unwrap();
     assert!(ci[0].as_f64().unwrap() <= 0.5 / 3.0 && ci[1].as_f64().unwrap() >= 0.5 / 3.0);
     // No native rollouts of base at 50% → no native advantage row there.
-    assert!(rows(&r, "advantage", &[("level", json!(50)), ("t_mode", json!("native"))]).is_empty());
+    assert!(rows(
+        &r,
+        "advantage",
+        &[("level", json!(50)), ("t_mode", json!("native"))]
+    )
+    .is_empty());
 
     // Mode gap of rl at 50%, K=1: native 0.5 − truncated 0 on t1.
     let g = one(
@@ -143,12 +170,20 @@ fn pass_cells_advantage_and_bounds_by_hand() {
 
     // Upper bounds. bench is empirical: at 25% (T = 3) t1 (base solved at 3),
     // t2 (2) and t3 (1) are all solvable.
-    let u = one(&r, "upper_bound", &[("benchmark", json!("bench")), ("level", json!(25))]);
+    let u = one(
+        &r,
+        "upper_bound",
+        &[("benchmark", json!("bench")), ("level", json!(25))],
+    );
     close(&u["value"], 1.0);
     assert_eq!(u["kind"], "empirical");
     // oracle: min_turns 2 and 7 with B = 8: T = 2, 4, 6, 8.
     for (level, want) in [(25, 0.5), (50, 0.5), (75, 0.5), (100, 1.0)] {
-        let u = one(&r, "upper_bound", &[("benchmark", json!("oracle")), ("level", json!(level))]);
+        let u = one(
+            &r,
+            "upper_bound",
+            &[("benchmark", json!("oracle")), ("level", json!(level))],
+        );
         close(&u["value"], want);
         assert_eq!(u["kind"], "oracle");
     }
@@ -156,7 +191,12 @@ fn pass_cells_advantage_and_bounds_by_hand() {
     let p = one(
         &r,
         "pass_curve",
-        &[("benchmark", json!("bench")), ("run", json!("rl")), ("k", json!(1)), ("t", json!(6))],
+        &[
+            ("benchmark", json!("bench")),
+            ("run", json!("rl")),
+            ("k", json!(1)),
+            ("t", json!(6)),
+        ],
     );
     close(&p["value"], 1.0 / 3.0);
 }
@@ -168,13 +208,29 @@ fn pairs_follow_compare_flag() {
     let r = audit_json(
         &d.join("logs.jsonl"),
         &d.join("out"),
-        &["--resamples", "50", "--compare", "rl:base", "--k", "1", "--levels", "50"],
+        &[
+            "--resamples",
+            "50",
+            "--compare",
+            "rl:base",
+            "--k",
+            "1",
+            "--levels",
+            "50",
+        ],
     );
     assert_eq!(
         r["settings"]["pairs"],
         json!([{"benchmark": "bench", "base": "rl", "rl": "base"}, {"benchmark": "oracle", "base": "rl", "rl": "base"}])
     );
-    let a = one(&r, "advantage", &[("benchmark", json!("bench")), ("t_mode", json!("truncated"))]);
+    let a = one(
+        &r,
+        "advantage",
+        &[
+            ("benchmark", json!("bench")),
+            ("t_mode", json!("truncated")),
+        ],
+    );
     close(&a["delta"], 0.25);
     assert_eq!(r["settings"]["ks"], json!([1]));
 }

@@ -9,7 +9,14 @@ fn cand(run: &str, score: f64) -> Value {
     json!({"run": run, "action": "x", "score": score})
 }
 
-fn probe(task: &str, state: &str, source: &str, turn: u32, error: bool, cands: Vec<Value>) -> Value {
+fn probe(
+    task: &str,
+    state: &str,
+    source: &str,
+    turn: u32,
+    error: bool,
+    cands: Vec<Value>,
+) -> Value {
     json!({"kind": "probe", "benchmark": "b", "task": task, "state": state, "source": source,
            "turn": turn, "error": error, "candidates": cands})
 }
@@ -32,29 +39,59 @@ fn wilson(k: f64, n: f64) -> (f64, f64) {
 
 fn matched_logs(dir: &std::path::Path) {
     let mut v = runs();
-    v.push(probe("t1", "s1", "base", 1, false, vec![cand("base", 0.2), cand("base", 0.4), cand("rl", 0.5)])); // +0.2 better
-    v.push(probe("t1", "s2", "rl", 2, false, vec![cand("base", 0.6), cand("rl", 0.6)])); // tie
+    v.push(probe(
+        "t1",
+        "s1",
+        "base",
+        1,
+        false,
+        vec![cand("base", 0.2), cand("base", 0.4), cand("rl", 0.5)],
+    )); // +0.2 better
+    v.push(probe(
+        "t1",
+        "s2",
+        "rl",
+        2,
+        false,
+        vec![cand("base", 0.6), cand("rl", 0.6)],
+    )); // tie
     v.push(probe(
         "t2",
         "s3",
         "rl",
         3,
         false,
-        vec![cand("base", 0.9), cand("base", 0.7), cand("rl", 0.1), cand("rl", 0.3), cand("rl", 0.2)],
+        vec![
+            cand("base", 0.9),
+            cand("base", 0.7),
+            cand("rl", 0.1),
+            cand("rl", 0.3),
+            cand("rl", 0.2),
+        ],
     )); // 0.2 − 0.8 = −0.6 worse
-    // FrozenLake corridor S F G, one step left from the middle: left → Q 0, right → Q 1.
+        // FrozenLake corridor S F G, one step left from the middle: left → Q 0, right → Q 1.
     let mut fl = probe(
         "t2",
         "s4",
         "base",
         4,
         false,
-        vec![json!({"run": "base", "action": 0}), json!({"run": "rl", "action": 2})],
+        vec![
+            json!({"run": "base", "action": 0}),
+            json!({"run": "rl", "action": 2}),
+        ],
     );
     fl["frozenlake"] = json!({"map": ["SFG"], "pos": 1, "steps_left": 1, "slippery": false});
     v.push(fl); // +1 better
     v.push(probe("t3", "s5", "base", 1, false, vec![cand("base", 0.5)])); // rl absent → not a pair state
-    v.push(probe("t3", "s6", "other", 5, false, vec![cand("base", 0.5), cand("rl", 0.5)])); // tie
+    v.push(probe(
+        "t3",
+        "s6",
+        "other",
+        5,
+        false,
+        vec![cand("base", 0.5), cand("rl", 0.5)],
+    )); // tie
     write_lines(&dir.join("probes.jsonl"), &v);
 }
 
@@ -62,10 +99,21 @@ fn matched_logs(dir: &std::path::Path) {
 fn matched_states_by_hand() {
     let d = temp_dir("matched_hand");
     matched_logs(&d);
-    let r = audit_json(&d.join("probes.jsonl"), &d.join("out"), &["--resamples", "300"]);
-    let m = one(&r, "matched_states", &[("base", json!("base")), ("rl", json!("rl"))]);
+    let r = audit_json(
+        &d.join("probes.jsonl"),
+        &d.join("out"),
+        &["--resamples", "300"],
+    );
+    let m = one(
+        &r,
+        "matched_states",
+        &[("base", json!("base")), ("rl", json!("rl"))],
+    );
     assert_eq!(m["states"], 5);
-    assert_eq!(m["states_by_source"], json!({"base": 2, "rl": 2, "other": 1}));
+    assert_eq!(
+        m["states_by_source"],
+        json!({"base": 2, "rl": 2, "other": 1})
+    );
     close(&m["better"], 0.4);
     close(&m["tie"], 0.4);
     close(&m["worse"], 0.2);
@@ -90,7 +138,11 @@ fn matched_states_by_hand() {
 fn balance_keeps_equal_sources() {
     let d = temp_dir("matched_balance");
     matched_logs(&d);
-    let r = audit_json(&d.join("probes.jsonl"), &d.join("out"), &["--resamples", "100", "--balance"]);
+    let r = audit_json(
+        &d.join("probes.jsonl"),
+        &d.join("out"),
+        &["--resamples", "100", "--balance"],
+    );
     let m = one(&r, "matched_states", &[("rl", json!("rl"))]);
     assert_eq!(m["states"], 4);
     assert_eq!(m["states_by_source"], json!({"base": 2, "rl": 2}));
@@ -133,7 +185,11 @@ fn error_recovery_by_hand() {
         "rl",
         3,
         true,
-        vec![ecand("base", 0.5, Some(true), None), ecand("rl", 0.4, Some(false), None), ecand("rl", 0.4, None, None)],
+        vec![
+            ecand("base", 0.5, Some(true), None),
+            ecand("rl", 0.4, Some(false), None),
+            ecand("rl", 0.4, None, None),
+        ],
     ));
     // E3: tie; terminal base 0, rl 1; no corrects.
     v.push(probe(
@@ -142,7 +198,10 @@ fn error_recovery_by_hand() {
         "rl",
         3,
         true,
-        vec![ecand("base", 0.2, None, Some(false)), ecand("rl", 0.2, None, Some(true))],
+        vec![
+            ecand("base", 0.2, None, Some(false)),
+            ecand("rl", 0.2, None, Some(true)),
+        ],
     ));
     write_lines(&d.join("p.jsonl"), &v);
     let r = audit_json(&d.join("p.jsonl"), &d.join("out"), &["--resamples", "300"]);
@@ -175,7 +234,14 @@ fn error_recovery_by_hand() {
 fn missing_fields_leave_figures_out() {
     let d = temp_dir("recovery_missing");
     let mut v = runs();
-    v.push(probe("e1", "x1", "base", 1, true, vec![cand("base", 0.1), cand("rl", 0.2)]));
+    v.push(probe(
+        "e1",
+        "x1",
+        "base",
+        1,
+        true,
+        vec![cand("base", 0.1), cand("rl", 0.2)],
+    ));
     write_lines(&d.join("p.jsonl"), &v);
     let r = audit_json(&d.join("p.jsonl"), &d.join("out"), &["--resamples", "50"]);
     let e = one(&r, "error_recovery", &[("rl", json!("rl"))]);

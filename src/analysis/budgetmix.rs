@@ -73,7 +73,7 @@ pub struct BudgetMixAudit {
 
 /// ceil(B·i/10) in integers.
 pub fn candidate(b: u32, i: u32) -> u32 {
-    ((b as u64 * i as u64 + 9) / 10) as u32
+    (b as u64 * i as u64).div_ceil(10) as u32
 }
 
 fn candidates(b: u32) -> BTreeSet<u32> {
@@ -170,7 +170,8 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
     for t in &rollouts {
         for st in set.steps_of(t) {
             let remaining = t.budget as i64 - st.turn as i64 + 1;
-            let ok = st.budget_total == Some(t.budget as i64) && st.budget_remaining == Some(remaining);
+            let ok =
+                st.budget_total == Some(t.budget as i64) && st.budget_remaining == Some(remaining);
             r[3].check(set, ok, t.loc);
         }
         if !t.success && t.turns >= t.budget {
@@ -188,13 +189,21 @@ fn preferred(pass: &PassReport, bench: &str, run: &str, level: u32) -> Option<(f
     let cell = |m: Mode| {
         pass.cells
             .iter()
-            .find(|c| c.benchmark == bench && c.run == run && c.k == 1 && c.level == level && c.mode == m)
+            .find(|c| {
+                c.benchmark == bench && c.run == run && c.k == 1 && c.level == level && c.mode == m
+            })
             .and_then(|c| c.value.map(|v| (v, m)))
     };
     cell(Mode::Native).or_else(|| cell(Mode::Truncated))
 }
 
-fn gains(set: &LogSet, run: Id, pass: &PassReport, s: &Settings, notes: &mut Vec<String>) -> Vec<Gain> {
+fn gains(
+    set: &LogSet,
+    run: Id,
+    pass: &PassReport,
+    s: &Settings,
+    notes: &mut Vec<String>,
+) -> Vec<Gain> {
     let name = set.name(run);
     let benches: BTreeSet<&str> = pass
         .cells
@@ -223,7 +232,10 @@ fn gains(set: &LogSet, run: Id, pass: &PassReport, s: &Settings, notes: &mut Vec
                         if others.is_empty() {
                             "no full-budget RL run (method neither base nor budgetmix)".to_string()
                         } else {
-                            format!("several candidate RL runs: {}", others.into_iter().collect::<Vec<_>>().join(", "))
+                            format!(
+                                "several candidate RL runs: {}",
+                                others.into_iter().collect::<Vec<_>>().join(", ")
+                            )
                         }
                     ));
                     continue;
@@ -232,9 +244,10 @@ fn gains(set: &LogSet, run: Id, pass: &PassReport, s: &Settings, notes: &mut Vec
             }
         };
         for &level in &s.levels {
-            if let (Some((a, ma)), Some((b, mb))) =
-                (preferred(pass, bench, name, level), preferred(pass, bench, &vs, level))
-            {
+            if let (Some((a, ma)), Some((b, mb))) = (
+                preferred(pass, bench, name, level),
+                preferred(pass, bench, &vs, level),
+            ) {
                 let mut modes = BTreeMap::new();
                 modes.insert(name.to_string(), ma.name());
                 modes.insert(vs.clone(), mb.name());

@@ -84,20 +84,36 @@ fn attempts(set: &LogSet) -> Attempts {
 
 /// Cost of one attempt at T: u turns (the success turn if solved within T,
 /// else min(T, turns)) plus the tokens of its steps up to turn u.
-pub fn attempt_cost(success_turn: Option<u32>, turns: u32, tokens: &[(u32, u64)], t: u32, s: &Settings) -> f64 {
+pub fn attempt_cost(
+    success_turn: Option<u32>,
+    turns: u32,
+    tokens: &[(u32, u64)],
+    t: u32,
+    s: &Settings,
+) -> f64 {
     let u = match success_turn {
         Some(st) if st <= t => st,
         _ => t.min(turns),
     };
-    let toks: u64 = tokens.iter().filter(|(turn, _)| *turn <= u).map(|x| x.1).sum();
+    let toks: u64 = tokens
+        .iter()
+        .filter(|(turn, _)| *turn <= u)
+        .map(|x| x.1)
+        .sum();
     u as f64 * s.cost.turn + toks as f64 * s.cost.token
 }
 
-pub fn analyse(set: &LogSet, agg: &EvalAggregates, pass: &PassReport, s: &Settings) -> (Vec<CostPoint>, Vec<Winner>) {
+pub fn analyse(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pass: &PassReport,
+    s: &Settings,
+) -> (Vec<CostPoint>, Vec<Winner>) {
     let att = attempts(set);
     let mut points = Vec::new();
     for cell in pass.cells.iter().filter(|c| c.tasks > 0) {
-        let (Some(b), Some(r)) = (set.strings.get(&cell.benchmark), set.strings.get(&cell.run)) else {
+        let (Some(b), Some(r)) = (set.strings.get(&cell.benchmark), set.strings.get(&cell.run))
+        else {
             continue;
         };
         let Some(value) = cell.value else { continue };
@@ -108,11 +124,17 @@ pub fn analyse(set: &LogSet, agg: &EvalAggregates, pass: &PassReport, s: &Settin
                 Mode::Native => t,
                 Mode::Truncated => info.full_budget,
             };
-            let Some(a) = att.get(&(b, r, task, budget)) else { continue };
+            let Some(a) = att.get(&(b, r, task, budget)) else {
+                continue;
+            };
             if (a.len() as u64) < cell.k {
                 continue;
             }
-            let mean = a.iter().map(|(st, turns, tok)| attempt_cost(*st, *turns, tok, t, s)).sum::<f64>() / a.len() as f64;
+            let mean = a
+                .iter()
+                .map(|(st, turns, tok)| attempt_cost(*st, *turns, tok, t, s))
+                .sum::<f64>()
+                / a.len() as f64;
             costs.push(cell.k as f64 * mean);
         }
         if costs.is_empty() {
@@ -130,10 +152,12 @@ pub fn analyse(set: &LogSet, agg: &EvalAggregates, pass: &PassReport, s: &Settin
         });
     }
     for i in 0..points.len() {
-        let dom = points
-            .iter()
-            .enumerate()
-            .any(|(j, q)| j != i && q.benchmark == points[i].benchmark && q.run == points[i].run && dominated(&points[i], q));
+        let dom = points.iter().enumerate().any(|(j, q)| {
+            j != i
+                && q.benchmark == points[i].benchmark
+                && q.run == points[i].run
+                && dominated(&points[i], q)
+        });
         points[i].on_frontier = !dom;
     }
     let winners = winners(&points);
@@ -161,9 +185,9 @@ pub fn winners(points: &[CostPoint]) -> Vec<Winner> {
                 i += 1;
             }
             let w = best.expect("at least one point admitted");
-            let same = rows
-                .last()
-                .is_some_and(|r| r.run == w.run && r.k == w.k && r.level == w.level && r.mode == w.mode);
+            let same = rows.last().is_some_and(|r| {
+                r.run == w.run && r.k == w.k && r.level == w.level && r.mode == w.mode
+            });
             if !same {
                 if let Some(last) = rows.last_mut() {
                     last.to_cost = Some(c);

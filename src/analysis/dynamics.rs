@@ -49,16 +49,22 @@ pub fn ols_slope(points: &[(f64, f64)]) -> (Option<f64>, Option<(f64, f64)>) {
         return (Some(slope), None);
     }
     let intercept = my - slope * mx;
-    let sse: f64 = points.iter().map(|p| (p.1 - intercept - slope * p.0).powi(2)).sum();
+    let sse: f64 = points
+        .iter()
+        .map(|p| (p.1 - intercept - slope * p.0).powi(2))
+        .sum();
     let df = nf - 2.0;
     let se = (sse / df / sxx).sqrt();
-    let t = StudentsT::new(0.0, 1.0, df).map(|d| d.inverse_cdf(0.975)).ok();
+    let t = StudentsT::new(0.0, 1.0, df)
+        .map(|d| d.inverse_cdf(0.975))
+        .ok();
     (Some(slope), t.map(|t| (slope - t * se, slope + t * se)))
 }
 
 pub fn analyse(set: &LogSet) -> (Vec<MetricTrend>, Vec<Divergence>) {
     // run → metric → (step, value, file order)
-    let mut series: BTreeMap<(String, String), Vec<(i64, crate::schema::Loc, f64)>> = BTreeMap::new();
+    type Series = BTreeMap<(String, String), Vec<(i64, crate::schema::Loc, f64)>>;
+    let mut series: Series = BTreeMap::new();
     let mut runs: BTreeMap<String, Id> = BTreeMap::new();
     for c in &set.checkpoints {
         runs.insert(set.name(c.run).to_string(), c.run);

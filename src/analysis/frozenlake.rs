@@ -21,7 +21,10 @@ pub fn validate_spec(spec: &FrozenLakeSpec) -> Result<(), (&'static str, String)
     if spec.pos >= lake.cells.len() {
         return Err((
             "pos",
-            format!("{} is outside the {}×{} map", spec.pos, lake.rows, lake.cols),
+            format!(
+                "{} is outside the {}×{} map",
+                spec.pos, lake.rows, lake.cols
+            ),
         ));
     }
     Ok(())
@@ -104,7 +107,11 @@ impl Lake {
         self.outcomes(s, a)
             .iter()
             .map(|&(n, p)| {
-                let cont = if self.is_terminal(n) { 0.0 } else { gamma * v_prev[n] };
+                let cont = if self.is_terminal(n) {
+                    0.0
+                } else {
+                    gamma * v_prev[n]
+                };
                 p * (self.reward(n) + cont)
             })
             .sum()
@@ -117,7 +124,11 @@ impl Lake {
         for h in 1..=horizon as usize {
             let prev = &vs[h - 1];
             let v: Vec<f64> = (0..n)
-                .map(|s| (0..4).map(|a| self.q_from(s, a, gamma, prev)).fold(0.0, f64::max))
+                .map(|s| {
+                    (0..4)
+                        .map(|a| self.q_from(s, a, gamma, prev))
+                        .fold(0.0, f64::max)
+                })
                 .collect();
             vs.push(v);
         }
@@ -137,8 +148,11 @@ impl Lake {
 /// Caches V tables per (map, slippery, γ) so many probes on one map cost one DP.
 #[derive(Default)]
 pub struct QCache {
-    tables: std::collections::HashMap<(Vec<String>, bool), (Lake, Vec<Vec<f64>>)>,
+    tables: std::collections::HashMap<(Vec<String>, bool), ValueTable>,
 }
+
+/// A lake and its V_0 … V_H.
+type ValueTable = (Lake, Vec<Vec<f64>>);
 
 impl QCache {
     pub fn q(&mut self, spec: &FrozenLakeSpec, a: u8, gamma: f64) -> Option<f64> {
@@ -189,7 +203,8 @@ mod tests {
     #[test]
     fn slippery_8x8_optimum() {
         let map = [
-            "SFFFFFFF", "FFFFFFFF", "FFFHFFFF", "FFFFFHFF", "FFFHFFFF", "FHHFFFHF", "FHFFHFHF", "FFFHFFFG",
+            "SFFFFFFF", "FFFFFFFF", "FFFHFFFF", "FFFFFHFF", "FFFHFFFF", "FHHFFFHF", "FHFFHFHF",
+            "FFFHFFFG",
         ];
         let lake = Lake::parse(&map, true).unwrap();
         let v = lake.values(1.0, 200);

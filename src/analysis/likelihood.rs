@@ -110,7 +110,12 @@ fn length(set: &LogSet, t: &Trajectory) -> Option<u64> {
     steps.iter().map(|s| s.output_tokens).sum()
 }
 
-pub fn analyse(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<Likelihood> {
+pub fn analyse(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    s: &Settings,
+) -> Vec<Likelihood> {
     let mut out = Vec::new();
     for pair in pairs {
         let runs = [pair.base, pair.rl];
@@ -145,7 +150,11 @@ pub fn analyse(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
             if let Some(llr) = trajectory_llr(set, t, pair.base, pair.rl) {
                 llrs[side].push(llr);
                 if let Some(len) = length(set, t) {
-                    per_task.entry(t.task).or_default()[side].push(Scored { loc: t.loc, len, llr });
+                    per_task.entry(t.task).or_default()[side].push(Scored {
+                        loc: t.loc,
+                        len,
+                        llr,
+                    });
                 }
             }
         }
@@ -172,7 +181,10 @@ pub fn analyse(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                 continue;
             }
             n_pairs += matched.len() as u64;
-            let sum: f64 = matched.iter().map(|&(i, j)| rl_t[i].llr - base_t[j].llr).sum();
+            let sum: f64 = matched
+                .iter()
+                .map(|&(i, j)| rl_t[i].llr - base_t[j].llr)
+                .sum();
             clusters.push(Cluster {
                 sum,
                 weight: matched.len() as f64,

@@ -58,7 +58,14 @@ fn half(states: &[&PairState], s: &Settings) -> Half {
 pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Matched> {
     let mut out = Vec::new();
     for pair in pairs {
-        let all = pair_states(set, pair, false, s.gamma, s.balance.then_some(s.boot.seed), cache);
+        let all = pair_states(
+            set,
+            pair,
+            false,
+            s.gamma,
+            s.balance.then_some(s.boot.seed),
+            cache,
+        );
         if all.is_empty() {
             continue;
         }
@@ -66,7 +73,9 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
         let scored: Vec<&PairState> = all.iter().filter(|st| st.diff().is_some()).collect();
         let mut by_source: BTreeMap<String, u64> = BTreeMap::new();
         for st in &scored {
-            *by_source.entry(set.name(st.source).to_string()).or_default() += 1;
+            *by_source
+                .entry(set.name(st.source).to_string())
+                .or_default() += 1;
         }
         let (n, b, t, w) = verdict_counts(&scored);
         let mut turns: BTreeMap<u32, Vec<&PairState>> = BTreeMap::new();
@@ -89,8 +98,16 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
         let turn_values: Vec<f64> = scored.iter().map(|x| x.turn as f64).collect();
         let med = median(&turn_values);
         let m = med.unwrap_or(0.0);
-        let early: Vec<&PairState> = scored.iter().copied().filter(|x| x.turn as f64 <= m).collect();
-        let late: Vec<&PairState> = scored.iter().copied().filter(|x| x.turn as f64 > m).collect();
+        let early: Vec<&PairState> = scored
+            .iter()
+            .copied()
+            .filter(|x| x.turn as f64 <= m)
+            .collect();
+        let late: Vec<&PairState> = scored
+            .iter()
+            .copied()
+            .filter(|x| x.turn as f64 > m)
+            .collect();
         out.push(Matched {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),

@@ -28,7 +28,10 @@ pub struct CostModel {
 
 impl Default for CostModel {
     fn default() -> Self {
-        CostModel { turn: 1.0, token: 0.0 }
+        CostModel {
+            turn: 1.0,
+            token: 0.0,
+        }
     }
 }
 
@@ -106,7 +109,11 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
             let mut found = false;
             for (&bench, runs) in &by_bench {
                 if runs.contains(&b) && runs.contains(&r) {
-                    pairs.push(Pair { benchmark: bench, base: b, rl: r });
+                    pairs.push(Pair {
+                        benchmark: bench,
+                        base: b,
+                        rl: r,
+                    });
                     found = true;
                 }
             }
@@ -126,7 +133,11 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
             }
             for &b in &bases {
                 for &r in runs.iter().filter(|r| !is_base(r)) {
-                    pairs.push(Pair { benchmark: bench, base: b, rl: r });
+                    pairs.push(Pair {
+                        benchmark: bench,
+                        base: b,
+                        rl: r,
+                    });
                 }
             }
         }

@@ -34,7 +34,12 @@ pub fn t_at_level(level: u32, full: u32) -> u32 {
 }
 
 /// (n, c) of one task in one (run, level, mode) cell, if it has rollouts there.
-pub fn cell_counts(groups: &[BudgetGroup], info: TaskInfo, level: u32, mode: Mode) -> Option<(u64, u64)> {
+pub fn cell_counts(
+    groups: &[BudgetGroup],
+    info: TaskInfo,
+    level: u32,
+    mode: Mode,
+) -> Option<(u64, u64)> {
     let b = info.full_budget;
     let t = t_at_level(level, b);
     let budget = match mode {
@@ -149,7 +154,12 @@ impl PassInput<'_> {
         self.agg.tasks.keys().map(|k| k.0).collect()
     }
     pub fn runs(&self, bench: Id) -> BTreeSet<Id> {
-        self.agg.groups.keys().filter(|k| k.0 == bench).map(|k| k.1).collect()
+        self.agg
+            .groups
+            .keys()
+            .filter(|k| k.0 == bench)
+            .map(|k| k.1)
+            .collect()
     }
     pub fn tasks(&self, bench: Id) -> impl Iterator<Item = (Id, TaskInfo)> + '_ {
         self.agg
@@ -178,7 +188,9 @@ impl PassInput<'_> {
 pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
     let mut max_n = 0;
     for ((b, _, t), groups) in &input.agg.groups {
-        let Some(info) = input.agg.tasks.get(&(*b, *t)) else { continue };
+        let Some(info) = input.agg.tasks.get(&(*b, *t)) else {
+            continue;
+        };
         for &l in levels {
             for m in Mode::BOTH {
                 if let Some((n, _)) = cell_counts(groups, *info, l, m) {
@@ -240,7 +252,10 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         .par_iter()
         .map(|(b, r, k, l, m, counts)| {
             let (vals, left_out) = pass_values(counts, *k);
-            let est = cluster_bootstrap(&vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(), &s.boot);
+            let est = cluster_bootstrap(
+                &vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(),
+                &s.boot,
+            );
             let pass_all: Vec<f64> = counts
                 .values()
                 .filter(|(n, _)| *n >= *k)
@@ -261,7 +276,13 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         })
         .collect();
     cells.sort_by(|a, b| {
-        (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(&b.benchmark, &b.run, b.k, b.level, b.mode))
+        (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(
+            &b.benchmark,
+            &b.run,
+            b.k,
+            b.level,
+            b.mode,
+        ))
     });
     rep.cells = cells;
     rep.upper = upper_bounds(input, &s.levels);
@@ -332,7 +353,9 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
                 .iter()
                 .filter_map(|(t, info)| {
                     let groups = input.agg.groups.get(&(b, r, *t))?;
-                    let g = groups.iter().find(|g| g.budget == info.full_budget && g.n > 0)?;
+                    let g = groups
+                        .iter()
+                        .find(|g| g.budget == info.full_budget && g.n > 0)?;
                     Some((g, info.full_budget))
                 })
                 .collect();
@@ -370,7 +393,13 @@ pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f6
         .collect()
 }
 
-fn advantages(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings, upper: &[UpperBound]) -> Vec<Advantage> {
+fn advantages(
+    input: &PassInput,
+    pairs: &[Pair],
+    ks: &[u64],
+    s: &Settings,
+    upper: &[UpperBound],
+) -> Vec<Advantage> {
     let mut jobs = Vec::new();
     for p in pairs {
         for &l in &s.levels {
@@ -457,7 +486,9 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
     let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
     let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else { continue };
+        let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else {
+            continue;
+        };
         if t.budget != info.full_budget {
             continue;
         }
@@ -500,7 +531,9 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
                 for &x in &xs {
                     let counts: TaskCounts = per
                         .range((b, r, 0)..=(b, r, Id::MAX))
-                        .map(|(key, (n, toks))| (key.2, (*n, toks.partition_point(|&u| u <= x) as u64)))
+                        .map(|(key, (n, toks))| {
+                            (key.2, (*n, toks.partition_point(|&u| u <= x) as u64))
+                        })
                         .collect();
                     jobs.push((b, r, k, x, counts));
                 }
@@ -514,7 +547,10 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
         .par_iter()
         .map(|(b, r, k, x, counts)| {
             let (vals, left) = pass_values(counts, *k);
-            let est = cluster_bootstrap(&vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(), &s.boot);
+            let est = cluster_bootstrap(
+                &vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(),
+                &s.boot,
+            );
             TokenCell {
                 benchmark: input.name(*b),
                 run: input.name(*r),

@@ -69,7 +69,11 @@ pub fn pair_states(
     cache: &mut QCache,
 ) -> Vec<PairState> {
     let mut out = Vec::new();
-    for p in set.probes.iter().filter(|p| p.benchmark == pair.benchmark && p.error == want_error) {
+    for p in set
+        .probes
+        .iter()
+        .filter(|p| p.benchmark == pair.benchmark && p.error == want_error)
+    {
         if let Some(s) = state_of(set, p, pair, gamma, cache) {
             out.push(s);
         }
@@ -82,14 +86,24 @@ pub fn pair_states(
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(seed);
         from_base.shuffle(&mut rng);
         from_rl.shuffle(&mut rng);
-        let mut keep: Vec<usize> = from_base[..n].iter().chain(&from_rl[..n]).copied().collect();
+        let mut keep: Vec<usize> = from_base[..n]
+            .iter()
+            .chain(&from_rl[..n])
+            .copied()
+            .collect();
         keep.sort_unstable();
         out = keep.into_iter().map(|i| out[i].clone()).collect();
     }
     out
 }
 
-fn state_of(set: &LogSet, p: &Probe, pair: &Pair, gamma: f64, cache: &mut QCache) -> Option<PairState> {
+fn state_of(
+    set: &LogSet,
+    p: &Probe,
+    pair: &Pair,
+    gamma: f64,
+    cache: &mut QCache,
+) -> Option<PairState> {
     let cands = set.candidates_of(p);
     let by_run = |run: Id| cands.iter().filter(|c| c.run == run).collect::<Vec<_>>();
     let (base, rl) = (by_run(pair.base), by_run(pair.rl));
@@ -121,11 +135,18 @@ fn state_of(set: &LogSet, p: &Probe, pair: &Pair, gamma: f64, cache: &mut QCache
 }
 
 /// Mean of a per-state figure with its cluster bootstrap over tasks.
-pub fn clustered_mean(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>, boot: &Bootstrap) -> Option<Estimate> {
+pub fn clustered_mean(
+    states: &[&PairState],
+    f: impl Fn(&PairState) -> Option<f64>,
+    boot: &Bootstrap,
+) -> Option<Estimate> {
     let mut by_task: std::collections::BTreeMap<Id, Cluster> = Default::default();
     for s in states {
         if let Some(x) = f(s) {
-            let c = by_task.entry(s.task).or_insert(Cluster { sum: 0.0, weight: 0.0 });
+            let c = by_task.entry(s.task).or_insert(Cluster {
+                sum: 0.0,
+                weight: 0.0,
+            });
             c.sum += x;
             c.weight += 1.0;
         }

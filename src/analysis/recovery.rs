@@ -71,7 +71,14 @@ fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Recovery> {
     let mut out = Vec::new();
     for pair in pairs {
-        let all = pair_states(set, pair, true, s.gamma, s.balance.then_some(s.boot.seed), cache);
+        let all = pair_states(
+            set,
+            pair,
+            true,
+            s.gamma,
+            s.balance.then_some(s.boot.seed),
+            cache,
+        );
         if all.is_empty() {
             continue;
         }
@@ -105,7 +112,11 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
                 clustered_mean(&refs, |x| x.terminal[1], &s.boot),
             ],
             correction_diff: clustered_mean(&refs, |x| diff(x.corrects[1], x.corrects[0]), &s.boot),
-            terminal_success_diff: clustered_mean(&refs, |x| diff(x.terminal[1], x.terminal[0]), &s.boot),
+            terminal_success_diff: clustered_mean(
+                &refs,
+                |x| diff(x.terminal[1], x.terminal[0]),
+                &s.boot,
+            ),
             by_source: sources,
             by_turn: by_turn
                 .iter()

@@ -85,7 +85,10 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn one(value: f64) -> Self {
-        Cluster { sum: value, weight: 1.0 }
+        Cluster {
+            sum: value,
+            weight: 1.0,
+        }
     }
 }
 
@@ -143,7 +146,12 @@ fn jackknife(clusters: &[Cluster]) -> Vec<f64> {
 }
 
 /// Turns bootstrap replicates into the 95% interval of `cfg.method`.
-pub fn interval_from(stats: &mut [f64], value: f64, cfg: &Bootstrap, jack: impl FnOnce() -> Vec<f64>) -> Ci {
+pub fn interval_from(
+    stats: &mut [f64],
+    value: f64,
+    cfg: &Bootstrap,
+    jack: impl FnOnce() -> Vec<f64>,
+) -> Ci {
     if stats.is_empty() {
         return Ci::Undefined;
     }

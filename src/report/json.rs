@@ -283,7 +283,10 @@ pub fn likelihood(audit: &Audit) -> Vec<Value> {
         let mut m = Map::new();
         for (n, x) in names.iter().zip(s) {
             if let Some(x) = x {
-                m.insert(n.to_string(), json!({"mean": num(x.mean), "median": num(x.median), "n": x.n}));
+                m.insert(
+                    n.to_string(),
+                    json!({"mean": num(x.mean), "median": num(x.median), "n": x.n}),
+                );
             }
         }
         Value::Object(m)

@@ -86,11 +86,23 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
             .filter(|(_, n)| **n > 0)
             .map(|(k, n)| format!("{n} {k}"))
             .collect();
-        let _ = writeln!(md, "\n**Skipped {skipped} bad record(s) (--lenient):** {}.", parts.join(", "));
+        let _ = writeln!(
+            md,
+            "\n**Skipped {skipped} bad record(s) (--lenient):** {}.",
+            parts.join(", ")
+        );
     }
     if !set.unknown_kinds.is_empty() {
-        let parts: Vec<String> = set.unknown_kinds.iter().map(|(k, n)| format!("{n} × `{k}`")).collect();
-        let _ = writeln!(md, "\nUnknown record kinds (ignored): {}.", parts.join(", "));
+        let parts: Vec<String> = set
+            .unknown_kinds
+            .iter()
+            .map(|(k, n)| format!("{n} × `{k}`"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "\nUnknown record kinds (ignored): {}.",
+            parts.join(", ")
+        );
     }
     if audit.pairs.is_empty() {
         let _ = writeln!(md, "\nNo run pairs are compared.");
@@ -120,11 +132,16 @@ fn pass_section(md: &mut String, audit: &Audit) {
         );
         return;
     }
-    let benches: std::collections::BTreeSet<&String> = p.cells.iter().map(|c| &c.benchmark).collect();
+    let benches: std::collections::BTreeSet<&String> =
+        p.cells.iter().map(|c| &c.benchmark).collect();
     for b in benches {
         let _ = writeln!(md, "### {}\n", esc(b));
         for &k in &p.ks {
-            let cells: Vec<_> = p.cells.iter().filter(|c| &c.benchmark == b && c.k == k).collect();
+            let cells: Vec<_> = p
+                .cells
+                .iter()
+                .filter(|c| &c.benchmark == b && c.k == k)
+                .collect();
             if cells.is_empty() {
                 continue;
             }
@@ -136,18 +153,28 @@ fn pass_section(md: &mut String, audit: &Audit) {
                 sep.push_str("---|");
             }
             let _ = writeln!(md, "{header}\n{sep}");
-            let rows: std::collections::BTreeSet<(&String, Mode)> = cells.iter().map(|c| (&c.run, c.mode)).collect();
+            let rows: std::collections::BTreeSet<(&String, Mode)> =
+                cells.iter().map(|c| (&c.run, c.mode)).collect();
             for (run, mode) in rows {
                 let mut line = format!("| {} | {} |", esc(run), mode.name());
                 for &l in &audit.settings.levels {
-                    match cells.iter().find(|c| &c.run == run && c.mode == mode && c.level == l) {
+                    match cells
+                        .iter()
+                        .find(|c| &c.run == run && c.mode == mode && c.level == l)
+                    {
                         Some(c) => {
                             let left = if c.tasks_left_out > 0 {
                                 format!(", {} left out", c.tasks_left_out)
                             } else {
                                 String::new()
                             };
-                            let _ = write!(line, " {} {} (n={}{left}) |", pct(c.value), pct_ci(c.ci), c.tasks);
+                            let _ = write!(
+                                line,
+                                " {} {} (n={}{left}) |",
+                                pct(c.value),
+                                pct_ci(c.ci),
+                                c.tasks
+                            );
                         }
                         None => line.push_str(" – |"),
                     }
@@ -181,7 +208,10 @@ fn advantage_section(md: &mut String, audit: &Audit) {
         );
         return;
     }
-    let _ = writeln!(md, "| benchmark | base → RL | K | level | mode | n | Δ | 95% CI | headroom | |");
+    let _ = writeln!(
+        md,
+        "| benchmark | base → RL | K | level | mode | n | Δ | 95% CI | headroom | |"
+    );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
     for a in &audit.pass.advantage {
         let mark = if a.significant_flip {
@@ -207,7 +237,8 @@ fn advantage_section(md: &mut String, audit: &Audit) {
             a.tasks,
             pp(a.delta),
             ci,
-            a.headroom.map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h)),
+            a.headroom
+                .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h)),
             mark
         );
     }
@@ -252,7 +283,10 @@ fn mode_gap_section(md: &mut String, audit: &Audit) {
         );
         return;
     }
-    let _ = writeln!(md, "| benchmark | run | K | level | n | native − truncated | 95% CI |");
+    let _ = writeln!(
+        md,
+        "| benchmark | run | K | level | n | native − truncated | 95% CI |"
+    );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for g in &audit.pass.mode_gap {
         let _ = writeln!(
@@ -278,13 +312,22 @@ fn token_section(md: &mut String, audit: &Audit) {
         "A turn is not a fixed cost. Here the budget is X generated tokens: a full-budget rollout counts as solved within X when it succeeded and its `output_tokens` up to the success turn sum to at most X. Default X: quartiles (nearest rank) of the full-budget rollouts' total tokens.\n"
     );
     if p.token.is_empty() {
-        let _ = writeln!(md, "_No full-budget evaluation rollouts with `steps[].output_tokens` on every step._\n");
+        let _ = writeln!(
+            md,
+            "_No full-budget evaluation rollouts with `steps[].output_tokens` on every step._\n"
+        );
         return;
     }
     for (b, n) in &p.token_left_out {
-        let _ = writeln!(md, "- {b}: {n} rollout(s) left out (no steps, or a step without `output_tokens`).");
+        let _ = writeln!(
+            md,
+            "- {b}: {n} rollout(s) left out (no steps, or a step without `output_tokens`)."
+        );
     }
-    let _ = writeln!(md, "\n| benchmark | run | K | tokens X | Pass | 95% CI | n |");
+    let _ = writeln!(
+        md,
+        "\n| benchmark | run | K | tokens X | Pass | 95% CI | n |"
+    );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for c in &p.token {
         let _ = writeln!(

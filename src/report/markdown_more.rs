@@ -29,7 +29,9 @@ pub fn signed_ci_prec(ci: Ci, scale: f64, prec: usize) -> String {
 }
 
 fn wilson_pct(ci: Option<(f64, f64)>) -> String {
-    ci.map_or("".into(), |(l, h)| format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h))
+    ci.map_or("".into(), |(l, h)| {
+        format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h)
+    })
 }
 
 fn verdict(ci: Ci) -> &'static str {
@@ -54,7 +56,11 @@ pub fn matched(md: &mut String, audit: &Audit) {
     let _ = writeln!(md, "| benchmark | base → RL | states | by source | better | tie | worse | mean q_RL − q_base |");
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for m in &audit.matched {
-        let src: Vec<String> = m.states_by_source.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let src: Vec<String> = m
+            .states_by_source
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
         let _ = writeln!(
             md,
             "| {} | {} → {} | {} | {} | {} {} | {} {} | {} {} | {} |",
@@ -69,7 +75,11 @@ pub fn matched(md: &mut String, audit: &Audit) {
             wilson_pct(m.shares_ci[1]),
             pct(m.worse),
             wilson_pct(m.shares_ci[2]),
-            m.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci_prec(e.ci, 1.0, 4)))
+            m.mean_diff.map_or("–".into(), |e| format!(
+                "{:+.4} {}",
+                e.value,
+                signed_ci_prec(e.ci, 1.0, 4)
+            ))
         );
     }
     md.push('\n');
@@ -82,7 +92,10 @@ pub fn matched(md: &mut String, audit: &Audit) {
             esc(&m.rl),
             m.median_turn.map_or("–".into(), |x| format!("{x}"))
         );
-        let _ = writeln!(md, "| turn | states | RL better | mean diff |\n|---|---|---|---|");
+        let _ = writeln!(
+            md,
+            "| turn | states | RL better | mean diff |\n|---|---|---|---|"
+        );
         for t in &m.by_turn {
             let _ = writeln!(
                 md,
@@ -99,7 +112,11 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 "| {name} | {} | {} | {} |",
                 h.states,
                 pct(h.better),
-                h.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, signed_ci_prec(e.ci, 1.0, 4)))
+                h.mean_diff.map_or("–".into(), |e| format!(
+                    "{:+.4} {}",
+                    e.value,
+                    signed_ci_prec(e.ci, 1.0, 4)
+                ))
             );
         }
         if let Some(e) = m.mean_diff {
@@ -127,11 +144,20 @@ pub fn recovery(md: &mut String, audit: &Audit) {
         "States right after an error action (`error: true` probes), the same prefixes for both runs. *Correction*: share of a run's candidates that fix the error (`corrects`); *terminal success*: share whose continuation ended in success (`terminal_success`); both averaged over states, bootstrapped over tasks, and differenced per state (paired). The paper: RL better in 65.7% / 67.3% of error states; correction 41.4% vs 27.2% on BFCL.\n"
     );
     if audit.recovery.is_empty() {
-        let _ = writeln!(md, "_No probes with `error: true` whose candidates include both runs of a pair._\n");
+        let _ = writeln!(
+            md,
+            "_No probes with `error: true` whose candidates include both runs of a pair._\n"
+        );
         return;
     }
     for r in &audit.recovery {
-        let _ = writeln!(md, "### {}: {} → {}\n", esc(&r.benchmark), esc(&r.base), esc(&r.rl));
+        let _ = writeln!(
+            md,
+            "### {}: {} → {}\n",
+            esc(&r.benchmark),
+            esc(&r.base),
+            esc(&r.rl)
+        );
         let _ = writeln!(
             md,
             "Error states: {} ({} with scores for both runs). RL better: {} {}.\n",
@@ -140,20 +166,45 @@ pub fn recovery(md: &mut String, audit: &Audit) {
             pct(r.better),
             wilson_pct(r.better_ci)
         );
-        let _ = writeln!(md, "| figure | {} | {} | RL − base |\n|---|---|---|---|", esc(&r.base), esc(&r.rl));
+        let _ = writeln!(
+            md,
+            "| figure | {} | {} | RL − base |\n|---|---|---|---|",
+            esc(&r.base),
+            esc(&r.rl)
+        );
         for (name, field, v, d) in [
             ("correction", "corrects", &r.correction, &r.correction_diff),
-            ("terminal success", "terminal_success", &r.terminal_success, &r.terminal_success_diff),
+            (
+                "terminal success",
+                "terminal_success",
+                &r.terminal_success,
+                &r.terminal_success_diff,
+            ),
         ] {
             if v.iter().all(Option::is_none) {
                 let _ = writeln!(md, "| {name} | – | – | – (no candidate has `{field}`) |");
                 continue;
             }
-            let cell = |e: &Option<Estimate>| e.map_or("–".into(), |e| format!("{} {}", pct(Some(e.value)), pct_ci(e.ci)));
-            let _ = writeln!(md, "| {name} | {} | {} | {} |", cell(&v[0]), cell(&v[1]), est_pp(d));
+            let cell = |e: &Option<Estimate>| {
+                e.map_or("–".into(), |e| {
+                    format!("{} {}", pct(Some(e.value)), pct_ci(e.ci))
+                })
+            };
+            let _ = writeln!(
+                md,
+                "| {name} | {} | {} | {} |",
+                cell(&v[0]),
+                cell(&v[1]),
+                est_pp(d)
+            );
         }
         let _ = writeln!(md, "\n| by | states | RL better | correction base / RL | terminal success base / RL |\n|---|---|---|---|---|");
-        for b in r.by_source.iter().map(|b| (format!("source {}", b.key), b)).chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b))) {
+        for b in r
+            .by_source
+            .iter()
+            .map(|b| (format!("source {}", b.key), b))
+            .chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
+        {
             let (label, b) = b;
             let _ = writeln!(
                 md,
@@ -185,7 +236,9 @@ pub fn likelihood(md: &mut String, audit: &Audit) {
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
     for l in &audit.likelihood {
         let s = |x: &Option<crate::analysis::likelihood::Summary>| {
-            x.map_or("–".into(), |x| format!("{:.2} (median {:.2}, n={})", x.mean, x.median, x.n))
+            x.map_or("–".into(), |x| {
+                format!("{:.2} (median {:.2}, n={})", x.mean, x.median, x.n)
+            })
         };
         let lm = &l.length_matched;
         let _ = writeln!(
@@ -199,7 +252,11 @@ pub fn likelihood(md: &mut String, audit: &Audit) {
             l.overlap.map_or("–".into(), |o| format!("{o:.3}")),
             s(&l.llr[0]),
             s(&l.llr[1]),
-            lm.mean_diff.map_or("–".into(), |e| format!("{:.2} nats {}", e.value, signed_ci(e.ci, 1.0))),
+            lm.mean_diff.map_or("–".into(), |e| format!(
+                "{:.2} nats {}",
+                e.value,
+                signed_ci(e.ci, 1.0)
+            )),
             lm.tasks,
             lm.pairs
         );
@@ -247,7 +304,8 @@ pub fn dynamics(md: &mut String, audit: &Audit) {
             t.last,
             t.change,
             t.slope.map_or("–".into(), |s| format!("{s:+.3e}")),
-            t.slope_ci.map_or("–".into(), |(l, h)| format!("[{l:+.3e}, {h:+.3e}]"))
+            t.slope_ci
+                .map_or("–".into(), |(l, h)| format!("[{l:+.3e}, {h:+.3e}]"))
         );
     }
     md.push('\n');
@@ -266,7 +324,10 @@ pub fn dynamics(md: &mut String, audit: &Audit) {
 
 pub fn cost(md: &mut String, audit: &Audit) {
     let c = audit.settings.cost;
-    let _ = writeln!(md, "## Cost frontier: more samples, more turns, or a better model?\n");
+    let _ = writeln!(
+        md,
+        "## Cost frontier: more samples, more turns, or a better model?\n"
+    );
     let _ = writeln!(
         md,
         "Each (run, K, level, mode) cell is a point: expected cost per task = K × the mean cost of one attempt (a turn costs {}, a token {}), against its Pass@(K,T). A point is on its run's frontier unless another point of the same run costs no more and passes no less. The winner at a cost ceiling is the best point affordable under it.\n",
@@ -292,14 +353,25 @@ pub fn cost(md: &mut String, audit: &Audit) {
         );
     }
     md.push('\n');
-    let benches: std::collections::BTreeSet<&String> = audit.cost_winners.iter().map(|w| &w.benchmark).collect();
+    let benches: std::collections::BTreeSet<&String> =
+        audit.cost_winners.iter().map(|w| &w.benchmark).collect();
     for b in benches {
-        let rows: Vec<_> = audit.cost_winners.iter().filter(|w| &w.benchmark == b).collect();
+        let rows: Vec<_> = audit
+            .cost_winners
+            .iter()
+            .filter(|w| &w.benchmark == b)
+            .collect();
         let parts: Vec<String> = rows
             .iter()
             .map(|w| match w.to_cost {
-                Some(t) => format!("from {:.1} to {:.1} per task {} with K={} at {}% wins", w.from_cost, t, w.run, w.k, w.level),
-                None => format!("from {:.1} up {} with K={} at {}% wins", w.from_cost, w.run, w.k, w.level),
+                Some(t) => format!(
+                    "from {:.1} to {:.1} per task {} with K={} at {}% wins",
+                    w.from_cost, t, w.run, w.k, w.level
+                ),
+                None => format!(
+                    "from {:.1} up {} with K={} at {}% wins",
+                    w.from_cost, w.run, w.k, w.level
+                ),
             })
             .collect();
         let _ = writeln!(md, "- {b}: {}.", parts.join("; "));
@@ -329,13 +401,25 @@ pub fn budgetmix(md: &mut String, audit: &Audit) {
                 r.violations,
                 pct(r.rate()),
                 r.p_value.map_or("–".into(), |p| format!("{p:.4}")),
-                r.examples.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                r.examples
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         if !b.gains.is_empty() {
             let _ = writeln!(md, "\n| benchmark | level | gain | vs |\n|---|---|---|---|");
             for g in &b.gains {
-                let _ = writeln!(md, "| {} | {}% | {} | {} |", esc(&g.benchmark), g.level, pp(g.gain), esc(&g.vs));
+                let _ = writeln!(
+                    md,
+                    "| {} | {}% | {} | {} |",
+                    esc(&g.benchmark),
+                    g.level,
+                    pp(g.gain),
+                    esc(&g.vs)
+                );
             }
             for (l, g) in &b.mean_gain {
                 let _ = writeln!(md, "| mean | {l}% | {} | |", pp(*g));

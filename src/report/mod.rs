@@ -16,8 +16,8 @@ pub struct ReportFiles(pub Vec<(PathBuf, Vec<u8>)>);
 
 pub fn render(set: &LogSet, audit: &Audit) -> Result<ReportFiles> {
     let json = json::report(set, audit);
-    let mut json_bytes =
-        serde_json::to_vec_pretty(&json).map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
+    let mut json_bytes = serde_json::to_vec_pretty(&json)
+        .map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
     json_bytes.push(b'\n');
     let md = markdown::report(set, audit);
     Ok(ReportFiles(vec![

@@ -15,7 +15,11 @@ use crate::error::{Error, Result};
 
 /// One row per evaluation rollout (no `train_step`), with ids for names.
 pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
-    let eval: Vec<_> = set.trajectories.iter().filter(|t| !t.is_training()).collect();
+    let eval: Vec<_> = set
+        .trajectories
+        .iter()
+        .filter(|t| !t.is_training())
+        .collect();
     let col_u32 = |name: &str, f: &dyn Fn(&crate::schema::Trajectory) -> u32| {
         Column::new(name.into(), eval.iter().map(|t| f(t)).collect::<Vec<u32>>())
     };
@@ -27,11 +31,15 @@ pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
         col_u32("full", &|t| t.max_budget.unwrap_or(t.budget)),
         Column::new(
             "success_turn".into(),
-            eval.iter().map(|t| t.success_turn).collect::<Vec<Option<u32>>>(),
+            eval.iter()
+                .map(|t| t.success_turn)
+                .collect::<Vec<Option<u32>>>(),
         ),
         Column::new(
             "min_turns".into(),
-            eval.iter().map(|t| t.min_turns).collect::<Vec<Option<u32>>>(),
+            eval.iter()
+                .map(|t| t.min_turns)
+                .collect::<Vec<Option<u32>>>(),
         ),
     ];
     DataFrame::new_infer_height(columns).map_err(polars_bug)
@@ -138,7 +146,13 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         .map_err(polars_bug)?;
     for (i, l) in turns.amortized_iter().enumerate() {
         let success_turns: Vec<u32> = match l {
-            Some(s) => s.as_ref().u32().map_err(polars_bug)?.iter().flatten().collect(),
+            Some(s) => s
+                .as_ref()
+                .u32()
+                .map_err(polars_bug)?
+                .iter()
+                .flatten()
+                .collect(),
             None => Vec::new(),
         };
         let key = (req(b[i])?, req(r[i])?, req(t[i])?);

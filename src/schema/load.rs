@@ -62,8 +62,15 @@ fn format_of(path: &Path) -> Option<Format> {
 }
 
 /// Expands the command-line paths into the sorted list of log files (SPEC §1).
-pub fn discover(paths: &[PathBuf], opts: &LoadOptions, notes: &mut Vec<String>) -> Result<Vec<PathBuf>> {
-    let skip = opts.skip_dir.as_ref().and_then(|d| std::fs::canonicalize(d).ok());
+pub fn discover(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    notes: &mut Vec<String>,
+) -> Result<Vec<PathBuf>> {
+    let skip = opts
+        .skip_dir
+        .as_ref()
+        .and_then(|d| std::fs::canonicalize(d).ok());
     let mut files = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
@@ -90,7 +97,12 @@ pub fn discover(paths: &[PathBuf], opts: &LoadOptions, notes: &mut Vec<String>) 
     Ok(files)
 }
 
-fn walk(dir: &Path, skip: Option<&Path>, out: &mut Vec<PathBuf>, notes: &mut Vec<String>) -> Result<()> {
+fn walk(
+    dir: &Path,
+    skip: Option<&Path>,
+    out: &mut Vec<PathBuf>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
     if let (Some(skip), Ok(c)) = (skip, std::fs::canonicalize(dir)) {
         if c == skip {
             return Ok(());
@@ -100,13 +112,18 @@ fn walk(dir: &Path, skip: Option<&Path>, out: &mut Vec<PathBuf>, notes: &mut Vec
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
-        let Ok(ft) = std::fs::metadata(&p) else { continue };
+        let Ok(ft) = std::fs::metadata(&p) else {
+            continue;
+        };
         if ft.is_dir() {
             walk(&p, skip, out, notes)?;
         } else if format_of(&p).is_some() {
             out.push(p);
         } else if p.extension().is_some_and(|e| e == "json" || e == "eval") {
-            notes.push(format!("{}: passed over (not a JSON Lines log)", p.display()));
+            notes.push(format!(
+                "{}: passed over (not a JSON Lines log)",
+                p.display()
+            ));
         }
     }
     Ok(())
@@ -199,7 +216,10 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, follow: bool) -> Chunk {
             continue;
         }
         c.records += 1;
-        let loc = Loc { file, line: c.lines };
+        let loc = Loc {
+            file,
+            line: c.lines,
+        };
         match c.set.add_json(loc, line) {
             Ok(Added::Record) => {}
             Ok(Added::UnknownKind(k)) => *c.set.unknown_kinds.entry(k).or_default() += 1,
@@ -241,7 +261,8 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
     let contents: Vec<Vec<u8>> = sources
         .into_par_iter()
         .map(|(name, raw)| {
-            let fmt = format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
+            let fmt =
+                format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
             decode(&name, fmt, raw)
         })
         .collect::<Result<_>>()?;
@@ -251,7 +272,8 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
 fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Result<LogSet> {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(p) = &opts.progress {
-        p.bytes_total.store(contents.iter().map(|c| c.len() as u64).sum(), Relaxed);
+        p.bytes_total
+            .store(contents.iter().map(|c| c.len() as u64).sum(), Relaxed);
     }
     let mut jobs: Vec<(u32, &[u8], bool)> = Vec::new();
     for (i, bytes) in contents.iter().enumerate() {
@@ -305,7 +327,10 @@ fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<Log
             ));
         }
         for (line, e) in c.errors {
-            let loc = Loc { file: c.file, line: base + line };
+            let loc = Loc {
+                file: c.file,
+                line: base + line,
+            };
             if opts.lenient {
                 *out.skipped.entry(e.reason.name()).or_default() += 1;
             } else if first_error.is_none() {
@@ -345,27 +370,36 @@ fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
         start: s.start + by as u32,
         len: s.len,
     };
-    let (steps0, logp0, cand0, met0) = (out.steps.len(), out.logps.len(), out.candidates.len(), out.metrics.len());
-    out.logps.extend(set.logps.into_iter().map(|(r, x)| (m(r), x)));
+    let (steps0, logp0, cand0, met0) = (
+        out.steps.len(),
+        out.logps.len(),
+        out.candidates.len(),
+        out.metrics.len(),
+    );
+    out.logps
+        .extend(set.logps.into_iter().map(|(r, x)| (m(r), x)));
     out.steps.extend(set.steps.into_iter().map(|mut s| {
         s.logp = shift(s.logp, logp0);
         s
     }));
-    out.candidates.extend(set.candidates.into_iter().map(|mut c| {
-        c.run = m(c.run);
-        c
-    }));
-    out.metrics.extend(set.metrics.into_iter().map(|(k, x)| (m(k), x)));
-    out.trajectories.extend(set.trajectories.into_iter().map(|mut t| {
-        t.loc.line += line_base;
-        t.run = m(t.run);
-        t.method = t.method.map(m);
-        t.benchmark = m(t.benchmark);
-        t.task = m(t.task);
-        t.group = t.group.map(m);
-        t.steps = t.steps.map(|s| shift(s, steps0));
-        t
-    }));
+    out.candidates
+        .extend(set.candidates.into_iter().map(|mut c| {
+            c.run = m(c.run);
+            c
+        }));
+    out.metrics
+        .extend(set.metrics.into_iter().map(|(k, x)| (m(k), x)));
+    out.trajectories
+        .extend(set.trajectories.into_iter().map(|mut t| {
+            t.loc.line += line_base;
+            t.run = m(t.run);
+            t.method = t.method.map(m);
+            t.benchmark = m(t.benchmark);
+            t.task = m(t.task);
+            t.group = t.group.map(m);
+            t.steps = t.steps.map(|s| shift(s, steps0));
+            t
+        }));
     out.probes.extend(set.probes.into_iter().map(|mut p| {
         p.loc.line += line_base;
         p.benchmark = m(p.benchmark);
@@ -375,12 +409,13 @@ fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
         p.candidates = shift(p.candidates, cand0);
         p
     }));
-    out.checkpoints.extend(set.checkpoints.into_iter().map(|mut c| {
-        c.loc.line += line_base;
-        c.run = m(c.run);
-        c.metrics = shift(c.metrics, met0);
-        c
-    }));
+    out.checkpoints
+        .extend(set.checkpoints.into_iter().map(|mut c| {
+            c.loc.line += line_base;
+            c.run = m(c.run);
+            c.metrics = shift(c.metrics, met0);
+            c
+        }));
     out.run_decls.extend(set.run_decls.into_iter().map(|mut d| {
         d.loc.line += line_base;
         d.run = m(d.run);
@@ -403,7 +438,12 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
         .iter()
         .enumerate()
         .map(|(i, d)| (d.loc, true, i))
-        .chain(set.trajectories.iter().enumerate().map(|(i, t)| (t.loc, false, i)))
+        .chain(
+            set.trajectories
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.loc, false, i)),
+        )
         .collect();
     order.sort_unstable_by_key(|x| x.0);
     let mut methods: HashMap<Id, (Id, Loc)> = HashMap::new();
@@ -423,9 +463,17 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
         } else {
             let t = &set.trajectories[i];
             let key = (t.benchmark, t.task);
-            let dup_key = t
-                .sample
-                .map(|s| (t.run, t.benchmark, t.task, t.budget, s, t.train_step, t.group));
+            let dup_key = t.sample.map(|s| {
+                (
+                    t.run,
+                    t.benchmark,
+                    t.task,
+                    t.budget,
+                    s,
+                    t.train_step,
+                    t.group,
+                )
+            });
             let mut r = Ok(());
             if let Some(m) = t.method {
                 r = check_method(&set.strings, &mut methods, t.run, m, loc);
@@ -446,7 +494,11 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
                         Entry::Occupied(e) => {
                             r = Err((
                                 *e.get(),
-                                RecordError::new(SkipReason::Duplicate, "sample", "duplicate trajectory"),
+                                RecordError::new(
+                                    SkipReason::Duplicate,
+                                    "sample",
+                                    "duplicate trajectory",
+                                ),
                             ))
                         }
                         Entry::Vacant(e) => {
@@ -458,7 +510,12 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
             r
         };
         if let Err((prev, mut e)) = check {
-            e.message = format!("{} (first seen at {}:{})", e.message, file_name(set, prev), prev.line);
+            e.message = format!(
+                "{} (first seen at {}:{})",
+                e.message,
+                file_name(set, prev),
+                prev.line
+            );
             if !lenient {
                 return Some((loc, e));
             }
@@ -482,12 +539,18 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
             !drop_decl[i - 1]
         });
     }
-    set.run_methods = methods.into_iter().map(|(r, (m, _))| (r, m)).collect::<BTreeMap<_, _>>();
+    set.run_methods = methods
+        .into_iter()
+        .map(|(r, (m, _))| (r, m))
+        .collect::<BTreeMap<_, _>>();
     None
 }
 
 fn file_name(set: &LogSet, loc: Loc) -> String {
-    set.files.get(loc.file as usize).cloned().unwrap_or_else(|| format!("file #{}", loc.file))
+    set.files
+        .get(loc.file as usize)
+        .cloned()
+        .unwrap_or_else(|| format!("file #{}", loc.file))
 }
 
 type Check = std::result::Result<(), (Loc, RecordError)>;
@@ -520,13 +583,22 @@ fn check_method(
     }
 }
 
-fn check_same(map: &mut HashMap<(Id, Id), (u32, Loc)>, key: (Id, Id), v: u32, loc: Loc, field: &str) -> Check {
+fn check_same(
+    map: &mut HashMap<(Id, Id), (u32, Loc)>,
+    key: (Id, Id),
+    v: u32,
+    loc: Loc,
+    field: &str,
+) -> Check {
     match map.entry(key) {
         Entry::Occupied(e) if e.get().0 != v => Err((
             e.get().1,
             RecordError::impossible(
                 field,
-                format!("{v} differs from this task's {field} {} given elsewhere", e.get().0),
+                format!(
+                    "{v} differs from this task's {field} {} given elsewhere",
+                    e.get().0
+                ),
             ),
         )),
         Entry::Occupied(_) => Ok(()),
@@ -550,6 +622,11 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
     let text = bytes
         .split(|&b| b == b'\n')
         .nth(line.saturating_sub(1) as usize)
-        .ok_or_else(|| Error::file(name, format!("line {line} is gone (was the file rewritten?)")))?;
+        .ok_or_else(|| {
+            Error::file(
+                name,
+                format!("line {line} is gone (was the file rewritten?)"),
+            )
+        })?;
     serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
 }

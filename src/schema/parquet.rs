@@ -44,7 +44,9 @@ fn steps_value(av: AnyValue) -> Value {
                 if let Value::Array(entries) = lp {
                     let mut m = Map::new();
                     for e in entries.iter() {
-                        if let (Some(run), Some(x)) = (e.get("run").and_then(Value::as_str), e.get("value")) {
+                        if let (Some(run), Some(x)) =
+                            (e.get("run").and_then(Value::as_str), e.get("value"))
+                        {
                             m.insert(run.to_string(), x.clone());
                         }
                     }

@@ -253,7 +253,10 @@ const CANDIDATE: &[(&str, Ty)] = &[
 fn describe(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 40 {
-        format!("{}…", &s[..s.char_indices().nth(40).map_or(s.len(), |(i, _)| i)])
+        format!(
+            "{}…",
+            &s[..s.char_indices().nth(40).map_or(s.len(), |(i, _)| i)]
+        )
     } else {
         s
     }

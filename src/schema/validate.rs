@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 use super::raw::{diagnose_types, ActionValue, RawCandidate, RawRecord, RawStep};
-use super::{Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Trajectory};
+use super::{
+    Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Trajectory,
+};
 use crate::error::{RecordError, SkipReason};
 
 /// The largest budget SPEC §1.1 allows.
@@ -21,7 +23,10 @@ fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
 
 fn nonneg_u32(v: i64, field: &str, min: i64) -> Result<u32, RecordError> {
     if v < min {
-        return Err(RecordError::impossible(field, format!("must be ≥ {min}, got {v}")));
+        return Err(RecordError::impossible(
+            field,
+            format!("must be ≥ {min}, got {v}"),
+        ));
     }
     u32::try_from(v).map_err(|_| RecordError::impossible(field, format!("{v} is too large")))
 }
@@ -106,7 +111,10 @@ impl LogSet {
             Some(m) => Some(m as u32),
             None => None,
         };
-        let min_turns = r.min_turns.map(|m| nonneg_u32(m, "min_turns", 1)).transpose()?;
+        let min_turns = r
+            .min_turns
+            .map(|m| nonneg_u32(m, "min_turns", 1))
+            .transpose()?;
         let n_steps = r.steps.as_ref().map(|s| s.len() as u32);
         let turns = match r.turns {
             Some(t) => nonneg_u32(t, "turns", 0)?,
@@ -132,7 +140,10 @@ impl LogSet {
         };
         if let Some(s) = r.sample {
             if s < 0 {
-                return Err(RecordError::impossible("sample", format!("must be ≥ 0, got {s}")));
+                return Err(RecordError::impossible(
+                    "sample",
+                    format!("must be ≥ 0, got {s}"),
+                ));
             }
         }
         if let Some(x) = r.reward {
@@ -286,7 +297,12 @@ impl LogSet {
         Ok(())
     }
 
-    fn candidate(&mut self, i: usize, c: RawCandidate, frozenlake: bool) -> Result<(), RecordError> {
+    fn candidate(
+        &mut self,
+        i: usize,
+        c: RawCandidate,
+        frozenlake: bool,
+    ) -> Result<(), RecordError> {
         let f = |name: &str| format!("candidates[{i}].{name}");
         let run = c.run.ok_or_else(|| RecordError::missing(&f("run")))?;
         let move_index = match &c.action {
@@ -326,14 +342,17 @@ impl LogSet {
             None | Some(Value::Null) => return Err(RecordError::missing("run")),
             Some(Value::String(s)) => s.as_str(),
             Some(other) => {
-                return Err(RecordError::wrong_type("run", format!("expected a string, got {other}")))
+                return Err(RecordError::wrong_type(
+                    "run",
+                    format!("expected a string, got {other}"),
+                ))
             }
         };
         let step = match obj.get("step") {
             None | Some(Value::Null) => return Err(RecordError::missing("step")),
-            Some(s) => s
-                .as_i64()
-                .ok_or_else(|| RecordError::wrong_type("step", format!("expected an integer, got {s}")))?,
+            Some(s) => s.as_i64().ok_or_else(|| {
+                RecordError::wrong_type("step", format!("expected an integer, got {s}"))
+            })?,
         };
         let run = self.strings.intern(run);
         let start = self.metrics.len() as u32;
@@ -350,7 +369,12 @@ impl LogSet {
             start,
             len: self.metrics.len() as u32 - start,
         };
-        self.checkpoints.push(Checkpoint { loc, run, step, metrics });
+        self.checkpoints.push(Checkpoint {
+            loc,
+            run,
+            step,
+            metrics,
+        });
         Ok(Added::Record)
     }
 }

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
 use super::keys::Command;
 use super::views::{self, Selection, TableData, Target};
 use crate::analysis::passkt::Mode;
@@ -91,7 +93,10 @@ impl App {
         let Some(d) = &self.data else { return };
         let a = &d.audit;
         self.sel.k = self.sel.k.min(a.pass.ks.len().saturating_sub(1));
-        self.sel.level = self.sel.level.min(a.settings.levels.len().saturating_sub(1));
+        self.sel.level = self
+            .sel
+            .level
+            .min(a.settings.levels.len().saturating_sub(1));
     }
 
     pub fn row(&self) -> usize {
@@ -130,7 +135,10 @@ impl App {
                     let (bench, _) = views::current(&d.audit, &self.sel);
                     let bench = bench.unwrap_or_default();
                     let stops = views::cost_stops(&d.audit, &bench);
-                    let c = stops.get(self.ceiling.min(stops.len().saturating_sub(1))).copied().unwrap_or(0.0);
+                    let c = stops
+                        .get(self.ceiling.min(stops.len().saturating_sub(1)))
+                        .copied()
+                        .unwrap_or(0.0);
                     views::cost_table(&d.audit, &bench, c)
                 }
                 3 => views::matched_table(&d.audit),
@@ -173,7 +181,9 @@ impl App {
             Command::Down => self.move_row(1),
             Command::PageUp => self.move_row(-10),
             Command::PageDown => self.move_row(10),
-            Command::Left | Command::Right => self.horizontal(if cmd == Command::Left { -1 } else { 1 }),
+            Command::Left | Command::Right => {
+                self.horizontal(if cmd == Command::Left { -1 } else { 1 })
+            }
             Command::Enter => self.enter(),
             Command::Filter => self.filter_editing = true,
             Command::Export => self.export(),
@@ -188,8 +198,15 @@ impl App {
                 self.reset_depth();
             }
             Command::KUp | Command::KDown => {
-                let n = self.data.as_ref().map_or(1, |d| d.audit.pass.ks.len().max(1));
-                self.sel.k = if cmd == Command::KUp { (self.sel.k + 1) % n } else { (self.sel.k + n - 1) % n };
+                let n = self
+                    .data
+                    .as_ref()
+                    .map_or(1, |d| d.audit.pass.ks.len().max(1));
+                self.sel.k = if cmd == Command::KUp {
+                    (self.sel.k + 1) % n
+                } else {
+                    (self.sel.k + n - 1) % n
+                };
                 if self.panel == 1 && self.stack.is_empty() {
                     self.set_row(self.sel.k);
                 }
@@ -204,7 +221,10 @@ impl App {
             Command::ToggleBalance => {
                 self.balance = !self.balance;
                 self.pending = Some(Pending::Recompute);
-                self.message = Some(format!("recomputing with --balance {}", if self.balance { "on" } else { "off" }));
+                self.message = Some(format!(
+                    "recomputing with --balance {}",
+                    if self.balance { "on" } else { "off" }
+                ));
             }
             Command::Reload => self.pending = Some(Pending::Reload),
         }
@@ -240,7 +260,11 @@ impl App {
     fn horizontal(&mut self, by: i64) {
         match (self.panel, self.stack.is_empty()) {
             (1, true) => {
-                let n = self.data.as_ref().map_or(1, |d| d.audit.settings.levels.len().max(1)) as i64;
+                let n = self
+                    .data
+                    .as_ref()
+                    .map_or(1, |d| d.audit.settings.levels.len().max(1))
+                    as i64;
                 self.sel.level = (self.sel.level as i64 + by).rem_euclid(n) as usize;
             }
             (2, true) => {
@@ -272,9 +296,16 @@ impl App {
             }
             Target::Tasks { k, .. } => {
                 let Some(d) = self.data.clone() else { return };
-                let level = d.audit.settings.levels.get(self.sel.level).copied().unwrap_or(100);
+                let level = d
+                    .audit
+                    .settings
+                    .levels
+                    .get(self.sel.level)
+                    .copied()
+                    .unwrap_or(100);
                 if views::current(&d.audit, &self.sel).1.is_none() {
-                    self.message = Some("no run pair on this benchmark: nothing to drill into".into());
+                    self.message =
+                        Some("no run pair on this benchmark: nothing to drill into".into());
                     return;
                 }
                 View::Tasks { k, level }
@@ -298,6 +329,24 @@ impl App {
         });
     }
 
+    /// One key press: the filter prompt, the help overlay (any key closes
+    /// it), or a command from the key map.
+    pub fn on_key(&mut self, k: KeyEvent) {
+        if self.filter_editing {
+            match k.code {
+                KeyCode::Enter => self.filter_key(None, true, false),
+                KeyCode::Esc => self.filter_key(None, false, true),
+                KeyCode::Backspace => self.filter_key(None, false, false),
+                KeyCode::Char(c) => self.filter_key(Some(c), false, false),
+                _ => {}
+            }
+        } else if let Some(cmd) = super::keys::command_for(k) {
+            self.step(cmd);
+        } else if self.help {
+            self.help = false;
+        }
+    }
+
     /// A typed character while editing the filter.
     pub fn filter_key(&mut self, c: Option<char>, done: bool, cancel: bool) {
         if cancel {
@@ -313,4 +362,3 @@ impl App {
         self.set_row(0);
     }
 }
-

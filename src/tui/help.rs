@@ -1,7 +1,16 @@
 //! What each panel measures, how to read it, and the paper's figure to
 //! compare with — shown under the key list in the help overlay.
 
-pub const PANELS: [&str; 8] = ["Overview", "Budget", "Cost", "Steps", "Recovery", "Likelihood", "Training", "BudgetMix"];
+pub const PANELS: [&str; 8] = [
+    "Overview",
+    "Budget",
+    "Cost",
+    "Steps",
+    "Recovery",
+    "Likelihood",
+    "Training",
+    "BudgetMix",
+];
 
 pub fn explain(panel: usize) -> &'static str {
     match panel {

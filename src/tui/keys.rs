@@ -41,22 +41,102 @@ pub struct Binding {
 }
 
 pub const BINDINGS: &[Binding] = &[
-    Binding { command: Command::Back, keys: "q", name: "back", help: "back out of a drill-down or help; quit at the top" },
-    Binding { command: Command::Escape, keys: "Esc", name: "back", help: "back out of a drill-down, clear the filter (never quits)" },
-    Binding { command: Command::Help, keys: "?", name: "help", help: "this help, with what the current panel measures" },
-    Binding { command: Command::NextPanel, keys: "Tab / Shift-Tab", name: "panel", help: "next / previous panel (or 1–8)" },
-    Binding { command: Command::Down, keys: "↑↓ / j k", name: "move", help: "move the selection" },
-    Binding { command: Command::Right, keys: "←→ / h l", name: "level", help: "Budget: budget level; Cost: cost ceiling; others: scroll" },
-    Binding { command: Command::Enter, keys: "Enter", name: "drill", help: "drill down: cell → tasks → rollouts → trajectory; finding → its panel" },
-    Binding { command: Command::NextBenchmark, keys: "b", name: "benchmark", help: "next benchmark" },
-    Binding { command: Command::NextPair, keys: "p", name: "pair", help: "next run pair (base → RL) or audited run" },
-    Binding { command: Command::KUp, keys: "+ / -", name: "K", help: "Budget: next / previous K (samples per task)" },
-    Binding { command: Command::ToggleMode, keys: "m", name: "mode", help: "Budget: native ↔ truncated budgets" },
-    Binding { command: Command::ToggleBalance, keys: "B", name: "balance", help: "recompute with --balance toggled (in the background)" },
-    Binding { command: Command::Filter, keys: "/", name: "filter", help: "filter tables by a substring (task id, run, …); Esc clears" },
-    Binding { command: Command::Export, keys: "e", name: "export", help: "write the current table to rl-audit-export-<table>.csv" },
-    Binding { command: Command::Reload, keys: "r", name: "reload", help: "re-read the logs now" },
-    Binding { command: Command::Quit, keys: "Q / Ctrl-C", name: "quit", help: "quit from anywhere" },
+    Binding {
+        command: Command::Back,
+        keys: "q",
+        name: "back",
+        help: "back out of a drill-down or help; quit at the top",
+    },
+    Binding {
+        command: Command::Escape,
+        keys: "Esc",
+        name: "back",
+        help: "back out of a drill-down, clear the filter (never quits)",
+    },
+    Binding {
+        command: Command::Help,
+        keys: "?",
+        name: "help",
+        help: "this help, with what the current panel measures",
+    },
+    Binding {
+        command: Command::NextPanel,
+        keys: "Tab / Shift-Tab",
+        name: "panel",
+        help: "next / previous panel (or 1–8)",
+    },
+    Binding {
+        command: Command::Down,
+        keys: "↑↓ / j k",
+        name: "move",
+        help: "move the selection",
+    },
+    Binding {
+        command: Command::Right,
+        keys: "←→ / h l",
+        name: "level",
+        help: "Budget: budget level; Cost: cost ceiling; others: scroll",
+    },
+    Binding {
+        command: Command::Enter,
+        keys: "Enter",
+        name: "drill",
+        help: "drill down: cell → tasks → rollouts → trajectory; finding → its panel",
+    },
+    Binding {
+        command: Command::NextBenchmark,
+        keys: "b",
+        name: "benchmark",
+        help: "next benchmark",
+    },
+    Binding {
+        command: Command::NextPair,
+        keys: "p",
+        name: "pair",
+        help: "next run pair (base → RL) or audited run",
+    },
+    Binding {
+        command: Command::KUp,
+        keys: "+ / -",
+        name: "K",
+        help: "Budget: next / previous K (samples per task)",
+    },
+    Binding {
+        command: Command::ToggleMode,
+        keys: "m",
+        name: "mode",
+        help: "Budget: native ↔ truncated budgets",
+    },
+    Binding {
+        command: Command::ToggleBalance,
+        keys: "B",
+        name: "balance",
+        help: "recompute with --balance toggled (in the background)",
+    },
+    Binding {
+        command: Command::Filter,
+        keys: "/",
+        name: "filter",
+        help: "filter tables by a substring (task id, run, …); Esc clears",
+    },
+    Binding {
+        command: Command::Export,
+        keys: "e",
+        name: "export",
+        help: "write the current table to rl-audit-export-<table>.csv",
+    },
+    Binding {
+        command: Command::Reload,
+        keys: "r",
+        name: "reload",
+        help: "re-read the logs now",
+    },
+    Binding {
+        command: Command::Quit,
+        keys: "Q / Ctrl-C",
+        name: "quit",
+        help: "quit from anywhere",
+    },
 ];
 
 /// Maps a key press to a command.

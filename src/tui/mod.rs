@@ -9,7 +9,7 @@ pub mod views;
 
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
 use crate::cli::Options;
 use crate::error::{Error, Result};
@@ -47,7 +47,8 @@ fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
 
 pub fn run(opts: Options) -> Result<()> {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let mut terminal = ratatui::try_init().map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
+    let mut terminal = ratatui::try_init()
+        .map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
     let _guard = Restore;
     let jobs = Jobs::start(opts.clone());
     let mut settings = opts.settings.clone();
@@ -67,17 +68,7 @@ pub fn run(opts: Options) -> Result<()> {
         if event::poll(Duration::from_millis(100)).map_err(|e| Error::Internal(e.to_string()))? {
             match event::read().map_err(|e| Error::Internal(e.to_string()))? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
-                    if app.filter_editing {
-                        match k.code {
-                            KeyCode::Enter => app.filter_key(None, true, false),
-                            KeyCode::Esc => app.filter_key(None, false, true),
-                            KeyCode::Backspace => app.filter_key(None, false, false),
-                            KeyCode::Char(c) => app.filter_key(Some(c), false, false),
-                            _ => {}
-                        }
-                    } else if let Some(cmd) = keys::command_for(k) {
-                        app.step(cmd);
-                    }
+                    app.on_key(k);
                     dirty = true;
                 }
                 Event::Resize(..) => dirty = true,
@@ -117,7 +108,10 @@ pub fn run(opts: Options) -> Result<()> {
             dirty = true;
         }
         // Redraw the gauge while loading, only when the counters moved.
-        let p = jobs.progress.bytes_done.load(std::sync::atomic::Ordering::Relaxed);
+        let p = jobs
+            .progress
+            .bytes_done
+            .load(std::sync::atomic::Ordering::Relaxed);
         if jobs.phase() != "idle" && p != last_progress {
             last_progress = p;
             dirty = true;

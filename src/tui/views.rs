@@ -92,7 +92,12 @@ impl TableData {
                 s.to_string()
             }
         };
-        let mut out = self.header.iter().map(|h| esc(h)).collect::<Vec<_>>().join(",");
+        let mut out = self
+            .header
+            .iter()
+            .map(|h| esc(h))
+            .collect::<Vec<_>>()
+            .join(",");
         out.push('\n');
         for r in &self.rows {
             out.push_str(&r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(","));
@@ -157,32 +162,71 @@ fn ci_pp(ci: Ci) -> String {
 /// Overview: headline findings, each leading to its panel.
 pub fn findings(l: &Loaded) -> TableData {
     let a = &l.audit;
-    let mut t = TableData::new("findings", "Headline findings (Enter: go to panel)", &["finding", "where", "detail"]);
+    let mut t = TableData::new(
+        "findings",
+        "Headline findings (Enter: go to panel)",
+        &["finding", "where", "detail"],
+    );
     for adv in a.pass.advantage.iter().filter(|x| x.significant_flip) {
         t.push(
             vec![
                 "significant flip".into(),
-                format!("{} K={} {}% {}", adv.benchmark, adv.k, adv.level, adv.mode.name()),
-                format!("{} → {}: Δ {} {} (n={})", adv.base, adv.rl, pp(adv.delta), ci_pp(adv.ci), adv.tasks),
+                format!(
+                    "{} K={} {}% {}",
+                    adv.benchmark,
+                    adv.k,
+                    adv.level,
+                    adv.mode.name()
+                ),
+                format!(
+                    "{} → {}: Δ {} {} (n={})",
+                    adv.base,
+                    adv.rl,
+                    pp(adv.delta),
+                    ci_pp(adv.ci),
+                    adv.tasks
+                ),
             ],
             Mark::VeryBad,
             Target::Panel(1),
         );
     }
-    let flips = a.pass.advantage.iter().filter(|x| x.flip && !x.significant_flip).count();
+    let flips = a
+        .pass
+        .advantage
+        .iter()
+        .filter(|x| x.flip && !x.significant_flip)
+        .count();
     if flips > 0 {
         t.push(
-            vec!["flips (not significant)".into(), format!("{flips} cell(s)"), "Δ < 0 with a CI reaching 0".into()],
+            vec![
+                "flips (not significant)".into(),
+                format!("{flips} cell(s)"),
+                "Δ < 0 with a CI reaching 0".into(),
+            ],
             Mark::Bad,
             Target::Panel(1),
         );
     }
-    for adv in a.pass.advantage.iter().filter(|x| x.k == 1 && x.ci.above_zero()).take(6) {
+    for adv in a
+        .pass
+        .advantage
+        .iter()
+        .filter(|x| x.k == 1 && x.ci.above_zero())
+        .take(6)
+    {
         t.push(
             vec![
                 "RL ahead".into(),
                 format!("{} K=1 {}% {}", adv.benchmark, adv.level, adv.mode.name()),
-                format!("{} → {}: Δ {} {} (n={})", adv.base, adv.rl, pp(adv.delta), ci_pp(adv.ci), adv.tasks),
+                format!(
+                    "{} → {}: Δ {} {} (n={})",
+                    adv.base,
+                    adv.rl,
+                    pp(adv.delta),
+                    ci_pp(adv.ci),
+                    adv.tasks
+                ),
             ],
             Mark::Good,
             Target::Panel(1),
@@ -204,7 +248,11 @@ pub fn findings(l: &Loaded) -> TableData {
             vec![
                 "error recovery".into(),
                 format!("{} {} → {}", r.benchmark, r.base, r.rl),
-                format!("RL better in {} of {} error states", pct(r.better), r.scored),
+                format!(
+                    "RL better in {} of {} error states",
+                    pct(r.better),
+                    r.scored
+                ),
             ],
             Mark::None,
             Target::Panel(4),
@@ -212,7 +260,11 @@ pub fn findings(l: &Loaded) -> TableData {
     }
     for d in a.divergence.iter().filter(|d| d.divergent) {
         t.push(
-            vec!["divergent training".into(), d.run.clone(), "r_multi ↑ while r_single ↓ (both significant)".into()],
+            vec![
+                "divergent training".into(),
+                d.run.clone(),
+                "r_multi ↑ while r_single ↓ (both significant)".into(),
+            ],
             Mark::Bad,
             Target::Panel(6),
         );
@@ -231,7 +283,11 @@ pub fn findings(l: &Loaded) -> TableData {
         }
     }
     if t.rows.is_empty() {
-        t.push(vec!["no findings".into(), String::new(), String::new()], Mark::None, Target::None);
+        t.push(
+            vec!["no findings".into(), String::new(), String::new()],
+            Mark::None,
+            Target::None,
+        );
     }
     t
 }
@@ -241,7 +297,16 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let c = set.record_counts();
     let eval = set.trajectories.iter().filter(|t| !t.is_training()).count();
     let mut lines = vec![
-        format!("{} file(s): {}", set.files.len(), set.files.iter().take(3).cloned().collect::<Vec<_>>().join(", ")),
+        format!(
+            "{} file(s): {}",
+            set.files.len(),
+            set.files
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         format!(
             "records: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints",
             c["trajectory"],
@@ -253,13 +318,22 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     ];
     let skipped: u64 = set.skipped.values().sum();
     if skipped > 0 {
-        let parts: Vec<String> = set.skipped.iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{n} {k}")).collect();
+        let parts: Vec<String> = set
+            .skipped
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
         lines.push(format!("skipped (--lenient): {}", parts.join(", ")));
     }
     if !set.unknown_kinds.is_empty() {
         lines.push(format!("unknown kinds: {:?}", set.unknown_kinds));
     }
-    let pairs: Vec<String> = a.pairs.iter().map(|p| format!("{}: {} → {}", p.benchmark, p.base, p.rl)).collect();
+    let pairs: Vec<String> = a
+        .pairs
+        .iter()
+        .map(|p| format!("{}: {} → {}", p.benchmark, p.base, p.rl))
+        .collect();
     lines.push(if pairs.is_empty() {
         "pairs: none (no run says method: base; use --compare BASE:RL)".into()
     } else {
@@ -278,7 +352,12 @@ pub fn budget_grid(a: &Audit, sel: &Selection) -> TableData {
     header.extend(levels.iter().map(|l| format!("{l}%")));
     let mode = sel.mode;
     let title = match &pair {
-        Some(p) => format!("{bench}: {} → {} ({}) — base% → RL%, Δ points", p.base, p.rl, mode.name()),
+        Some(p) => format!(
+            "{bench}: {} → {} ({}) — base% → RL%, Δ points",
+            p.base,
+            p.rl,
+            mode.name()
+        ),
         None => format!("{bench} ({}) — no pair: Pass per run", mode.name()),
     };
     let mut t = TableData {
@@ -288,10 +367,9 @@ pub fn budget_grid(a: &Audit, sel: &Selection) -> TableData {
         ..Default::default()
     };
     let cell = |run: &str, k: u64, level: u32| {
-        a.pass
-            .cells
-            .iter()
-            .find(|c| c.benchmark == bench && c.run == run && c.k == k && c.level == level && c.mode == mode)
+        a.pass.cells.iter().find(|c| {
+            c.benchmark == bench && c.run == run && c.k == k && c.level == level && c.mode == mode
+        })
     };
     for &k in &a.pass.ks {
         let mut row = vec![format!("{k}")];
@@ -300,7 +378,12 @@ pub fn budget_grid(a: &Audit, sel: &Selection) -> TableData {
             let text = match &pair {
                 Some(p) => {
                     let adv = a.pass.advantage.iter().find(|x| {
-                        x.benchmark == bench && x.base == p.base && x.rl == p.rl && x.k == k && x.level == l && x.mode == mode
+                        x.benchmark == bench
+                            && x.base == p.base
+                            && x.rl == p.rl
+                            && x.k == k
+                            && x.level == l
+                            && x.mode == mode
                     });
                     match adv {
                         Some(x) => {
@@ -314,14 +397,26 @@ pub fn budget_grid(a: &Audit, sel: &Selection) -> TableData {
                                 100.0 * x.base_pass,
                                 100.0 * x.rl_pass,
                                 100.0 * x.delta,
-                                if x.significant_flip { "!" } else if x.flip { "*" } else { "" }
+                                if x.significant_flip {
+                                    "!"
+                                } else if x.flip {
+                                    "*"
+                                } else {
+                                    ""
+                                }
                             )
                         }
                         None => "–".into(),
                     }
                 }
                 None => {
-                    let runs: BTreeSet<&String> = a.pass.cells.iter().filter(|c| c.benchmark == bench).map(|c| &c.run).collect();
+                    let runs: BTreeSet<&String> = a
+                        .pass
+                        .cells
+                        .iter()
+                        .filter(|c| c.benchmark == bench)
+                        .map(|c| &c.run)
+                        .collect();
                     runs.iter()
                         .filter_map(|r| cell(r, k, l).and_then(|c| c.value))
                         .map(|v| format!("{:.0}", 100.0 * v))
@@ -339,27 +434,44 @@ pub fn budget_grid(a: &Audit, sel: &Selection) -> TableData {
 /// Budget: text about the selected cell.
 pub fn cell_detail(a: &Audit, sel: &Selection) -> Vec<String> {
     let (bench, pair) = current(a, sel);
-    let (Some(bench), Some(&k), Some(&level)) = (bench, a.pass.ks.get(sel.k), a.settings.levels.get(sel.level)) else {
+    let (Some(bench), Some(&k), Some(&level)) = (
+        bench,
+        a.pass.ks.get(sel.k),
+        a.settings.levels.get(sel.level),
+    ) else {
         return vec!["no evaluation rollouts".into()];
     };
     let mut out = Vec::new();
     let runs: Vec<String> = match &pair {
         Some(p) => vec![p.base.clone(), p.rl.clone()],
-        None => a.pass.cells.iter().filter(|c| c.benchmark == bench).map(|c| c.run.clone()).collect::<BTreeSet<_>>().into_iter().collect(),
-    };
-    for r in &runs {
-        match a
+        None => a
             .pass
             .cells
             .iter()
-            .find(|c| c.benchmark == bench && &c.run == r && c.k == k && c.level == level && c.mode == sel.mode)
-        {
+            .filter(|c| c.benchmark == bench)
+            .map(|c| c.run.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    };
+    for r in &runs {
+        match a.pass.cells.iter().find(|c| {
+            c.benchmark == bench
+                && &c.run == r
+                && c.k == k
+                && c.level == level
+                && c.mode == sel.mode
+        }) {
             Some(c) => out.push(format!(
                 "{r}: Pass@({k},{level}%) {} {} n={} tasks{}  Pass^ {}",
                 pct(c.value),
                 pct_ci(c.ci),
                 c.tasks,
-                if c.tasks_left_out > 0 { format!(" ({} left out: < K rollouts)", c.tasks_left_out) } else { String::new() },
+                if c.tasks_left_out > 0 {
+                    format!(" ({} left out: < K rollouts)", c.tasks_left_out)
+                } else {
+                    String::new()
+                },
                 pct(c.pass_all)
             )),
             None => out.push(format!("{r}: no {} rollouts at {level}%", sel.mode.name())),
@@ -367,23 +479,55 @@ pub fn cell_detail(a: &Audit, sel: &Selection) -> Vec<String> {
     }
     if let Some(p) = &pair {
         if let Some(x) = a.pass.advantage.iter().find(|x| {
-            x.benchmark == bench && x.base == p.base && x.rl == p.rl && x.k == k && x.level == level && x.mode == sel.mode
+            x.benchmark == bench
+                && x.base == p.base
+                && x.rl == p.rl
+                && x.k == k
+                && x.level == level
+                && x.mode == sel.mode
         }) {
             out.push(format!(
                 "Δ {} {} over n={} tasks{}; headroom {}",
                 pp(x.delta),
                 ci_pp(x.ci),
                 x.tasks,
-                if x.significant_flip { " — SIGNIFICANT FLIP" } else if x.flip { " — flip" } else { "" },
-                x.headroom.map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
+                if x.significant_flip {
+                    " — SIGNIFICANT FLIP"
+                } else if x.flip {
+                    " — flip"
+                } else {
+                    ""
+                },
+                x.headroom
+                    .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
             ));
         }
     }
-    if let Some(u) = a.pass.upper.iter().find(|u| u.benchmark == bench && u.level == level) {
-        out.push(format!("upper bound U(T) {} ({}, n={})", pct(Some(u.value)), u.kind, u.tasks));
+    if let Some(u) = a
+        .pass
+        .upper
+        .iter()
+        .find(|u| u.benchmark == bench && u.level == level)
+    {
+        out.push(format!(
+            "upper bound U(T) {} ({}, n={})",
+            pct(Some(u.value)),
+            u.kind,
+            u.tasks
+        ));
     }
-    for g in a.pass.mode_gap.iter().filter(|g| g.benchmark == bench && g.k == k && g.level == level && runs.contains(&g.run)) {
-        out.push(format!("{}: native − truncated {} {} (n={})", g.run, pp(g.diff), ci_pp(g.ci), g.tasks));
+    for g in
+        a.pass.mode_gap.iter().filter(|g| {
+            g.benchmark == bench && g.k == k && g.level == level && runs.contains(&g.run)
+        })
+    {
+        out.push(format!(
+            "{}: native − truncated {} {} (n={})",
+            g.run,
+            pp(g.diff),
+            ci_pp(g.ci),
+            g.tasks
+        ));
     }
     out
 }
@@ -396,11 +540,29 @@ pub fn tasks_table(l: &Loaded, sel: &Selection, k: u64, level: u32) -> TableData
     let bench = bench.unwrap_or_default();
     let mut t = TableData::new(
         "tasks",
-        format!("{bench}: tasks at K={k}, {level}% ({}) — sorted by contribution to Δ", sel.mode.name()),
-        &["task", "min_turns", "T", "n base", "c base", "Pass base", "n RL", "c RL", "Pass RL", "Δ contrib"],
+        format!(
+            "{bench}: tasks at K={k}, {level}% ({}) — sorted by contribution to Δ",
+            sel.mode.name()
+        ),
+        &[
+            "task",
+            "min_turns",
+            "T",
+            "n base",
+            "c base",
+            "Pass base",
+            "n RL",
+            "c RL",
+            "Pass RL",
+            "Δ contrib",
+        ],
     );
-    let (Some(b), Some(p)) = (set.strings.get(&bench), pair) else { return t };
-    let (Some(base), Some(rl)) = (set.strings.get(&p.base), set.strings.get(&p.rl)) else { return t };
+    let (Some(b), Some(p)) = (set.strings.get(&bench), pair) else {
+        return t;
+    };
+    let (Some(base), Some(rl)) = (set.strings.get(&p.base), set.strings.get(&p.rl)) else {
+        return t;
+    };
     let mut rows = Vec::new();
     let tasks: Vec<_> = a.agg.tasks.range((b, 0)..=(b, u32::MAX)).collect();
     let n_tasks = tasks.len().max(1) as f64;
@@ -412,13 +574,19 @@ pub fn tasks_table(l: &Loaded, sel: &Selection, k: u64, level: u32) -> TableData
                 .and_then(|g| cell_counts(g, *info, level, sel.mode))
         };
         let (bc, rc) = (get(base), get(rl));
-        let pass = |x: Option<(u64, u64)>| x.filter(|(n, _)| *n >= k).map(|(n, c)| pass_at_k(n, c, k));
+        let pass =
+            |x: Option<(u64, u64)>| x.filter(|(n, _)| *n >= k).map(|(n, c)| pass_at_k(n, c, k));
         let (pb, pr) = (pass(bc), pass(rc));
         let contrib = match (pb, pr) {
             (Some(x), Some(y)) => Some((y - x) / n_tasks),
             _ => None,
         };
-        let fmt_n = |x: Option<(u64, u64)>| (x.map_or("–".into(), |v| v.0.to_string()), x.map_or("–".into(), |v| v.1.to_string()));
+        let fmt_n = |x: Option<(u64, u64)>| {
+            (
+                x.map_or("–".into(), |v| v.0.to_string()),
+                x.map_or("–".into(), |v| v.1.to_string()),
+            )
+        };
         let (nb, cb) = fmt_n(bc);
         let (nr, cr) = fmt_n(rc);
         let name = set.name(task).to_string();
@@ -442,7 +610,11 @@ pub fn tasks_table(l: &Loaded, sel: &Selection, k: u64, level: u32) -> TableData
     }
     rows.sort_by(|x, y| x.0.total_cmp(&y.0));
     for (_, row, neg, name) in rows {
-        t.push(row, if neg { Mark::Bad } else { Mark::None }, Target::Rollouts { task: name });
+        t.push(
+            row,
+            if neg { Mark::Bad } else { Mark::None },
+            Target::Rollouts { task: name },
+        );
     }
     t
 }
@@ -456,11 +628,24 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str) -> TableData {
     let mut t = TableData::new(
         "rollouts",
         format!("{bench} / {task}: rollouts (Enter: the trajectory)"),
-        &["run", "budget", "sample", "success", "success_turn", "turns", "reward", "steps", "record"],
+        &[
+            "run",
+            "budget",
+            "sample",
+            "success",
+            "success_turn",
+            "turns",
+            "reward",
+            "steps",
+            "record",
+        ],
     );
     let runs: Vec<String> = pair.map(|p| vec![p.base, p.rl]).unwrap_or_default();
     for tr in set.trajectories.iter().filter(|x| {
-        !x.is_training() && set.name(x.benchmark) == bench && set.name(x.task) == task && (runs.is_empty() || runs.iter().any(|r| r == set.name(x.run)))
+        !x.is_training()
+            && set.name(x.benchmark) == bench
+            && set.name(x.task) == task
+            && (runs.is_empty() || runs.iter().any(|r| r == set.name(x.run)))
     }) {
         t.push(
             vec![
@@ -483,25 +668,63 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str) -> TableData {
 
 /// The step-by-step view of one record, re-read from its file.
 pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
-    let name = set.files.get(loc.file as usize).cloned().unwrap_or_default();
+    let name = set
+        .files
+        .get(loc.file as usize)
+        .cloned()
+        .unwrap_or_default();
     let mut t = TableData::new(
         "trajectory",
         format!("{name}:{}", loc.line),
-        &["turn", "action", "observation", "tokens", "logp", "error", "budget total/remaining"],
+        &[
+            "turn",
+            "action",
+            "observation",
+            "tokens",
+            "logp",
+            "error",
+            "budget total/remaining",
+        ],
     );
     match crate::schema::load::read_record(&name, loc.line) {
         Ok(v) => {
-            let head: Vec<String> = ["run", "benchmark", "task", "budget", "max_budget", "success", "success_turn", "turns", "reward", "train_step", "group"]
-                .iter()
-                .filter_map(|k| v.get(*k).map(|x| format!("{k}={x}")))
-                .collect();
+            let head: Vec<String> = [
+                "run",
+                "benchmark",
+                "task",
+                "budget",
+                "max_budget",
+                "success",
+                "success_turn",
+                "turns",
+                "reward",
+                "train_step",
+                "group",
+            ]
+            .iter()
+            .filter_map(|k| v.get(*k).map(|x| format!("{k}={x}")))
+            .collect();
             t.title = format!("{name}:{} — {}", loc.line, head.join(" "));
-            for st in v.get("steps").and_then(|s| s.as_array()).into_iter().flatten() {
-                let s = |k: &str| st.get(k).map_or("–".to_string(), |x| x.as_str().map_or(x.to_string(), str::to_string));
+            for st in v
+                .get("steps")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let s = |k: &str| {
+                    st.get(k).map_or("–".to_string(), |x| {
+                        x.as_str().map_or(x.to_string(), str::to_string)
+                    })
+                };
                 let logp = st
                     .get("logp")
                     .and_then(|l| l.as_object())
-                    .map(|m| m.iter().map(|(r, x)| format!("{r}:{x}")).collect::<Vec<_>>().join(" "))
+                    .map(|m| {
+                        m.iter()
+                            .map(|(r, x)| format!("{r}:{x}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
                     .unwrap_or_else(|| "–".into());
                 let err = st.get("error").and_then(|e| e.as_bool()) == Some(true);
                 t.push(
@@ -522,17 +745,39 @@ pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
                 t.push(vec!["(no steps)".into()], Mark::None, Target::None);
             }
         }
-        Err(e) => t.push(vec![format!("cannot re-read the record: {e}")], Mark::Bad, Target::None),
+        Err(e) => t.push(
+            vec![format!("cannot re-read the record: {e}")],
+            Mark::Bad,
+            Target::None,
+        ),
     }
     t
 }
 
 /// Records violating one BudgetMix rule.
 pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
-    let mut t = TableData::new("violations", format!("{run}: violations"), &["record", "train_step", "group", "budget", "max_budget", "success", "turns", "reward"]);
-    let Some(b) = l.audit.budgetmix.iter().find(|b| b.run == run) else { return t };
+    let mut t = TableData::new(
+        "violations",
+        format!("{run}: violations"),
+        &[
+            "record",
+            "train_step",
+            "group",
+            "budget",
+            "max_budget",
+            "success",
+            "turns",
+            "reward",
+        ],
+    );
+    let Some(b) = l.audit.budgetmix.iter().find(|b| b.run == run) else {
+        return t;
+    };
     let Some(r) = b.rules.get(rule) else { return t };
-    t.title = format!("{run}: {} — {} of {} checked", r.rule, r.violations, r.checked);
+    t.title = format!(
+        "{run}: {} — {} of {} checked",
+        r.rule, r.violations, r.checked
+    );
     let set = &l.set;
     let mut seen = BTreeSet::new();
     for loc in &r.locations {
@@ -559,9 +804,25 @@ pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
 }
 
 pub fn matched_table(a: &Audit) -> TableData {
-    let mut t = TableData::new("matched-states", "Matched states: is RL's next action better? (Wilson CIs; mean diff bootstrapped)", &["benchmark", "base → RL", "states", "better", "tie", "worse", "mean q_RL − q_base"]);
+    let mut t = TableData::new(
+        "matched-states",
+        "Matched states: is RL's next action better? (Wilson CIs; mean diff bootstrapped)",
+        &[
+            "benchmark",
+            "base → RL",
+            "states",
+            "better",
+            "tie",
+            "worse",
+            "mean q_RL − q_base",
+        ],
+    );
     for m in &a.matched {
-        let w = |i: usize| m.shares_ci[i].map_or(String::new(), |(l, h)| format!(" [{:.0},{:.0}]", 100.0 * l, 100.0 * h));
+        let w = |i: usize| {
+            m.shares_ci[i].map_or(String::new(), |(l, h)| {
+                format!(" [{:.0},{:.0}]", 100.0 * l, 100.0 * h)
+            })
+        };
         t.push(
             vec![
                 m.benchmark.clone(),
@@ -570,7 +831,13 @@ pub fn matched_table(a: &Audit) -> TableData {
                 format!("{}{}", pct(m.better), w(0)),
                 format!("{}{}", pct(m.tie), w(1)),
                 format!("{}{}", pct(m.worse), w(2)),
-                m.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4))),
+                m.mean_diff.map_or("–".into(), |e| {
+                    format!(
+                        "{:+.4} {}",
+                        e.value,
+                        crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4)
+                    )
+                }),
             ],
             Mark::None,
             Target::None,
@@ -581,14 +848,34 @@ pub fn matched_table(a: &Audit) -> TableData {
 
 pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
     let (bench, pair) = current(a, sel);
-    let mut t = TableData::new("matched-by-turn", "By turn position (early = turn ≤ median)", &["turn", "states", "RL better", "mean diff"]);
-    let Some(m) = a.matched.iter().find(|m| Some(&m.benchmark) == bench.as_ref() && pair.as_ref().is_none_or(|p| p.rl == m.rl && p.base == m.base)) else {
+    let mut t = TableData::new(
+        "matched-by-turn",
+        "By turn position (early = turn ≤ median)",
+        &["turn", "states", "RL better", "mean diff"],
+    );
+    let Some(m) = a.matched.iter().find(|m| {
+        Some(&m.benchmark) == bench.as_ref()
+            && pair
+                .as_ref()
+                .is_none_or(|p| p.rl == m.rl && p.base == m.base)
+    }) else {
         return t;
     };
-    t.title = format!("{}: {} → {} by turn (median turn {})", m.benchmark, m.base, m.rl, m.median_turn.map_or("–".into(), |x| x.to_string()));
+    t.title = format!(
+        "{}: {} → {} by turn (median turn {})",
+        m.benchmark,
+        m.base,
+        m.rl,
+        m.median_turn.map_or("–".into(), |x| x.to_string())
+    );
     for r in &m.by_turn {
         t.push(
-            vec![r.turn.to_string(), r.states.to_string(), pct(r.better), r.mean_diff.map_or("–".into(), |d| format!("{d:+.4}"))],
+            vec![
+                r.turn.to_string(),
+                r.states.to_string(),
+                pct(r.better),
+                r.mean_diff.map_or("–".into(), |d| format!("{d:+.4}")),
+            ],
             Mark::None,
             Target::None,
         );
@@ -599,7 +886,13 @@ pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
                 name.into(),
                 h.states.to_string(),
                 pct(h.better),
-                h.mean_diff.map_or("–".into(), |e| format!("{:+.4} {}", e.value, crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4))),
+                h.mean_diff.map_or("–".into(), |e| {
+                    format!(
+                        "{:+.4} {}",
+                        e.value,
+                        crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4)
+                    )
+                }),
             ],
             Mark::None,
             Target::None,
@@ -610,36 +903,89 @@ pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
 
 pub fn recovery_table(a: &Audit, sel: &Selection) -> TableData {
     let (bench, pair) = current(a, sel);
-    let mut t = TableData::new("error-recovery", "Error recovery", &["figure", "base", "RL", "RL − base"]);
-    let Some(r) = a.recovery.iter().find(|r| Some(&r.benchmark) == bench.as_ref() && pair.as_ref().is_none_or(|p| p.rl == r.rl && p.base == r.base)) else {
+    let mut t = TableData::new(
+        "error-recovery",
+        "Error recovery",
+        &["figure", "base", "RL", "RL − base"],
+    );
+    let Some(r) = a.recovery.iter().find(|r| {
+        Some(&r.benchmark) == bench.as_ref()
+            && pair
+                .as_ref()
+                .is_none_or(|p| p.rl == r.rl && p.base == r.base)
+    }) else {
         return t;
     };
-    t.title = format!("{}: {} → {} — {} error states ({} scored)", r.benchmark, r.base, r.rl, r.states, r.scored);
-    let est = |e: &Option<crate::analysis::stats::Estimate>| e.map_or("– (field absent)".into(), |e| format!("{} {}", pct(Some(e.value)), pct_ci(e.ci)));
-    let diff = |e: &Option<crate::analysis::stats::Estimate>| e.map_or("–".into(), |e| format!("{} {}", pp(e.value), ci_pp(e.ci)));
+    t.title = format!(
+        "{}: {} → {} — {} error states ({} scored)",
+        r.benchmark, r.base, r.rl, r.states, r.scored
+    );
+    let est = |e: &Option<crate::analysis::stats::Estimate>| {
+        e.map_or("– (field absent)".into(), |e| {
+            format!("{} {}", pct(Some(e.value)), pct_ci(e.ci))
+        })
+    };
+    let diff = |e: &Option<crate::analysis::stats::Estimate>| {
+        e.map_or("–".into(), |e| format!("{} {}", pp(e.value), ci_pp(e.ci)))
+    };
     t.push(
         vec![
             "RL better".into(),
             String::new(),
-            format!("{}{}", pct(r.better), r.better_ci.map_or(String::new(), |(l, h)| format!(" [{:.1}, {:.1}]", 100.0 * l, 100.0 * h))),
+            format!(
+                "{}{}",
+                pct(r.better),
+                r.better_ci.map_or(String::new(), |(l, h)| format!(
+                    " [{:.1}, {:.1}]",
+                    100.0 * l,
+                    100.0 * h
+                ))
+            ),
             String::new(),
         ],
         Mark::None,
         Target::None,
     );
-    t.push(vec!["correction".into(), est(&r.correction[0]), est(&r.correction[1]), diff(&r.correction_diff)], Mark::None, Target::None);
     t.push(
-        vec!["terminal success".into(), est(&r.terminal_success[0]), est(&r.terminal_success[1]), diff(&r.terminal_success_diff)],
+        vec![
+            "correction".into(),
+            est(&r.correction[0]),
+            est(&r.correction[1]),
+            diff(&r.correction_diff),
+        ],
         Mark::None,
         Target::None,
     );
-    for b in r.by_source.iter().map(|b| (format!("source {}", b.key), b)).chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b))) {
+    t.push(
+        vec![
+            "terminal success".into(),
+            est(&r.terminal_success[0]),
+            est(&r.terminal_success[1]),
+            diff(&r.terminal_success_diff),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    for b in r
+        .by_source
+        .iter()
+        .map(|b| (format!("source {}", b.key), b))
+        .chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
+    {
         let (label, b) = b;
         t.push(
             vec![
                 label,
-                format!("corr {} term {}", pct(b.correction[0]), pct(b.terminal_success[0])),
-                format!("corr {} term {}", pct(b.correction[1]), pct(b.terminal_success[1])),
+                format!(
+                    "corr {} term {}",
+                    pct(b.correction[0]),
+                    pct(b.terminal_success[0])
+                ),
+                format!(
+                    "corr {} term {}",
+                    pct(b.correction[1]),
+                    pct(b.terminal_success[1])
+                ),
                 format!("n={}, RL better {}", b.states, pct(b.better)),
             ],
             Mark::None,
@@ -650,9 +996,25 @@ pub fn recovery_table(a: &Audit, sel: &Selection) -> TableData {
 }
 
 pub fn likelihood_table(a: &Audit) -> TableData {
-    let mut t = TableData::new("likelihood", "Likelihood under base (successful full-budget trajectories)", &["benchmark", "base → RL", "step NLL base", "step NLL RL", "overlap", "LLR base", "LLR RL", "length-matched d", "tasks/pairs"]);
+    let mut t = TableData::new(
+        "likelihood",
+        "Likelihood under base (successful full-budget trajectories)",
+        &[
+            "benchmark",
+            "base → RL",
+            "step NLL base",
+            "step NLL RL",
+            "overlap",
+            "LLR base",
+            "LLR RL",
+            "length-matched d",
+            "tasks/pairs",
+        ],
+    );
     for l in &a.likelihood {
-        let s = |x: &Option<crate::analysis::likelihood::Summary>| x.map_or("–".into(), |x| format!("{:.2} (n={})", x.mean, x.n));
+        let s = |x: &Option<crate::analysis::likelihood::Summary>| {
+            x.map_or("–".into(), |x| format!("{:.2} (n={})", x.mean, x.n))
+        };
         let lm = &l.length_matched;
         t.push(
             vec![
@@ -663,10 +1025,20 @@ pub fn likelihood_table(a: &Audit) -> TableData {
                 l.overlap.map_or("–".into(), |o| format!("{o:.3}")),
                 s(&l.llr[0]),
                 s(&l.llr[1]),
-                lm.mean_diff.map_or("–".into(), |e| format!("{:.2} {}", e.value, crate::report::markdown_more::signed_ci(e.ci, 1.0))),
+                lm.mean_diff.map_or("–".into(), |e| {
+                    format!(
+                        "{:.2} {}",
+                        e.value,
+                        crate::report::markdown_more::signed_ci(e.ci, 1.0)
+                    )
+                }),
                 format!("{}/{}", lm.tasks, lm.pairs),
             ],
-            if lm.mean_diff.is_some_and(|e| e.ci.above_zero()) { Mark::Good } else { Mark::None },
+            if lm.mean_diff.is_some_and(|e| e.ci.above_zero()) {
+                Mark::Good
+            } else {
+                Mark::None
+            },
             Target::None,
         );
     }
@@ -674,9 +1046,23 @@ pub fn likelihood_table(a: &Audit) -> TableData {
 }
 
 pub fn dynamics_table(a: &Audit) -> TableData {
-    let mut t = TableData::new("dynamics", "Checkpoint metrics (slope per step, 95% t-interval)", &["run", "metric", "n", "first", "last", "change", "slope", "95% CI"]);
+    let mut t = TableData::new(
+        "dynamics",
+        "Checkpoint metrics (slope per step, 95% t-interval)",
+        &[
+            "run", "metric", "n", "first", "last", "change", "slope", "95% CI",
+        ],
+    );
     for d in &a.dynamics {
-        let sig = d.slope_ci.map(|(l, h)| if l > 0.0 { Mark::Good } else if h < 0.0 { Mark::Bad } else { Mark::None });
+        let sig = d.slope_ci.map(|(l, h)| {
+            if l > 0.0 {
+                Mark::Good
+            } else if h < 0.0 {
+                Mark::Bad
+            } else {
+                Mark::None
+            }
+        });
         t.push(
             vec![
                 d.run.clone(),
@@ -686,7 +1072,9 @@ pub fn dynamics_table(a: &Audit) -> TableData {
                 format!("{:.4}", d.last),
                 format!("{:+.4}", d.change),
                 d.slope.map_or("–".into(), |s| format!("{s:+.2e}")),
-                d.slope_ci.map_or("– (< 3 points)".into(), |(l, h)| format!("[{l:+.2e}, {h:+.2e}]")),
+                d.slope_ci.map_or("– (< 3 points)".into(), |(l, h)| {
+                    format!("[{l:+.2e}, {h:+.2e}]")
+                }),
             ],
             sig.unwrap_or(Mark::None),
             Target::None,
@@ -696,12 +1084,19 @@ pub fn dynamics_table(a: &Audit) -> TableData {
 }
 
 pub fn budgetmix_table(a: &Audit, sel: &Selection) -> TableData {
-    let mut t = TableData::new("budgetmix-rules", "BudgetMix audit (Enter: violating records)", &["rule", "checked", "violations", "rate", "p-value", "first"]);
+    let mut t = TableData::new(
+        "budgetmix-rules",
+        "BudgetMix audit (Enter: violating records)",
+        &["rule", "checked", "violations", "rate", "p-value", "first"],
+    );
     if a.budgetmix.is_empty() {
         return t;
     }
     let b = &a.budgetmix[sel.pair % a.budgetmix.len()];
-    t.title = format!("BudgetMix audit of {} (p: next audited run; Enter: violating records)", b.run);
+    t.title = format!(
+        "BudgetMix audit of {} (p: next audited run; Enter: violating records)",
+        b.run
+    );
     for (i, r) in b.rules.iter().enumerate() {
         t.push(
             vec![
@@ -712,15 +1107,30 @@ pub fn budgetmix_table(a: &Audit, sel: &Selection) -> TableData {
                 r.p_value.map_or("–".into(), |p| format!("{p:.4}")),
                 r.examples.first().cloned().unwrap_or_default(),
             ],
-            if r.violations > 0 { Mark::VeryBad } else { Mark::Good },
-            if r.violations > 0 && !r.locations.is_empty() { Target::RuleRecords { run: b.run.clone(), rule: i } } else { Target::None },
+            if r.violations > 0 {
+                Mark::VeryBad
+            } else {
+                Mark::Good
+            },
+            if r.violations > 0 && !r.locations.is_empty() {
+                Target::RuleRecords {
+                    run: b.run.clone(),
+                    rule: i,
+                }
+            } else {
+                Target::None
+            },
         );
     }
     t
 }
 
 pub fn gains_table(a: &Audit, sel: &Selection) -> TableData {
-    let mut t = TableData::new("budgetmix-gains", "Gain over the full-budget RL run, Pass@(1,T)", &["benchmark", "level", "gain", "vs", "modes"]);
+    let mut t = TableData::new(
+        "budgetmix-gains",
+        "Gain over the full-budget RL run, Pass@(1,T)",
+        &["benchmark", "level", "gain", "vs", "modes"],
+    );
     if a.budgetmix.is_empty() {
         return t;
     }
@@ -732,14 +1142,28 @@ pub fn gains_table(a: &Audit, sel: &Selection) -> TableData {
                 format!("{}%", g.level),
                 pp(g.gain),
                 g.vs.clone(),
-                g.modes.iter().map(|(r, m)| format!("{r}:{m}")).collect::<Vec<_>>().join(" "),
+                g.modes
+                    .iter()
+                    .map(|(r, m)| format!("{r}:{m}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
             ],
             if g.gain < 0.0 { Mark::Bad } else { Mark::None },
             Target::None,
         );
     }
     for (l, g) in &b.mean_gain {
-        t.push(vec!["mean".into(), format!("{l}%"), pp(*g), String::new(), String::new()], Mark::None, Target::None);
+        t.push(
+            vec![
+                "mean".into(),
+                format!("{l}%"),
+                pp(*g),
+                String::new(),
+                String::new(),
+            ],
+            Mark::None,
+            Target::None,
+        );
     }
     for n in &b.notes {
         t.push(vec![format!("note: {n}")], Mark::None, Target::None);
@@ -749,7 +1173,12 @@ pub fn gains_table(a: &Audit, sel: &Selection) -> TableData {
 
 /// Cost: distinct costs of the current benchmark, ascending (the ceiling cursor's stops).
 pub fn cost_stops(a: &Audit, bench: &str) -> Vec<f64> {
-    let mut c: Vec<f64> = a.cost_frontier.iter().filter(|p| p.benchmark == bench).map(|p| p.cost).collect();
+    let mut c: Vec<f64> = a
+        .cost_frontier
+        .iter()
+        .filter(|p| p.benchmark == bench)
+        .map(|p| p.cost)
+        .collect();
     c.sort_by(f64::total_cmp);
     c.dedup_by(|x, y| crate::analysis::cost::approx_eq(*x, *y));
     c
@@ -758,14 +1187,27 @@ pub fn cost_stops(a: &Audit, bench: &str) -> Vec<f64> {
 /// Cost: each run's best point under the ceiling, and the winner.
 pub fn cost_table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
     use crate::analysis::cost::better;
-    let mut t = TableData::new("cost", format!("{bench}: best cell per run under a cost of {ceiling:.2} (←→ moves the ceiling)"), &["run", "K", "level", "mode", "Pass", "cost", ""]);
-    let runs: BTreeSet<&String> = a.cost_frontier.iter().filter(|p| p.benchmark == bench).map(|p| &p.run).collect();
+    let mut t = TableData::new(
+        "cost",
+        format!("{bench}: best cell per run under a cost of {ceiling:.2} (←→ moves the ceiling)"),
+        &["run", "K", "level", "mode", "Pass", "cost", ""],
+    );
+    let runs: BTreeSet<&String> = a
+        .cost_frontier
+        .iter()
+        .filter(|p| p.benchmark == bench)
+        .map(|p| &p.run)
+        .collect();
     let mut bests = Vec::new();
     for r in runs {
         let best = a
             .cost_frontier
             .iter()
-            .filter(|p| p.benchmark == bench && &p.run == r && (p.cost <= ceiling || crate::analysis::cost::approx_eq(p.cost, ceiling)))
+            .filter(|p| {
+                p.benchmark == bench
+                    && &p.run == r
+                    && (p.cost <= ceiling || crate::analysis::cost::approx_eq(p.cost, ceiling))
+            })
             .min_by(|x, y| better(x, y));
         if let Some(b) = best {
             bests.push(b);

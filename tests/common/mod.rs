@@ -28,7 +28,12 @@ pub fn rl_audit(args: &[&str]) -> Output {
 
 /// Runs a headless audit of `logs` into `out` and returns report.json.
 pub fn audit_json(logs: &Path, out: &Path, extra: &[&str]) -> Value {
-    let mut args = vec!["--headless", logs.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "--headless",
+        logs.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     let o = rl_audit(&args);
     assert!(
@@ -42,7 +47,14 @@ pub fn audit_json(logs: &Path, out: &Path, extra: &[&str]) -> Value {
 }
 
 /// A trajectory record with the given success turn (None = failure).
-pub fn traj(run: &str, bench: &str, task: &str, budget: u32, max_budget: u32, success_turn: Option<u32>) -> Value {
+pub fn traj(
+    run: &str,
+    bench: &str,
+    task: &str,
+    budget: u32,
+    max_budget: u32,
+    success_turn: Option<u32>,
+) -> Value {
     let mut v = serde_json::json!({
         "run": run, "benchmark": bench, "task": task, "budget": budget,
         "max_budget": max_budget, "success": success_turn.is_some(),
@@ -66,7 +78,12 @@ pub fn rows<'a>(report: &'a Value, section: &str, keys: &[(&str, Value)]) -> Vec
 
 pub fn one<'a>(report: &'a Value, section: &str, keys: &[(&str, Value)]) -> &'a Value {
     let r = rows(report, section, keys);
-    assert_eq!(r.len(), 1, "expected one {section} row for {keys:?}, got {}", r.len());
+    assert_eq!(
+        r.len(),
+        1,
+        "expected one {section} row for {keys:?}, got {}",
+        r.len()
+    );
     r[0]
 }
 

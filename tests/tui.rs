@@ -1,0 +1,186 @@
+//! The workbench driven by key presses on ratatui's TestBackend, at 80×24
+//! and 160×48: every panel, the drill-down to a trajectory, the help overlay,
+//! and the same numbers as the headless report.
+
+use std::sync::Arc;
+
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use rl_audit::analysis::{run_audit, Settings};
+use rl_audit::jobs::Loaded;
+use rl_audit::schema::load::Progress;
+use rl_audit::schema::LoadOptions;
+use rl_audit::tui::app::App;
+use rl_audit::tui::{draw, keys};
+
+fn demo() -> Arc<Loaded> {
+    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let settings = Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 200,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let audit = run_audit(&set, &settings).expect("audit");
+    Arc::new(Loaded {
+        set: Arc::new(set),
+        audit,
+    })
+}
+
+struct Screen {
+    term: Terminal<TestBackend>,
+    app: App,
+    progress: Progress,
+}
+
+impl Screen {
+    fn new(w: u16, h: u16, data: Arc<Loaded>) -> Screen {
+        let mut app = App::new(true, false);
+        app.set_data(data);
+        Screen {
+            term: Terminal::new(TestBackend::new(w, h)).unwrap(),
+            app,
+            progress: Progress::default(),
+        }
+    }
+    fn keys(&mut self, keys: &str) -> String {
+        for c in keys.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                '\t' => KeyCode::Tab,
+                c => KeyCode::Char(c),
+            };
+            self.app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+        }
+        self.text()
+    }
+    fn text(&mut self) -> String {
+        let (app, progress) = (&mut self.app, &self.progress);
+        self.term
+            .draw(|f| draw::draw(f, app, progress, "idle"))
+            .unwrap();
+        let buf = self.term.backend().buffer().clone();
+        let w = buf.area.width as usize;
+        buf.content
+            .chunks(w)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+            .collect()
+    }
+}
+
+#[test]
+fn every_panel_renders_at_both_sizes() {
+    let d = demo();
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut s = Screen::new(w, h, d.clone());
+        let expect = [
+            ("1", "Headline findings"),
+            ("2", "base% → RL%"),
+            ("3", "expected cost"),
+            ("4", "Matched states"),
+            ("5", "error states"),
+            ("6", "step NLL"),
+            ("7", "Checkpoint metrics"),
+            ("8", "BudgetMix audit"),
+        ];
+        for (key, want) in expect {
+            let screen = s.keys(key);
+            assert!(
+                screen.contains(want),
+                "{w}×{h} panel {key}: {want:?} missing in\n{screen}"
+            );
+            assert_eq!(screen.lines().count(), h as usize);
+            for line in screen.lines() {
+                assert_eq!(line.chars().count(), w as usize);
+            }
+        }
+    }
+}
+
+#[test]
+fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
+    let d = demo();
+    let mut s = Screen::new(160, 48, d.clone());
+    // Budget, 75% (two steps right from 25%), K=1: Enter opens the tasks.
+    let screen = s.keys("2ll\n");
+    assert!(screen.contains("tasks K=1 75%"), "{screen}");
+    assert!(screen.contains("Δ contrib"));
+    let screen = s.keys("\n");
+    assert!(
+        screen.contains("rollouts") || screen.contains("task fl-"),
+        "{screen}"
+    );
+    assert!(screen.contains("demo/eval.jsonl.gz:"));
+    let screen = s.keys("\n");
+    assert!(screen.contains("record "), "{screen}");
+    assert!(screen.contains("observation"));
+    // Esc walks back up, one level at a time.
+    let screen = s.keys("\x1b\x1b\x1b");
+    assert!(screen.contains("selected cell"), "{screen}");
+}
+
+#[test]
+fn help_overlay_lists_the_real_key_map() {
+    let mut s = Screen::new(160, 48, demo());
+    let screen = s.keys("2?");
+    for b in keys::BINDINGS {
+        assert!(screen.contains(b.help), "help lacks {:?}\n{screen}", b.help);
+    }
+    assert!(screen.contains("Budget — how to read it"));
+    let screen = s.keys("x");
+    assert!(!screen.contains("how to read it"));
+}
+
+#[test]
+fn budget_panel_shows_the_report_numbers() {
+    let d = demo();
+    let mut s = Screen::new(160, 48, d.clone());
+    let screen = s.keys("2ll");
+    // The selected cell (K=1, 75%, native) of the first pair, as the JSON report has it.
+    let pair = &d.audit.pairs[0];
+    let adv = d
+        .audit
+        .pass
+        .advantage
+        .iter()
+        .find(|a| a.rl == pair.rl && a.k == 1 && a.level == 75 && a.mode.name() == "native")
+        .unwrap();
+    let want = format!("Δ {:+.1} pp", 100.0 * adv.delta);
+    assert!(screen.contains(&want), "{want} missing:\n{screen}");
+    assert!(screen.contains(&format!("n={} tasks", adv.tasks)));
+}
+
+#[test]
+fn filter_and_export() {
+    let dir = std::env::temp_dir().join(format!("rl-audit-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut s = Screen::new(120, 40, demo());
+    s.keys("2lll\n");
+    // Filter the task table by a substring.
+    let screen = s.keys("/4x4s\n");
+    assert!(screen.contains("fl-01-4x4s"));
+    assert!(!screen.contains("fl-02-5x5"), "{screen}");
+    let prev = std::env::current_dir().unwrap();
+    std::env::set_current_dir(&dir).unwrap();
+    let screen = s.keys("e");
+    std::env::set_current_dir(prev).unwrap();
+    assert!(screen.contains("exported"), "{screen}");
+    let csv = std::fs::read_to_string(dir.join("rl-audit-export-tasks.csv")).unwrap();
+    assert!(csv.starts_with("task,min_turns,T,"));
+    assert!(csv.lines().skip(1).all(|l| l.contains("4x4s")));
+}
+
+#[test]
+fn quit_only_from_the_top_with_q() {
+    let mut s = Screen::new(80, 24, demo());
+    s.keys("2\x1b");
+    assert!(!s.app.quit, "Esc at the top must not quit");
+    s.keys("l\nq");
+    assert!(!s.app.quit, "q in a drill-down goes back");
+    s.keys("q");
+    assert!(s.app.quit);
+}
