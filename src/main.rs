@@ -6,6 +6,20 @@ use rl_audit::cli::Cli;
 use rl_audit::error::Error;
 
 fn main() {
+    // A bug must not print a raw panic; say what happened and ask for a report.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("rl-audit: internal error{at}: {what}");
+    }));
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
