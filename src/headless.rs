@@ -33,7 +33,7 @@ pub fn load_logs_with(
 pub fn run(opts: &Options) -> Result<Vec<String>> {
     let set = load_logs(opts)?;
     let audit = run_audit(&set, &opts.settings)?;
-    let files = report::render(&set, &audit)?;
+    let files = report::render(&set, &audit, opts.csv)?;
     report::write_atomic(&opts.out, &files)?;
     Ok(check_gates(&audit, &opts.gates))
 }

@@ -30,7 +30,7 @@ pub fn esc(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub fn report(set: &LogSet, audit: &Audit) -> String {
+pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> String {
     let mut md = String::new();
     let s = &audit.settings;
     let _ = writeln!(md, "# rl-audit report\n");
@@ -45,16 +45,25 @@ pub fn report(set: &LogSet, audit: &Audit) -> String {
         s.boot.method.name(),
         s.gamma
     );
+    use super::markdown_more as more;
     pass_section(&mut md, audit);
+    images(&mut md, figs, "pass");
     advantage_section(&mut md, audit);
+    images(&mut md, figs, "advantage");
     mode_gap_section(&mut md, audit);
     token_section(&mut md, audit);
-    super::markdown_more::cost(&mut md, audit);
-    super::markdown_more::matched(&mut md, audit);
-    super::markdown_more::recovery(&mut md, audit);
-    super::markdown_more::likelihood(&mut md, audit);
-    super::markdown_more::dynamics(&mut md, audit);
-    super::markdown_more::budgetmix(&mut md, audit);
+    more::cost(&mut md, audit);
+    images(&mut md, figs, "cost");
+    more::matched(&mut md, audit);
+    images(&mut md, figs, "matched");
+    more::recovery(&mut md, audit);
+    images(&mut md, figs, "recovery");
+    more::likelihood(&mut md, audit);
+    images(&mut md, figs, "likelihood");
+    more::dynamics(&mut md, audit);
+    images(&mut md, figs, "dynamics");
+    more::budgetmix(&mut md, audit);
+    images(&mut md, figs, "budgetmix");
     md
 }
 
@@ -343,4 +352,16 @@ fn token_section(md: &mut String, audit: &Audit) {
         );
     }
     md.push('\n');
+}
+
+/// Embeds a section's figures.
+fn images(md: &mut String, figs: &[super::figures::Figure], section: &str) {
+    for f in figs.iter().filter(|f| f.section == section) {
+        let _ = writeln!(
+            md,
+            "![{}](figures/{})\n",
+            f.caption.replace(['[', ']'], ""),
+            f.file
+        );
+    }
 }

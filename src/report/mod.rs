@@ -1,9 +1,12 @@
 //! Headless output: result structs → Markdown, JSON (and later SVG, CSV),
 //! written atomically so a failed run never leaves half a report.
 
+pub mod csv;
+pub mod figures;
 pub mod json;
 pub mod markdown;
 pub mod markdown_more;
+pub mod svg;
 
 use std::path::{Path, PathBuf};
 
@@ -14,16 +17,29 @@ use crate::schema::LogSet;
 /// The files of one report, relative to the report directory.
 pub struct ReportFiles(pub Vec<(PathBuf, Vec<u8>)>);
 
-pub fn render(set: &LogSet, audit: &Audit) -> Result<ReportFiles> {
+pub fn render(set: &LogSet, audit: &Audit, csv: bool) -> Result<ReportFiles> {
     let json = json::report(set, audit);
     let mut json_bytes = serde_json::to_vec_pretty(&json)
         .map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
     json_bytes.push(b'\n');
-    let md = markdown::report(set, audit);
-    Ok(ReportFiles(vec![
+    let figs = figures::all(audit);
+    let md = markdown::report(set, audit, &figs);
+    let mut files = vec![
         (PathBuf::from("report.md"), md.into_bytes()),
         (PathBuf::from("report.json"), json_bytes),
-    ]))
+    ];
+    for f in figs {
+        files.push((PathBuf::from("figures").join(&f.file), f.svg.into_bytes()));
+    }
+    if csv {
+        for (name, text) in csv::tables(&json) {
+            files.push((
+                PathBuf::from("csv").join(format!("{name}.csv")),
+                text.into_bytes(),
+            ));
+        }
+    }
+    Ok(ReportFiles(files))
 }
 
 fn out_err(path: &Path, e: std::io::Error) -> Error {

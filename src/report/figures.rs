@@ -1,0 +1,530 @@
+//! The headless report's figures, one SVG each, grouped by report section.
+
+use std::collections::BTreeSet;
+
+use super::svg::{bar_chart, heatmap, line_chart, BarGroup, HeatCell, Series};
+use crate::analysis::passkt::Mode;
+use crate::analysis::stats::Ci;
+use crate::analysis::Audit;
+
+pub struct Figure {
+    /// Report section: pass, advantage, cost, matched, recovery, likelihood, dynamics, budgetmix.
+    pub section: &'static str,
+    pub file: String,
+    pub caption: String,
+    pub svg: String,
+}
+
+/// A file-name-safe version of a name.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn ci_bounds(ci: Ci) -> Option<(f64, f64)> {
+    ci.bounds()
+}
+
+pub fn all(a: &Audit) -> Vec<Figure> {
+    let mut out = Vec::new();
+    pass_figures(a, &mut out);
+    cost_figures(a, &mut out);
+    matched_figures(a, &mut out);
+    likelihood_figures(a, &mut out);
+    dynamics_figures(a, &mut out);
+    budgetmix_figures(a, &mut out);
+    out
+}
+
+fn modes_present(a: &Audit, bench: &str) -> Vec<Mode> {
+    Mode::BOTH
+        .into_iter()
+        .filter(|m| {
+            a.pass
+                .cells
+                .iter()
+                .any(|c| c.benchmark == bench && c.mode == *m)
+        })
+        .collect()
+}
+
+fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
+    let p = &a.pass;
+    let benches: BTreeSet<&String> = p.cells.iter().map(|c| &c.benchmark).collect();
+    let levels = &a.settings.levels;
+    let cols: Vec<String> = levels.iter().map(|l| format!("{l}%")).collect();
+    let rows: Vec<String> = p.ks.iter().map(|k| format!("K={k}")).collect();
+    for b in benches {
+        let runs: BTreeSet<&String> = p
+            .cells
+            .iter()
+            .filter(|c| &c.benchmark == b)
+            .map(|c| &c.run)
+            .collect();
+        for m in modes_present(a, b) {
+            for r in &runs {
+                let cells: Vec<Vec<Option<HeatCell>>> =
+                    p.ks.iter()
+                        .map(|&k| {
+                            levels
+                                .iter()
+                                .map(|&l| {
+                                    let c = p.cells.iter().find(|c| {
+                                        &c.benchmark == b
+                                            && &c.run == *r
+                                            && c.k == k
+                                            && c.level == l
+                                            && c.mode == m
+                                    })?;
+                                    let v = c.value?;
+                                    Some(HeatCell {
+                                        value: v,
+                                        text: format!("{:.1}% (n={})", 100.0 * v, c.tasks),
+                                        marked: false,
+                                    })
+                                })
+                                .collect()
+                        })
+                        .collect();
+                if cells.iter().flatten().all(Option::is_none) {
+                    continue;
+                }
+                out.push(Figure {
+                    section: "pass",
+                    file: format!("pass_{}_{}_{}.svg", slug(b), slug(r), m.name()),
+                    caption: format!("Pass@(K,T) of {r} on {b} ({} budgets)", m.name()),
+                    svg: heatmap(
+                        &format!("{b}: Pass@(K,T) of {r}, {}", m.name()),
+                        &rows,
+                        &cols,
+                        &cells,
+                        false,
+                        "cell: Pass (n = tasks); T = % of each task's full budget",
+                    ),
+                });
+            }
+            for pair in a.pairs.iter().filter(|x| &x.benchmark == b) {
+                let cells: Vec<Vec<Option<HeatCell>>> =
+                    p.ks.iter()
+                        .map(|&k| {
+                            levels
+                                .iter()
+                                .map(|&l| {
+                                    let x = p.advantage.iter().find(|x| {
+                                        &x.benchmark == b
+                                            && x.base == pair.base
+                                            && x.rl == pair.rl
+                                            && x.k == k
+                                            && x.level == l
+                                            && x.mode == m
+                                    })?;
+                                    let mark = if x.significant_flip {
+                                        " !"
+                                    } else if x.flip {
+                                        " *"
+                                    } else {
+                                        ""
+                                    };
+                                    Some(HeatCell {
+                                        value: x.delta,
+                                        text: format!("{:+.1}{mark}", 100.0 * x.delta),
+                                        marked: x.flip,
+                                    })
+                                })
+                                .collect()
+                        })
+                        .collect();
+                if cells.iter().flatten().all(Option::is_none) {
+                    continue;
+                }
+                out.push(Figure {
+                    section: "advantage",
+                    file: format!(
+                        "delta_{}_{}_{}_{}.svg",
+                        slug(b),
+                        slug(&pair.base),
+                        slug(&pair.rl),
+                        m.name()
+                    ),
+                    caption: format!(
+                        "Δ(K,T) = {} − {} on {b} ({}), in points; flips outlined",
+                        pair.rl,
+                        pair.base,
+                        m.name()
+                    ),
+                    svg: heatmap(
+                        &format!("{b}: Δ {} − {} ({}), points", pair.rl, pair.base, m.name()),
+                        &rows,
+                        &cols,
+                        &cells,
+                        true,
+                        "red outline: flip (Δ < 0); ! significant (CI below 0), * not significant",
+                    ),
+                });
+            }
+        }
+        // Pass-vs-T: truncated curves, CI whiskers at the levels, the upper bound.
+        let max_b = p
+            .curve
+            .iter()
+            .filter(|c| &c.benchmark == b)
+            .map(|c| c.t)
+            .max()
+            .unwrap_or(1);
+        for &k in &p.ks {
+            let mut series: Vec<Series> = runs
+                .iter()
+                .map(|r| {
+                    let points = p
+                        .curve
+                        .iter()
+                        .filter(|c| &c.benchmark == b && &c.run == *r && c.k == k)
+                        .filter_map(|c| c.value.map(|v| (c.t as f64, v)))
+                        .collect();
+                    let whiskers = p
+                        .cells
+                        .iter()
+                        .filter(|c| {
+                            &c.benchmark == b
+                                && &c.run == *r
+                                && c.k == k
+                                && (c.mode == Mode::Truncated || c.level == 100)
+                        })
+                        .filter_map(|c| {
+                            ci_bounds(c.ci).map(|(lo, hi)| {
+                                ((c.level as f64 / 100.0 * max_b as f64).ceil(), lo, hi)
+                            })
+                        })
+                        .collect();
+                    Series {
+                        name: r.to_string(),
+                        points,
+                        whiskers,
+                        dashed: false,
+                    }
+                })
+                .filter(|s: &Series| !s.points.is_empty())
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            let ub: Vec<(f64, f64)> = p
+                .upper
+                .iter()
+                .filter(|u| &u.benchmark == b)
+                .map(|u| ((u.level as f64 / 100.0 * max_b as f64).ceil(), u.value))
+                .collect();
+            series.push(Series {
+                name: "upper bound U(T)".into(),
+                points: ub,
+                whiskers: Vec::new(),
+                dashed: true,
+            });
+            out.push(Figure {
+                section: "pass",
+                file: format!("pass_curve_{}_k{k}.svg", slug(b)),
+                caption: format!("Pass@({k},T) against T on {b}: full-budget rollouts cut at T, 95% CIs at the levels, structural upper bound"),
+                svg: line_chart(&format!("{b}: Pass@({k},T) vs T (truncated)"), "T (turns; levels at % of the largest full budget)", "Pass", &series, true),
+            });
+        }
+    }
+}
+
+fn cost_figures(a: &Audit, out: &mut Vec<Figure>) {
+    let benches: BTreeSet<&String> = a.cost_frontier.iter().map(|p| &p.benchmark).collect();
+    for b in benches {
+        let runs: BTreeSet<&String> = a
+            .cost_frontier
+            .iter()
+            .filter(|p| &p.benchmark == b)
+            .map(|p| &p.run)
+            .collect();
+        let series: Vec<Series> = runs
+            .iter()
+            .map(|r| {
+                let mut pts: Vec<(f64, f64)> = a
+                    .cost_frontier
+                    .iter()
+                    .filter(|p| &p.benchmark == b && &p.run == *r && p.on_frontier)
+                    .map(|p| (p.cost, p.pass))
+                    .collect();
+                pts.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+                Series {
+                    name: format!("{r} frontier"),
+                    points: pts,
+                    whiskers: Vec::new(),
+                    dashed: false,
+                }
+            })
+            .collect();
+        out.push(Figure {
+            section: "cost",
+            file: format!("cost_{}.svg", slug(b)),
+            caption: format!(
+                "Pass@(K,T) against expected cost per task on {b}: each run's frontier"
+            ),
+            svg: line_chart(
+                &format!("{b}: Pass vs expected cost (frontier)"),
+                "expected cost per task",
+                "Pass",
+                &series,
+                true,
+            ),
+        });
+    }
+}
+
+fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
+    for m in &a.matched {
+        let cats: Vec<String> = m
+            .by_turn
+            .iter()
+            .map(|t| format!("turn {}", t.turn))
+            .collect();
+        let g = BarGroup {
+            name: "RL better (Wilson 95%)".into(),
+            values: m
+                .by_turn
+                .iter()
+                .map(|t| {
+                    t.better.map(|v| {
+                        (
+                            v,
+                            crate::analysis::stats::wilson(
+                                (v * t.states as f64).round() as u64,
+                                t.states,
+                            ),
+                        )
+                    })
+                })
+                .collect(),
+        };
+        out.push(Figure {
+            section: "matched",
+            file: format!(
+                "matched_{}_{}_{}.svg",
+                slug(&m.benchmark),
+                slug(&m.base),
+                slug(&m.rl)
+            ),
+            caption: format!(
+                "Share of matched states where {} beats {} on {}, by turn",
+                m.rl, m.base, m.benchmark
+            ),
+            svg: bar_chart(
+                &format!("{}: {} better than {}, by turn", m.benchmark, m.rl, m.base),
+                "turn position",
+                "share of states",
+                &cats,
+                &[g],
+                true,
+            ),
+        });
+    }
+    for r in &a.recovery {
+        let cats: Vec<String> = r
+            .by_turn
+            .iter()
+            .map(|t| format!("turn {}", t.key))
+            .collect();
+        let g = |i: usize, name: &str| BarGroup {
+            name: format!("terminal success {name}"),
+            values: r
+                .by_turn
+                .iter()
+                .map(|t| t.terminal_success[i].map(|v| (v, None)))
+                .collect(),
+        };
+        let better = BarGroup {
+            name: "RL better".into(),
+            values: r
+                .by_turn
+                .iter()
+                .map(|t| t.better.map(|v| (v, None)))
+                .collect(),
+        };
+        out.push(Figure {
+            section: "recovery",
+            file: format!(
+                "recovery_{}_{}_{}.svg",
+                slug(&r.benchmark),
+                slug(&r.base),
+                slug(&r.rl)
+            ),
+            caption: format!(
+                "Error states on {}: RL-better share and terminal success by turn",
+                r.benchmark
+            ),
+            svg: bar_chart(
+                &format!("{}: error recovery by turn", r.benchmark),
+                "turn position",
+                "share",
+                &cats,
+                &[better, g(0, &r.base), g(1, &r.rl)],
+                true,
+            ),
+        });
+    }
+}
+
+fn likelihood_figures(a: &Audit, out: &mut Vec<Figure>) {
+    for l in &a.likelihood {
+        if let Some(h) = &l.histogram {
+            let width = (h.hi - h.lo) / crate::analysis::likelihood::BINS as f64;
+            let series: Vec<Series> = [(&l.base, 0usize), (&l.rl, 1)]
+                .iter()
+                .map(|(name, i)| {
+                    let n = h.counts[*i].iter().sum::<u64>().max(1) as f64;
+                    Series {
+                        name: format!("{name} (n={})", h.counts[*i].iter().sum::<u64>()),
+                        points: h.counts[*i]
+                            .iter()
+                            .enumerate()
+                            .map(|(bin, c)| (h.lo + (bin as f64 + 0.5) * width, *c as f64 / n))
+                            .collect(),
+                        whiskers: Vec::new(),
+                        dashed: false,
+                    }
+                })
+                .collect();
+            out.push(Figure {
+                section: "likelihood",
+                file: format!(
+                    "step_nll_{}_{}_{}.svg",
+                    slug(&l.benchmark),
+                    slug(&l.base),
+                    slug(&l.rl)
+                ),
+                caption: format!(
+                    "Per-step NLL under {} of each run's actions on {} (overlap {})",
+                    l.base,
+                    l.benchmark,
+                    l.overlap.map_or("–".into(), |o| format!("{o:.3}"))
+                ),
+                svg: line_chart(
+                    &format!("{}: per-step NLL under base", l.benchmark),
+                    "−log π_base(action), nats",
+                    "share of steps",
+                    &series,
+                    false,
+                ),
+            });
+        }
+    }
+    let rows: Vec<&crate::analysis::likelihood::Likelihood> = a
+        .likelihood
+        .iter()
+        .filter(|l| l.length_matched.mean_diff.is_some())
+        .collect();
+    if !rows.is_empty() {
+        let cats: Vec<String> = rows
+            .iter()
+            .map(|l| format!("{} {}", l.benchmark, l.rl))
+            .collect();
+        let g = BarGroup {
+            name: "mean paired LLR difference (95% CI)".into(),
+            values: rows
+                .iter()
+                .map(|l| l.length_matched.mean_diff.map(|e| (e.value, e.ci.bounds())))
+                .collect(),
+        };
+        out.push(Figure {
+            section: "likelihood",
+            file: "length_matched.svg".into(),
+            caption: "Length-matched LLR difference (RL − base) with its 95% cluster-bootstrap CI"
+                .into(),
+            svg: bar_chart(
+                "Length-matched LLR difference",
+                "benchmark and RL run",
+                "nats",
+                &cats,
+                &[g],
+                false,
+            ),
+        });
+    }
+}
+
+fn dynamics_figures(a: &Audit, out: &mut Vec<Figure>) {
+    let metrics: BTreeSet<&String> = a.dynamics.iter().map(|d| &d.metric).collect();
+    for m in metrics {
+        let series: Vec<Series> = a
+            .dynamics
+            .iter()
+            .filter(|d| &d.metric == m)
+            .map(|d| Series {
+                name: d.run.clone(),
+                points: d.points.clone(),
+                whiskers: Vec::new(),
+                dashed: false,
+            })
+            .collect();
+        out.push(Figure {
+            section: "dynamics",
+            file: format!("training_{}.svg", slug(m)),
+            caption: format!("{m} against training step"),
+            svg: line_chart(&format!("{m} during training"), "step", m, &series, false),
+        });
+    }
+}
+
+fn budgetmix_figures(a: &Audit, out: &mut Vec<Figure>) {
+    for b in a.budgetmix.iter().filter(|b| !b.gains.is_empty()) {
+        let benches: BTreeSet<&String> = b.gains.iter().map(|g| &g.benchmark).collect();
+        let cats: Vec<String> = a.settings.levels.iter().map(|l| format!("{l}%")).collect();
+        let mut groups: Vec<BarGroup> = benches
+            .iter()
+            .map(|bench| BarGroup {
+                name: bench.to_string(),
+                values: a
+                    .settings
+                    .levels
+                    .iter()
+                    .map(|l| {
+                        b.gains
+                            .iter()
+                            .find(|g| &g.benchmark == *bench && g.level == *l)
+                            .map(|g| (100.0 * g.gain, None))
+                    })
+                    .collect(),
+            })
+            .collect();
+        groups.push(BarGroup {
+            name: "mean".into(),
+            values: a
+                .settings
+                .levels
+                .iter()
+                .map(|l| {
+                    b.mean_gain
+                        .iter()
+                        .find(|x| x.0 == *l)
+                        .map(|x| (100.0 * x.1, None))
+                })
+                .collect(),
+        });
+        out.push(Figure {
+            section: "budgetmix",
+            file: format!("budgetmix_gain_{}.svg", slug(&b.run)),
+            caption: format!(
+                "Pass@(1,T) gain of {} over the full-budget RL run, points",
+                b.run
+            ),
+            svg: bar_chart(
+                &format!("{}: gain over full-budget RL", b.run),
+                "budget level",
+                "points",
+                &cats,
+                &groups,
+                false,
+            ),
+        });
+    }
+}

@@ -1,0 +1,196 @@
+//! Headless report files: figures are valid SVG and all referenced, CSV for
+//! every table, byte-identical reruns, gates that trip and do not trip.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+fn demo_report(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "--headless",
+        "--out",
+        out.to_str().unwrap(),
+        "--resamples",
+        "300",
+    ];
+    args.extend_from_slice(extra);
+    rl_audit(&args)
+}
+
+#[test]
+fn demo_report_has_every_section_figures_and_csv() {
+    let d = temp_dir("report_demo");
+    let o = demo_report(&d.join("a"), &["--csv"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("a/report.json")).unwrap()).unwrap();
+    for section in [
+        "pass_at_kt",
+        "pass_curve",
+        "token_budget",
+        "upper_bound",
+        "advantage",
+        "mode_gap",
+        "matched_states",
+        "error_recovery",
+        "likelihood",
+        "dynamics",
+        "divergence",
+        "cost_frontier",
+        "cost_winners",
+        "budgetmix",
+    ] {
+        assert!(
+            !r[section].as_array().unwrap().is_empty(),
+            "demo section {section} is empty"
+        );
+    }
+    let md = std::fs::read_to_string(d.join("a/report.md")).unwrap();
+    let figs: Vec<String> = std::fs::read_dir(d.join("a/figures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(figs.len() >= 8, "{figs:?}");
+    let referenced: Vec<&str> = md
+        .match_indices("](figures/")
+        .map(|(i, _)| &md[i + 10..i + 10 + md[i + 10..].find(')').unwrap()])
+        .collect();
+    for f in &figs {
+        assert!(referenced.contains(&f.as_str()), "{f} is not in report.md");
+        let text = std::fs::read_to_string(d.join("a/figures").join(f)).unwrap();
+        let mut reader = quick_xml::Reader::from_str(&text);
+        let mut elements = 0;
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(quick_xml::events::Event::Start(_)) | Ok(quick_xml::events::Event::Empty(_)) => {
+                    elements += 1
+                }
+                Ok(_) => {}
+                Err(e) => panic!("{f}: invalid XML: {e}"),
+            }
+        }
+        assert!(elements > 5, "{f} is nearly empty");
+        assert!(text.contains("<svg"));
+    }
+    for r in referenced {
+        assert!(
+            figs.iter().any(|f| f == r),
+            "report.md links a missing figure {r}"
+        );
+    }
+    for t in [
+        "pass_at_kt",
+        "advantage",
+        "budgetmix.rules",
+        "matched_states.by_turn",
+    ] {
+        let csv = std::fs::read_to_string(d.join(format!("a/csv/{t}.csv"))).unwrap();
+        assert!(csv.lines().count() > 1, "{t}.csv has no rows");
+    }
+    let pass = std::fs::read_to_string(d.join("a/csv/pass_at_kt.csv")).unwrap();
+    assert!(pass.starts_with("benchmark,"), "{}", &pass[..80]);
+}
+
+#[test]
+fn reruns_are_byte_identical() {
+    let d = temp_dir("report_determinism");
+    for dir in ["a", "b"] {
+        assert!(demo_report(&d.join(dir), &["--csv"]).status.success());
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![d.join("a")];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 10);
+    for f in files {
+        let other = d.join("b").join(f.strip_prefix(d.join("a")).unwrap());
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            std::fs::read(&other).unwrap(),
+            "{f:?} differs between runs"
+        );
+    }
+}
+
+/// Base solves every task; rl solves none of the even tasks and half of the
+/// odd ones, so Δ differs across tasks (a real interval) and is −0.75 on average.
+fn flip_logs(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut v = vec![
+        json!({"kind": "run", "run": "base", "method": "base"}),
+        json!({"kind": "run", "run": "rl", "method": "grpo"}),
+    ];
+    for t in 0..8 {
+        let task = format!("t{t}");
+        // base: 4/4 solved at turn 1; rl: t even 0/4, t odd 2/4 → Δ per task −1 or −0.5.
+        for s in 0..4 {
+            v.push(traj("base", "b", &task, 4, 4, Some(1)));
+            let ok = t % 2 == 1 && s < 2;
+            v.push(traj("rl", "b", &task, 4, 4, ok.then_some(1)));
+        }
+    }
+    let f = dir.join("flip.jsonl");
+    write_lines(&f, &v);
+    f
+}
+
+#[test]
+fn gates_trip_and_do_not_trip() {
+    let d = temp_dir("report_gates");
+    let f = flip_logs(&d);
+    let out = d.join("out");
+    let run = |gates: &[&str]| {
+        let mut args = vec![
+            "--headless",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--resamples",
+            "500",
+            "--levels",
+            "50,100",
+        ];
+        for g in gates {
+            args.extend(["--fail-on", g]);
+        }
+        rl_audit(&args)
+    };
+    // Δ at K=1 is −0.75 everywhere with a CI below zero: a significant flip.
+    let o = run(&["flip"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gate tripped: flip"));
+    // advantage<X@L is in points: −75 < −70 trips, −75 < −80 does not.
+    assert_eq!(run(&["advantage<-70@50"]).status.code(), Some(1));
+    assert_eq!(run(&["advantage<-80@50"]).status.code(), Some(0));
+    // No BudgetMix run: nothing to violate.
+    assert_eq!(run(&["budgetmix"]).status.code(), Some(0));
+    // Gates combine: each tripped gate gets its own line.
+    let o = run(&["budgetmix", "advantage<-70@50", "advantage<-70@100"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .matches("gate tripped: advantage")
+            .count(),
+        2
+    );
+    // No gate: exit 0 even with flips.
+    assert_eq!(run(&[]).status.code(), Some(0));
+}
+
+#[test]
+fn unwritable_output_exits_2_and_leaves_nothing_half_written() {
+    let d = temp_dir("report_unwritable");
+    let blocker = d.join("file");
+    std::fs::write(&blocker, "x").unwrap();
+    let o = demo_report(&blocker.join("sub"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
+}
