@@ -47,11 +47,11 @@ struct Frame {
 impl Frame {
     fn new(xs: [f64; 2], ys: [f64; 2]) -> Frame {
         let (mut x0, mut x1, mut y0, mut y1) = (xs[0], xs[1], ys[0], ys[1]);
-        if !(x1 > x0) {
+        if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
             x0 -= 0.5;
             x1 += 0.5;
         }
-        if !(y1 > y0) {
+        if y1.partial_cmp(&y0) != Some(std::cmp::Ordering::Greater) {
             y0 -= 0.5;
             y1 += 0.5;
         }
@@ -230,8 +230,11 @@ pub fn line_chart(
 /// Grouped bars: categories on x, one bar per group, optional intervals.
 pub struct BarGroup {
     pub name: String,
-    pub values: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    /// Per category: the bar's value and its interval, if any.
+    pub values: Vec<Option<Bar>>,
 }
+
+pub type Bar = (f64, Option<(f64, f64)>);
 
 pub fn bar_chart(
     title: &str,
