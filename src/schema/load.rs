@@ -241,16 +241,25 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
     let mut notes = Vec::new();
     let files = discover(paths, opts, &mut notes)?;
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    let contents: Vec<Vec<u8>> = files
-        .par_iter()
-        .zip(names.par_iter())
-        .map(|(p, name)| {
-            let fmt = format_of(p).ok_or_else(|| Error::file(name, "not a log file"))?;
-            let raw = std::fs::read(p).map_err(|e| Error::file(name, io_text(&e)))?;
-            decode(name, fmt, raw)
-        })
-        .collect::<Result<_>>()?;
-    let mut set = parse_all(&names, &contents, opts)?;
+    if let Some(p) = &opts.progress {
+        let total = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        p.bytes_total
+            .store(total, std::sync::atomic::Ordering::Relaxed);
+    }
+    // One file at a time (each parsed in parallel chunks), so only one
+    // file's bytes are in memory beside the parsed records.
+    let mut chunks = Vec::new();
+    for (i, (p, name)) in files.iter().zip(&names).enumerate() {
+        let fmt = format_of(p).ok_or_else(|| Error::file(name, "not a log file"))?;
+        let raw = std::fs::read(p).map_err(|e| Error::file(name, io_text(&e)))?;
+        let bytes = decode(name, fmt, raw)?;
+        chunks.extend(parse_file(i as u32, &bytes, opts));
+    }
+    let mut set = merge(chunks, &names, opts)?;
     set.notes.extend(notes);
     Ok(set)
 }
@@ -270,31 +279,36 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
 }
 
 fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Result<LogSet> {
-    use std::sync::atomic::Ordering::Relaxed;
     if let Some(p) = &opts.progress {
+        let total = contents.iter().map(|c| c.len() as u64).sum();
         p.bytes_total
-            .store(contents.iter().map(|c| c.len() as u64).sum(), Relaxed);
+            .store(total, std::sync::atomic::Ordering::Relaxed);
     }
-    let mut jobs: Vec<(u32, &[u8], bool)> = Vec::new();
-    for (i, bytes) in contents.iter().enumerate() {
-        let pieces = split_chunks(bytes);
-        let n = pieces.len();
-        for (j, piece) in pieces.into_iter().enumerate() {
-            jobs.push((i as u32, piece, j + 1 == n));
-        }
-    }
-    let chunks: Vec<Chunk> = jobs
-        .par_iter()
-        .map(|&(f, b, last)| {
-            let c = parse_chunk(f, b, last, opts.follow);
+    let chunks = contents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, bytes)| parse_file(i as u32, bytes, opts))
+        .collect();
+    merge(chunks, names, opts)
+}
+
+/// Parses one file's bytes in parallel chunks.
+fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let pieces = split_chunks(bytes);
+    let n = pieces.len();
+    pieces
+        .into_par_iter()
+        .enumerate()
+        .map(|(j, b)| {
+            let c = parse_chunk(file, b, j + 1 == n, opts.follow);
             if let Some(p) = &opts.progress {
                 p.bytes_done.fetch_add(b.len() as u64, Relaxed);
                 p.records.fetch_add(c.records, Relaxed);
             }
             c
         })
-        .collect();
-    merge(chunks, names, opts)
+        .collect()
 }
 
 fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
