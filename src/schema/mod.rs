@@ -14,6 +14,13 @@ use std::collections::{BTreeMap, HashMap};
 
 pub use load::{load, LoadOptions};
 
+/// Validates one JSON record on its own, as the loader would (for fuzzing
+/// and tools); cross-record checks (duplicates, conflicts) are not run.
+pub fn check_record(bytes: &[u8]) -> Result<(), crate::error::RecordError> {
+    let mut set = LogSet::default();
+    set.add_json(Loc { file: 0, line: 1 }, bytes).map(|_| ())
+}
+
 /// Interned string id (run, benchmark, task, state, metric, …).
 pub type Id = u32;
 

@@ -1,0 +1,151 @@
+//! Benchmark: load time, each analysis's time, the full headless audit and
+//! peak memory, on a log set (e.g. from `gen_large`), plus a bootstrap
+//! micro-benchmark. Prints a table; run it once per input format so each
+//! peak RSS is its own process's.
+//!
+//!     cargo run --release --example gen_large -- 1000000 large-logs
+//!     cargo run --release --example bench -- large-logs/jsonl
+//!     cargo run --release --example bench -- large-logs/parquet
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rl_audit::analysis::frozenlake::QCache;
+use rl_audit::analysis::stats::{cluster_bootstrap, Bootstrap, Cluster};
+use rl_audit::analysis::{
+    budgetmix, cost, dynamics, likelihood, matched, passkt, recovery, resolve_pairs, Settings,
+};
+use rl_audit::schema::frames::eval_aggregates;
+use rl_audit::schema::{load, LoadOptions};
+
+/// Peak resident set size of this process, in MiB (Linux).
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+fn dir_size(p: &std::path::Path) -> u64 {
+    let mut total = 0;
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let m = e
+                .metadata()
+                .map(|m| {
+                    if m.is_dir() {
+                        dir_size(&e.path())
+                    } else {
+                        m.len()
+                    }
+                })
+                .unwrap_or(0);
+            total += m;
+        }
+    }
+    total
+}
+
+fn main() {
+    let path = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "large-logs/jsonl".into()),
+    );
+    let settings = Settings::default();
+    let mut rows: Vec<(&str, f64)> = Vec::new();
+    let t0 = Instant::now();
+    let t = Instant::now();
+    let set = match load(std::slice::from_ref(&path), &LoadOptions::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    rows.push(("load + validate", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let agg = eval_aggregates(&set).expect("aggregates");
+    rows.push(("polars aggregates", t.elapsed().as_secs_f64()));
+    let (pairs, _) = resolve_pairs(&set, &settings).expect("pairs");
+    let t = Instant::now();
+    let pass = passkt::analyse(
+        &passkt::PassInput {
+            set: &set,
+            agg: &agg,
+        },
+        &pairs,
+        &settings,
+    );
+    rows.push((
+        "Pass@(K,T) + Δ + curves + tokens",
+        t.elapsed().as_secs_f64(),
+    ));
+    let mut cache = QCache::default();
+    let t = Instant::now();
+    let _m = matched::analyse(&set, &pairs, &settings, &mut cache);
+    let _r = recovery::analyse(&set, &pairs, &settings, &mut cache);
+    rows.push(("matched states + recovery", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let _l = likelihood::analyse(&set, &agg, &pairs, &settings);
+    rows.push(("likelihood", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let _d = dynamics::analyse(&set);
+    rows.push(("dynamics", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let _c = cost::analyse(&set, &agg, &pass, &settings);
+    rows.push(("cost frontier", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let _b = budgetmix::analyse(&set, &pass, &settings);
+    rows.push(("BudgetMix audit", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let audit = rl_audit::analysis::run_audit(&set, &settings).expect("audit");
+    let files = rl_audit::report::render(&set, &audit, false).expect("render");
+    let out = std::env::temp_dir().join(format!("rl-audit-bench-{}", std::process::id()));
+    rl_audit::report::write_atomic(&out, &files).expect("write");
+    let _ = std::fs::remove_dir_all(&out);
+    rows.push((
+        "full audit + report (again, loaded)",
+        t.elapsed().as_secs_f64(),
+    ));
+    let total = t0.elapsed().as_secs_f64() - t.elapsed().as_secs_f64();
+    // Bootstrap micro-benchmark: 10,000 resamples over 10,000 tasks, distinct values.
+    let clusters: Vec<Cluster> = (0..10_000)
+        .map(|i| Cluster::one((i as f64 * 0.618_034).fract()))
+        .collect();
+    let t = Instant::now();
+    let _ = cluster_bootstrap(&clusters, &Bootstrap::default());
+    let boot = t.elapsed().as_secs_f64();
+    let size = if path.is_dir() {
+        dir_size(&path)
+    } else {
+        std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+    };
+    println!(
+        "input: {} ({:.0} MB), {} trajectories, {} steps",
+        path.display(),
+        size as f64 / 1e6,
+        set.trajectories.len(),
+        set.steps.len()
+    );
+    println!("threads: {}", rayon::current_num_threads());
+    println!("{:<40} {:>9}", "stage", "seconds");
+    for (name, s) in &rows {
+        println!("{name:<40} {s:>9.2}");
+    }
+    println!("{:<40} {:>9.2}", "load + every analysis (one pass)", total);
+    println!(
+        "{:<40} {:>9.2}",
+        "bootstrap 10k resamples × 10k tasks", boot
+    );
+    println!("{:<40} {:>9.0}", "peak RSS (MiB)", peak_rss_mib());
+    println!(
+        "{:<40} {:>9.2}",
+        "peak RSS / input size",
+        peak_rss_mib() * 1048576.0 / size.max(1) as f64
+    );
+}

@@ -1,0 +1,255 @@
+//! Hostile and broken input end to end (strict exit 2 with file[:line],
+//! lenient counts), live files, and property tests of the estimators.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use serde_json::json;
+
+use rl_audit::analysis::likelihood::{length_matched_pairs, Scored};
+use rl_audit::analysis::stats::{cluster_bootstrap, pass_at_k, Bootstrap, Cluster};
+use rl_audit::schema::Loc;
+
+fn good_line() -> String {
+    traj("a", "b", "t", 4, 4, Some(2)).to_string()
+}
+
+fn strict(name: &str, bytes: &[u8], file: &str) -> String {
+    let d = temp_dir(name);
+    let f = d.join(file);
+    std::fs::write(&f, bytes).unwrap();
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("out").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(
+        err.contains(f.to_str().unwrap()),
+        "{name}: message lacks the file: {err}"
+    );
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    assert!(!d.join("out/report.json").exists());
+    err
+}
+
+#[test]
+fn hostile_records_fail_cleanly() {
+    let g = good_line();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("nan_literal", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": NaN, \"success\": true}}\n").into_bytes(), ":2:"),
+        ("infinity", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": true, \"reward\": Infinity}}\n").into_bytes(), ":2:"),
+        ("huge_int", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 99999999999999999999999, \"success\": true}}\n").into_bytes(), ":2: budget"),
+        ("huge_float", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": true, \"reward\": 1e999}}\n").into_bytes(), ":2:"),
+        ("deep_nesting", format!("{g}\n{}\n", "[".repeat(100_000)).into_bytes(), ":2:"),
+        ("non_utf8", [g.as_bytes(), b"\n{\"run\": \"a\xff\xfe\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": true}\n"].concat(), ":2:"),
+        ("negative_turns", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": false, \"turns\": -1}}\n").into_bytes(), ":2: turns"),
+        ("min_turns_zero", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": false, \"min_turns\": 0}}\n").into_bytes(), ":2: min_turns"),
+        ("step_turn_zero", format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": false, \"steps\": [{{\"turn\": 0}}]}}\n").into_bytes(), ":2: steps[0].turn"),
+        ("bad_frozenlake", format!("{g}\n{{\"kind\": \"probe\", \"benchmark\": \"b\", \"task\": \"t\", \"state\": \"s\", \"source\": \"a\", \"turn\": 1, \"frozenlake\": {{\"map\": [\"SFX\"], \"pos\": 0, \"steps_left\": 2}}, \"candidates\": []}}\n").into_bytes(), ":2: frozenlake.map"),
+        ("frozenlake_pos", format!("{g}\n{{\"kind\": \"probe\", \"benchmark\": \"b\", \"task\": \"t\", \"state\": \"s\", \"source\": \"a\", \"turn\": 1, \"frozenlake\": {{\"map\": [\"SFG\"], \"pos\": 9, \"steps_left\": 2}}, \"candidates\": []}}\n").into_bytes(), ":2: frozenlake.pos"),
+    ];
+    for (name, bytes, want) in cases {
+        let err = strict(name, &bytes, "x.jsonl");
+        assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+    }
+}
+
+#[test]
+fn a_50_mb_line_is_read_not_choked_on() {
+    let d = temp_dir("long_line");
+    let f = d.join("x.jsonl");
+    let big = "x".repeat(50 << 20);
+    let mut t = traj("a", "b", "t", 4, 4, Some(2));
+    t["note"] = json!(big);
+    std::fs::write(&f, format!("{}\n{t}\n", good_line())).unwrap();
+    let r = audit_json(&f, &d.join("out"), &["--resamples", "20"]);
+    assert_eq!(r["inputs"]["records"]["trajectory"], 2);
+}
+
+#[test]
+fn broken_archives_and_empty_files() {
+    let mut gz = Vec::new();
+    {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::default());
+        for _ in 0..2000 {
+            writeln!(e, "{}", good_line()).unwrap();
+        }
+        e.finish().unwrap();
+    }
+    let half = gz.len() / 2;
+    strict("truncated_gz", &gz[..half], "x.jsonl.gz");
+    let zst = zstd::stream::encode_all(good_line().repeat(2000).as_bytes(), 3).unwrap();
+    strict("truncated_zst", &zst[..zst.len() / 2], "x.jsonl.zst");
+    strict("garbage_zst", b"not zstd at all", "x.jsonl.zst");
+    strict("blank_only", b"\n\n   \n", "x.jsonl");
+}
+
+#[test]
+fn unreadable_file_when_permissions_bind() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = temp_dir("unreadable");
+    let f = d.join("x.jsonl");
+    std::fs::write(&f, good_line()).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&f).is_ok() {
+        return; // running as root: permissions do not bind
+    }
+    let err = strict_existing(&f, &d);
+    assert!(err.contains("permission denied"), "{err}");
+}
+
+fn strict_existing(f: &std::path::Path, d: &std::path::Path) -> String {
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+#[test]
+fn training_logs_with_groups_are_not_duplicates() {
+    let d = temp_dir("dup_training");
+    let mut v = Vec::new();
+    // Same (run, task, budget, sample) in different train steps and groups: all distinct.
+    for step in 0..3 {
+        for group in 0..2 {
+            let mut t = traj("bm", "b", "t", 4, 4, Some(2));
+            t["sample"] = json!(0);
+            t["train_step"] = json!(step);
+            t["group"] = json!(group);
+            v.push(t);
+        }
+    }
+    // `1` and `"1"` are the same group: this one duplicates step 0, group 1.
+    let mut dup = traj("bm", "b", "t", 4, 4, Some(2));
+    dup["sample"] = json!(0);
+    dup["train_step"] = json!(0);
+    dup["group"] = json!("1");
+    v.push(dup);
+    write_lines(&d.join("x.jsonl"), &v);
+    let o = rl_audit(&[
+        "--headless",
+        d.join("x.jsonl").to_str().unwrap(),
+        "--out",
+        d.join("out").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("x.jsonl:7: sample: duplicate"), "{err}");
+    v.pop();
+    write_lines(&d.join("x.jsonl"), &v);
+    let r = audit_json(&d.join("x.jsonl"), &d.join("out"), &["--resamples", "20"]);
+    assert_eq!(r["inputs"]["records"]["trajectory"], 6);
+}
+
+#[test]
+fn lenient_counts_match_a_mixed_corpus() {
+    let d = temp_dir("lenient_corpus");
+    let g = good_line();
+    let lines = [
+        g.clone(),
+        "{\"run\": ".to_string(),                                                                          // syntax
+        "\u{7f}garbage".to_string(),                                                                         // syntax
+        r#"{"run": 5, "benchmark": "b", "task": "t", "budget": 4, "success": true}"#.to_string(),           // type
+        r#"{"benchmark": "b", "task": "t", "budget": 4, "success": true}"#.to_string(),                     // missing
+        r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": true, "turns": 1, "success_turn": 2}"#.to_string(), // impossible
+        r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "max_budget": 9, "success": true}"#.to_string(), // impossible (conflict)
+        r#"{"kind": "weird"}"#.to_string(),
+        r#"{"kind": "weird"}"#.to_string(),
+    ];
+    std::fs::write(d.join("x.jsonl"), lines.join("\n")).unwrap();
+    let r = audit_json(
+        &d.join("x.jsonl"),
+        &d.join("out"),
+        &["--lenient", "--resamples", "20"],
+    );
+    assert_eq!(
+        r["inputs"]["skipped"],
+        json!({"syntax": 2, "type": 1, "missing_field": 1, "impossible_value": 2, "duplicate": 0})
+    );
+    assert_eq!(r["inputs"]["unknown_kinds"], json!({"weird": 2}));
+    let md = std::fs::read_to_string(d.join("out/report.md")).unwrap();
+    assert!(md.contains("Skipped 6 bad record(s)"), "{md}");
+}
+
+#[test]
+fn follow_mode_tolerates_a_half_written_last_line() {
+    let d = temp_dir("follow_half");
+    let f = d.join("live.jsonl");
+    let g = good_line();
+    std::fs::write(&f, format!("{g}\n{}", &g[..g.len() / 2])).unwrap();
+    let out = d.join("out");
+    // Strict without --follow: the half line is an error.
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // With --follow it is the writer's next line, not an error.
+    let o = rl_audit(&[
+        "--headless",
+        "--follow",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--resamples",
+        "20",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn pass_at_k_is_a_monotone_probability(n in 1u64..60, c_frac in 0.0f64..=1.0, k in 1u64..60) {
+        let c = ((n as f64) * c_frac).round() as u64;
+        let p = pass_at_k(n, c, k.min(n));
+        prop_assert!((0.0..=1.0).contains(&p));
+        prop_assert!((pass_at_k(n, c, 1) - c as f64 / n as f64).abs() < 1e-12);
+        if k < n {
+            prop_assert!(pass_at_k(n, c, k + 1) + 1e-12 >= pass_at_k(n, c, k));
+        }
+        if c < n {
+            // More solved within a larger T never lowers Pass.
+            prop_assert!(pass_at_k(n, c + 1, k.min(n)) + 1e-12 >= p);
+        }
+    }
+
+    #[test]
+    fn bootstrap_interval_contains_the_estimate_for_symmetric_data(half in prop::collection::vec(-5.0f64..5.0, 2..30)) {
+        let mut v: Vec<Cluster> = half.iter().map(|x| Cluster::one(*x)).collect();
+        v.extend(half.iter().map(|x| Cluster::one(-*x)));
+        let cfg = Bootstrap { resamples: 400, ..Default::default() };
+        let e = cluster_bootstrap(&v, &cfg);
+        if let Some((l, h)) = e.ci.bounds() {
+            prop_assert!(l <= e.value + 1e-12 && e.value <= h + 1e-12, "{l} {} {h}", e.value);
+        }
+    }
+
+    #[test]
+    fn pairing_never_reuses_and_stays_within_ten_percent(
+        rl in prop::collection::vec(1u64..200, 0..12),
+        base in prop::collection::vec(1u64..200, 0..12),
+    ) {
+        let s = |v: &[u64], off: u64| v.iter().enumerate().map(|(i, &len)| Scored { loc: Loc { file: 0, line: off + i as u64 }, len, llr: 0.0 }).collect::<Vec<_>>();
+        let (a, b) = (s(&rl, 0), s(&base, 100));
+        let pairs = length_matched_pairs(&a, &b);
+        let mut used_a = std::collections::HashSet::new();
+        let mut used_b = std::collections::HashSet::new();
+        for (i, j) in &pairs {
+            prop_assert!(used_a.insert(*i) && used_b.insert(*j));
+            let (x, y) = (a[*i].len, b[*j].len);
+            prop_assert!(10 * x.abs_diff(y) <= x.max(y));
+        }
+    }
+}
