@@ -69,6 +69,9 @@ pub struct Cli {
     /// TUI: pick up records appended to the files.
     #[arg(long)]
     pub follow: bool,
+    /// Read JSON Lines with other field names through a mapping file (see README).
+    #[arg(long, value_name = "MAPPING.toml")]
+    pub map: Option<PathBuf>,
     /// Headless gate (repeatable): flip, budgetmix, or "advantage<X@L".
     #[arg(long, value_name = "GATE")]
     pub fail_on: Vec<String>,
@@ -95,6 +98,7 @@ pub struct Options {
     pub lenient: bool,
     pub follow: bool,
     pub gates: Vec<Gate>,
+    pub map: Option<PathBuf>,
     pub settings: Settings,
 }
 
@@ -224,6 +228,7 @@ impl Cli {
             lenient: self.lenient,
             follow: self.follow,
             gates,
+            map: self.map,
             settings: Settings {
                 levels,
                 ks,

@@ -16,11 +16,22 @@ pub fn load_logs_with(
     opts: &Options,
     progress: Option<std::sync::Arc<crate::schema::load::Progress>>,
 ) -> Result<LogSet> {
+    let mapping = match &opts.map {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| crate::error::Error::file(p.display(), e.to_string()))?;
+            let m = crate::schema::mapping::Mapping::parse(&p.display().to_string(), &text)
+                .map_err(|e| crate::error::Error::file(p.display(), format!("bad mapping: {e}")))?;
+            Some(std::sync::Arc::new(m))
+        }
+        None => None,
+    };
     let lo = LoadOptions {
         lenient: opts.lenient,
         skip_dir: opts.headless.then(|| opts.out.clone()),
         follow: opts.follow,
         progress,
+        mapping,
     };
     if opts.paths.is_empty() {
         crate::demo::load_demo(&lo)

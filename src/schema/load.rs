@@ -36,6 +36,8 @@ pub struct LoadOptions {
     pub skip_dir: Option<PathBuf>,
     /// Live files: a half-written last line is not an error.
     pub follow: bool,
+    /// `--map`: source records are translated before validation.
+    pub mapping: Option<std::sync::Arc<super::mapping::Mapping>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -183,7 +185,8 @@ fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-fn parse_chunk(file: u32, bytes: &[u8], last: bool, follow: bool) -> Chunk {
+fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk {
+    let follow = opts.follow;
     let mut c = Chunk {
         file,
         set: LogSet::default(),
@@ -220,7 +223,11 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, follow: bool) -> Chunk {
             file,
             line: c.lines,
         };
-        match c.set.add_json(loc, line) {
+        let added = match &opts.mapping {
+            Some(m) => add_mapped(&mut c.set, m, loc, line),
+            None => c.set.add_json(loc, line),
+        };
+        match added {
             Ok(Added::Record) => {}
             Ok(Added::UnknownKind(k)) => *c.set.unknown_kinds.entry(k).or_default() += 1,
             Err(e) => {
@@ -233,6 +240,100 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, follow: bool) -> Chunk {
             }
         }
     }
+    c
+}
+
+/// Validates the records a mapping makes of one source record.
+fn add_mapped(
+    set: &mut LogSet,
+    m: &super::mapping::Mapping,
+    loc: Loc,
+    line: &[u8],
+) -> std::result::Result<Added, RecordError> {
+    let v: serde_json::Value = serde_json::from_slice(line)
+        .map_err(|e| RecordError::new(SkipReason::Syntax, "", format!("invalid JSON: {e}")))?;
+    let mut last = Ok(Added::Record);
+    for rec in m.map_record(&v) {
+        let bytes = serde_json::to_vec(&rec).unwrap_or_default();
+        last = set.add_json(loc, &bytes).map_err(|e| explain_mapped(m, e));
+        if last.is_err() {
+            return last;
+        }
+    }
+    last
+}
+
+/// Adds which source field a mapped SPEC field came from.
+fn explain_mapped(m: &super::mapping::Mapping, mut e: RecordError) -> RecordError {
+    if let Some(src) = m.describe(&e.field) {
+        e.message = format!("{} (mapped from {src} by {})", e.message, m.name);
+    } else if e.reason == SkipReason::MissingField {
+        e.message = format!("{} (mapping {} has no source for it)", e.message, m.name);
+    }
+    e
+}
+
+/// Step-shaped sources: every row of the file is read, rows are grouped
+/// into trajectories, each located at its first row.
+fn parse_step_rows(
+    file: u32,
+    bytes: &[u8],
+    m: &super::mapping::Mapping,
+    opts: &LoadOptions,
+) -> Chunk {
+    let mut c = Chunk {
+        file,
+        set: LogSet::default(),
+        errors: Vec::new(),
+        lines: 0,
+        records: 0,
+        too_long: None,
+    };
+    let mut rows = Vec::new();
+    let mut row_lines = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        c.lines += 1;
+        if line.len() > MAX_LINE {
+            c.too_long.get_or_insert(c.lines);
+            continue;
+        }
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        c.records += 1;
+        match serde_json::from_slice::<serde_json::Value>(line) {
+            Ok(v) => {
+                rows.push(v);
+                row_lines.push(c.lines);
+            }
+            Err(e)
+                if opts.follow
+                    && !bytes.ends_with(b"\n")
+                    && line.as_ptr_range().end == bytes.as_ptr_range().end =>
+            {
+                let _ = e;
+                c.records -= 1;
+            }
+            Err(e) => c.errors.push((
+                c.lines,
+                RecordError::new(SkipReason::Syntax, "", format!("invalid JSON: {e}")),
+            )),
+        }
+    }
+    if bytes.ends_with(b"\n") {
+        c.lines -= 1;
+    }
+    for (first, rec) in m.map_steps(&rows) {
+        let loc = Loc {
+            file,
+            line: row_lines[first],
+        };
+        let bytes = serde_json::to_vec(&rec).unwrap_or_default();
+        if let Err(e) = c.set.add_json(loc, &bytes) {
+            c.errors.push((loc.line, explain_mapped(m, e)));
+        }
+    }
+    c.errors.sort_by_key(|e| e.0);
     c
 }
 
@@ -295,13 +396,20 @@ fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Resu
 /// Parses one file's bytes in parallel chunks.
 fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
     use std::sync::atomic::Ordering::Relaxed;
+    if let Some(m) = opts
+        .mapping
+        .as_ref()
+        .filter(|m| matches!(m.shape, super::mapping::Shape::Step { .. }))
+    {
+        return vec![parse_step_rows(file, bytes, m, opts)];
+    }
     let pieces = split_chunks(bytes);
     let n = pieces.len();
     pieces
         .into_par_iter()
         .enumerate()
         .map(|(j, b)| {
-            let c = parse_chunk(file, b, j + 1 == n, opts.follow);
+            let c = parse_chunk(file, b, j + 1 == n, opts);
             if let Some(p) = &opts.progress {
                 p.bytes_done.fetch_add(b.len() as u64, Relaxed);
                 p.records.fetch_add(c.records, Relaxed);

@@ -6,6 +6,7 @@
 
 pub mod frames;
 pub mod load;
+pub mod mapping;
 mod parquet;
 mod raw;
 mod validate;

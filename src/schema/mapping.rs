@@ -1,0 +1,526 @@
+//! `--map mapping.toml`: read any JSON Lines whose field names differ from
+//! SPEC §1. A mapping names a source for each SPEC field (a dotted path with
+//! array indexing, or a simple transform) and one of three shapes:
+//!
+//! - `trajectory`: one source record per trajectory, steps from an array;
+//! - `split`: one record holding several trajectories (`split_on`), as in
+//!   rLLM episodes; paths starting with `^` read the enclosing record;
+//! - `step`: one record per step, grouped into trajectories by `group_by`
+//!   and ordered by `order_by`, as in verl-agent; trajectory fields are read
+//!   from the group's last row.
+//!
+//! Mapped records then pass the same validation as native ones; errors name
+//! the file, the source record and the source field.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Number, Value};
+
+/// Where a SPEC field's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    Path(String),
+    Const(Value),
+    Equals(String, Value),
+    AtLeast(String, f64),
+    Count(String),
+    Sum(String),
+    Split {
+        path: String,
+        sep: String,
+        index: i64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldMap {
+    pub target: String,
+    pub source: Source,
+    pub default: Option<Value>,
+    /// Convert the value: "int", "float", "string" or "bool".
+    pub cast: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Trajectory,
+    Split(String),
+    Step {
+        group_by: String,
+        order_by: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapping {
+    pub name: String,
+    pub shape: Shape,
+    /// Array of step objects inside a trajectory (trajectory and split shapes).
+    pub steps: Option<String>,
+    pub trajectory: Vec<FieldMap>,
+    pub step: Vec<FieldMap>,
+    /// run → source of that run's log-probability per step.
+    pub logp: Vec<(String, FieldMap)>,
+}
+
+fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
+    let bad = |m: &str| format!("{target}: {m}");
+    let to_json = |v: &toml::Value| serde_json::to_value(v).map_err(|e| bad(&e.to_string()));
+    match v {
+        toml::Value::String(p) => Ok(FieldMap {
+            target: target.into(),
+            source: Source::Path(p.clone()),
+            default: None,
+            cast: None,
+        }),
+        toml::Value::Table(t) => {
+            let get_str = |k: &str| t.get(k).and_then(|x| x.as_str()).map(str::to_string);
+            let path = get_str("path");
+            let source = if let Some(c) = t.get("const") {
+                Source::Const(to_json(c)?)
+            } else if let Some(p) = get_str("count") {
+                Source::Count(p)
+            } else if let Some(p) = get_str("sum") {
+                Source::Sum(p)
+            } else if let Some(p) = path.clone() {
+                if let Some(e) = t.get("equals") {
+                    Source::Equals(p, to_json(e)?)
+                } else if let Some(x) = t.get("at_least") {
+                    let x = x
+                        .as_float()
+                        .or_else(|| x.as_integer().map(|i| i as f64))
+                        .ok_or_else(|| bad("at_least must be a number"))?;
+                    Source::AtLeast(p, x)
+                } else if let Some(sep) = get_str("split") {
+                    Source::Split {
+                        path: p,
+                        sep,
+                        index: t.get("index").and_then(|i| i.as_integer()).unwrap_or(0),
+                    }
+                } else {
+                    Source::Path(p)
+                }
+            } else {
+                return Err(bad("needs one of path, const, count or sum"));
+            };
+            for k in t.keys() {
+                if ![
+                    "path", "const", "count", "sum", "equals", "at_least", "split", "index",
+                    "default", "as",
+                ]
+                .contains(&k.as_str())
+                {
+                    return Err(bad(&format!("unknown key {k:?}")));
+                }
+            }
+            let cast = get_str("as");
+            if let Some(c) = &cast {
+                if !["int", "float", "string", "bool"].contains(&c.as_str()) {
+                    return Err(bad("as must be int, float, string or bool"));
+                }
+            }
+            Ok(FieldMap {
+                target: target.into(),
+                source,
+                default: t.get("default").map(to_json).transpose()?,
+                cast,
+            })
+        }
+        _ => Err(bad("expected a path string or a table")),
+    }
+}
+
+const TRAJECTORY_FIELDS: &[&str] = &[
+    "kind",
+    "run",
+    "method",
+    "benchmark",
+    "task",
+    "sample",
+    "budget",
+    "max_budget",
+    "success",
+    "turns",
+    "success_turn",
+    "reward",
+    "min_turns",
+    "train_step",
+    "group",
+];
+const STEP_FIELDS: &[&str] = &[
+    "turn",
+    "action",
+    "observation",
+    "output_tokens",
+    "error",
+    "reward",
+    "budget_total",
+    "budget_remaining",
+    "state",
+];
+
+impl Mapping {
+    pub fn parse(name: &str, text: &str) -> Result<Mapping, String> {
+        let doc: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+        let s = |k: &str| doc.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let shape = match s("shape").as_deref().unwrap_or("trajectory") {
+            "trajectory" => Shape::Trajectory,
+            "split" => Shape::Split(s("split_on").ok_or("shape = \"split\" needs split_on")?),
+            "step" => Shape::Step {
+                group_by: s("group_by").ok_or("shape = \"step\" needs group_by")?,
+                order_by: s("order_by"),
+            },
+            other => return Err(format!("shape: {other:?} is not trajectory, split or step")),
+        };
+        let mut m = Mapping {
+            name: name.into(),
+            shape,
+            steps: s("steps"),
+            trajectory: Vec::new(),
+            step: Vec::new(),
+            logp: Vec::new(),
+        };
+        for k in doc.keys() {
+            if ![
+                "shape",
+                "split_on",
+                "group_by",
+                "order_by",
+                "steps",
+                "trajectory",
+                "step",
+            ]
+            .contains(&k.as_str())
+            {
+                return Err(format!("unknown key {k:?}"));
+            }
+        }
+        if let Some(t) = doc.get("trajectory").and_then(|t| t.as_table()) {
+            for (k, v) in t {
+                if !TRAJECTORY_FIELDS.contains(&k.as_str()) {
+                    return Err(format!("trajectory.{k}: not a SPEC trajectory field"));
+                }
+                m.trajectory
+                    .push(parse_source(&format!("trajectory.{k}"), v).map(|mut f| {
+                        f.target = k.clone();
+                        f
+                    })?);
+            }
+        } else {
+            return Err("a [trajectory] table is required".into());
+        }
+        if let Some(t) = doc.get("step").and_then(|t| t.as_table()) {
+            for (k, v) in t {
+                if k == "logp" {
+                    let runs = v
+                        .as_table()
+                        .ok_or("step.logp: expected a table of run = source")?;
+                    for (run, src) in runs {
+                        m.logp
+                            .push((run.clone(), parse_source(&format!("step.logp.{run}"), src)?));
+                    }
+                } else if STEP_FIELDS.contains(&k.as_str()) {
+                    m.step
+                        .push(parse_source(&format!("step.{k}"), v).map(|mut f| {
+                            f.target = k.clone();
+                            f
+                        })?);
+                } else {
+                    return Err(format!("step.{k}: not a SPEC step field"));
+                }
+            }
+        }
+        Ok(m)
+    }
+
+    /// The source text of a SPEC field, for error messages.
+    pub fn describe(&self, spec_field: &str) -> Option<String> {
+        let (list, name) = match spec_field.split_once('.') {
+            Some((head, rest)) if head.starts_with("steps[") => {
+                if let Some(run) = rest.strip_prefix("logp.") {
+                    return self
+                        .logp
+                        .iter()
+                        .find(|(r, _)| r == run)
+                        .map(|(_, f)| describe_source(&f.source));
+                }
+                (&self.step, rest)
+            }
+            _ => (&self.trajectory, spec_field),
+        };
+        list.iter()
+            .find(|f| f.target == name)
+            .map(|f| describe_source(&f.source))
+    }
+}
+
+fn describe_source(s: &Source) -> String {
+    match s {
+        Source::Path(p)
+        | Source::Equals(p, _)
+        | Source::AtLeast(p, _)
+        | Source::Split { path: p, .. } => format!("`{p}`"),
+        Source::Count(p) => format!("count of `{p}`"),
+        Source::Sum(p) => format!("sum of `{p}`"),
+        Source::Const(v) => format!("constant {v}"),
+    }
+}
+
+/// Looks up a dotted path with array indexing (`a.b[0].c`, `[-1]` = last).
+/// A leading `^` reads `outer` instead of `inner`.
+pub fn lookup<'a>(inner: &'a Value, outer: Option<&'a Value>, path: &str) -> Option<&'a Value> {
+    let (mut cur, path) = match path.strip_prefix('^') {
+        Some(p) => (outer.unwrap_or(inner), p),
+        None => (inner, path),
+    };
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (key, idx) = match part.find('[') {
+            Some(i) => (&part[..i], Some(&part[i..])),
+            None => (part, None),
+        };
+        if !key.is_empty() {
+            cur = cur.get(key)?;
+        }
+        if let Some(mut rest) = idx {
+            while let Some(close) = rest.find(']') {
+                let n: i64 = rest[1..close].trim().parse().ok()?;
+                let arr = cur.as_array()?;
+                let i = if n < 0 { arr.len() as i64 + n } else { n };
+                cur = arr.get(usize::try_from(i).ok()?)?;
+                rest = &rest[close + 1..];
+            }
+        }
+    }
+    Some(cur)
+}
+
+fn eval(f: &FieldMap, inner: &Value, outer: Option<&Value>) -> Option<Value> {
+    let v = match &f.source {
+        Source::Const(v) => Some(v.clone()),
+        Source::Path(p) => lookup(inner, outer, p).filter(|v| !v.is_null()).cloned(),
+        Source::Equals(p, want) => lookup(inner, outer, p).map(|v| {
+            Value::Bool(v == want || (v.as_f64().is_some() && v.as_f64() == want.as_f64()))
+        }),
+        Source::AtLeast(p, x) => lookup(inner, outer, p)
+            .and_then(Value::as_f64)
+            .map(|v| Value::Bool(v >= *x)),
+        Source::Count(p) => lookup(inner, outer, p)
+            .and_then(Value::as_array)
+            .map(|a| Value::from(a.len() as u64)),
+        Source::Sum(p) => lookup(inner, outer, p).and_then(Value::as_array).map(|a| {
+            let s: f64 = a.iter().filter_map(Value::as_f64).sum();
+            Number::from_f64(s).map_or(Value::Null, Value::Number)
+        }),
+        Source::Split { path, sep, index } => lookup(inner, outer, path)
+            .and_then(Value::as_str)
+            .and_then(|s| {
+                let parts: Vec<&str> = s.split(sep.as_str()).collect();
+                let i = if *index < 0 {
+                    parts.len() as i64 + index
+                } else {
+                    *index
+                };
+                parts
+                    .get(usize::try_from(i).ok()?)
+                    .map(|p| Value::String(p.to_string()))
+            }),
+    };
+    let v = v.or_else(|| f.default.clone())?;
+    Some(match f.cast.as_deref() {
+        Some("int") => match &v {
+            Value::String(s) => s.trim().parse::<i64>().map(Value::from).unwrap_or(v),
+            Value::Number(n) if n.as_f64().is_some_and(|x| x.fract() == 0.0 && !n.is_i64()) => {
+                Value::from(n.as_f64().unwrap_or(0.0) as i64)
+            }
+            _ => v,
+        },
+        Some("float") => match &v {
+            Value::String(s) => s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(Number::from_f64)
+                .map_or(v, Value::Number),
+            _ => v,
+        },
+        Some("string") => match &v {
+            Value::String(_) => v,
+            other => Value::String(other.to_string()),
+        },
+        Some("bool") => match &v {
+            Value::Number(n) => Value::Bool(n.as_f64().is_some_and(|x| x != 0.0)),
+            Value::String(s) => Value::Bool(matches!(
+                s.as_str(),
+                "true" | "True" | "1" | "yes" | "C" | "correct"
+            )),
+            _ => v,
+        },
+        _ => v,
+    })
+}
+
+impl Mapping {
+    fn fill(
+        fields: &[FieldMap],
+        inner: &Value,
+        outer: Option<&Value>,
+        out: &mut Map<String, Value>,
+    ) {
+        for f in fields {
+            if let Some(v) = eval(f, inner, outer) {
+                out.insert(f.target.clone(), v);
+            }
+        }
+    }
+
+    fn step_record(&self, s: &Value, outer: Option<&Value>) -> Value {
+        let mut m = Map::new();
+        Self::fill(&self.step, s, outer, &mut m);
+        if !self.logp.is_empty() {
+            let mut lp = Map::new();
+            for (run, f) in &self.logp {
+                if let Some(v) = eval(f, s, outer) {
+                    lp.insert(run.clone(), v);
+                }
+            }
+            if !lp.is_empty() {
+                m.insert("logp".into(), Value::Object(lp));
+            }
+        }
+        Value::Object(m)
+    }
+
+    fn trajectory_record(&self, t: &Value, outer: Option<&Value>) -> Value {
+        let mut m = Map::new();
+        Self::fill(&self.trajectory, t, outer, &mut m);
+        if let Some(p) = &self.steps {
+            if let Some(arr) = lookup(t, outer, p).and_then(Value::as_array) {
+                m.insert(
+                    "steps".into(),
+                    Value::Array(arr.iter().map(|s| self.step_record(s, Some(t))).collect()),
+                );
+            }
+        }
+        Value::Object(m)
+    }
+
+    /// Maps one source record (trajectory and split shapes).
+    pub fn map_record(&self, v: &Value) -> Vec<Value> {
+        match &self.shape {
+            Shape::Trajectory => vec![self.trajectory_record(v, None)],
+            Shape::Split(on) => lookup(v, None, on)
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .map(|t| self.trajectory_record(t, Some(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Shape::Step { .. } => Vec::new(),
+        }
+    }
+
+    /// Groups step rows into trajectories (step shape): (index of the group's
+    /// first row, record), in order of first appearance.
+    pub fn map_steps(&self, rows: &[Value]) -> Vec<(usize, Value)> {
+        let Shape::Step { group_by, order_by } = &self.shape else {
+            return Vec::new();
+        };
+        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        let mut first: Vec<String> = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let key =
+                lookup(r, None, group_by).map_or_else(|| "null".to_string(), |k| k.to_string());
+            let e = groups.entry(key.clone()).or_default();
+            if e.is_empty() {
+                first.push(key);
+            }
+            e.push(i);
+        }
+        first
+            .into_iter()
+            .map(|key| {
+                let mut idx = groups.remove(&key).unwrap_or_default();
+                if let Some(o) = order_by {
+                    idx.sort_by(|&a, &b| {
+                        let f = |i: usize| {
+                            lookup(&rows[i], None, o)
+                                .and_then(Value::as_f64)
+                                .unwrap_or(f64::NAN)
+                        };
+                        f(a).total_cmp(&f(b))
+                    });
+                }
+                let last = &rows[*idx.last().unwrap_or(&0)];
+                let mut m = Map::new();
+                Self::fill(&self.trajectory, last, None, &mut m);
+                let steps: Vec<Value> = idx
+                    .iter()
+                    .map(|&i| self.step_record(&rows[i], None))
+                    .collect();
+                m.insert("steps".into(), Value::Array(steps));
+                (idx.iter().copied().min().unwrap_or(0), Value::Object(m))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_with_indexing_and_parents() {
+        let v = json!({"a": {"b": [1, {"c": "x"}, 3]}});
+        assert_eq!(lookup(&v, None, "a.b[1].c"), Some(&json!("x")));
+        assert_eq!(lookup(&v, None, "a.b[-1]"), Some(&json!(3)));
+        assert_eq!(lookup(&v, None, "a.b[7]"), None);
+        let outer = json!({"id": "t:3"});
+        assert_eq!(lookup(&v, Some(&outer), "^id"), Some(&json!("t:3")));
+    }
+
+    #[test]
+    fn transforms() {
+        let m = Mapping::parse(
+            "m",
+            r#"
+            [trajectory]
+            run = { const = "r" }
+            task = { path = "id", split = ":", index = 0 }
+            sample = { path = "id", split = ":", index = 1, as = "int" }
+            success = { path = "score", at_least = 1 }
+            turns = { count = "steps" }
+            reward = { sum = "rewards" }
+            budget = { path = "missing", default = 9 }
+            "#,
+        )
+        .unwrap();
+        let out = m.map_record(
+            &json!({"id": "t7:3", "score": 1.0, "steps": [1, 2], "rewards": [0.5, 0.25]}),
+        );
+        assert_eq!(
+            out,
+            vec![
+                json!({"run": "r", "task": "t7", "sample": 3, "success": true, "turns": 2, "reward": 0.75, "budget": 9})
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_mappings_say_what_is_wrong() {
+        assert!(Mapping::parse("m", "shape = \"split\"\n[trajectory]\n")
+            .unwrap_err()
+            .contains("split_on"));
+        assert!(Mapping::parse("m", "[trajectory]\nbudgett = \"x\"\n")
+            .unwrap_err()
+            .contains("budgett"));
+        assert!(
+            Mapping::parse("m", "[trajectory]\nbudget = { frobnicate = 1 }\n")
+                .unwrap_err()
+                .contains("needs one of")
+        );
+        assert!(Mapping::parse("m", "[trajectory\n").is_err());
+    }
+}
