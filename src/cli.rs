@@ -69,6 +69,15 @@ pub struct Cli {
     /// TUI: pick up records appended to the files.
     #[arg(long)]
     pub follow: bool,
+    /// Inspect logs: the run name (default: the eval's model).
+    #[arg(long, value_name = "NAME")]
+    pub run_label: Option<String>,
+    /// Inspect logs: the turn budget the samples ran under (default: the message limit in turns).
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u32>,
+    /// Inspect logs: a numeric score at least this counts as success.
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub success_threshold: f64,
     /// Read JSON Lines with other field names through a mapping file (see README).
     #[arg(long, value_name = "MAPPING.toml")]
     pub map: Option<PathBuf>,
@@ -99,6 +108,7 @@ pub struct Options {
     pub follow: bool,
     pub gates: Vec<Gate>,
     pub map: Option<PathBuf>,
+    pub inspect: crate::schema::inspect::InspectOptions,
     pub settings: Settings,
 }
 
@@ -202,6 +212,9 @@ impl Cli {
                 )))
             }
         };
+        if self.budget == Some(0) {
+            return Err(Error::Usage("--budget must be at least 1".into()));
+        }
         if self.resamples == 0 {
             return Err(Error::Usage("--resamples must be at least 1".into()));
         }
@@ -229,6 +242,11 @@ impl Cli {
             follow: self.follow,
             gates,
             map: self.map,
+            inspect: crate::schema::inspect::InspectOptions {
+                run_label: self.run_label,
+                budget: self.budget,
+                success_threshold: self.success_threshold,
+            },
             settings: Settings {
                 levels,
                 ks,

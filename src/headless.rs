@@ -32,6 +32,7 @@ pub fn load_logs_with(
         follow: opts.follow,
         progress,
         mapping,
+        inspect: opts.inspect.clone(),
     };
     if opts.paths.is_empty() {
         crate::demo::load_demo(&lo)

@@ -38,6 +38,8 @@ pub struct LoadOptions {
     pub follow: bool,
     /// `--map`: source records are translated before validation.
     pub mapping: Option<std::sync::Arc<super::mapping::Mapping>>,
+    /// How Inspect eval logs become trajectories.
+    pub inspect: super::inspect::InspectOptions,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -46,6 +48,10 @@ enum Format {
     Gzip,
     Zstd,
     Parquet,
+    /// Inspect `.eval` archive.
+    Eval,
+    /// `.json`: an Inspect log, recognised by content.
+    Json,
 }
 
 fn format_of(path: &Path) -> Option<Format> {
@@ -58,6 +64,10 @@ fn format_of(path: &Path) -> Option<Format> {
         Some(Format::Zstd)
     } else if name.ends_with(".parquet") {
         Some(Format::Parquet)
+    } else if name.ends_with(".eval") {
+        Some(Format::Eval)
+    } else if name.ends_with(".json") {
+        Some(Format::Json)
     } else {
         None
     }
@@ -68,7 +78,7 @@ pub fn discover(
     paths: &[PathBuf],
     opts: &LoadOptions,
     notes: &mut Vec<String>,
-) -> Result<Vec<PathBuf>> {
+) -> Result<Vec<(PathBuf, bool)>> {
     let skip = opts
         .skip_dir
         .as_ref()
@@ -77,25 +87,27 @@ pub fn discover(
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
         if meta.is_dir() {
-            let before = files.len();
-            walk(p, skip.as_deref(), &mut files, notes)?;
-            if files.len() == before {
+            let mut found = Vec::new();
+            walk(p, skip.as_deref(), &mut found, notes)?;
+            if found.is_empty() {
                 return Err(Error::file(
                     p.display(),
-                    "no log files found (looked for *.jsonl, *.ndjson, *.jsonl.gz, *.jsonl.zst, *.parquet)",
+                    "no log files found (looked for *.jsonl, *.ndjson, *.jsonl.gz, *.jsonl.zst, *.parquet, *.eval, *.json)",
                 ));
             }
+            files.extend(found.into_iter().map(|f| (f, false)));
         } else if format_of(p).is_some() {
-            files.push(p.clone());
+            files.push((p.clone(), true));
         } else {
             return Err(Error::file(
                 p.display(),
-                "not a log file: expected .jsonl, .ndjson, .jsonl.gz, .jsonl.zst or .parquet",
+                "not a log file: expected .jsonl, .ndjson, .jsonl.gz, .jsonl.zst, .parquet, .eval or .json",
             ));
         }
     }
-    files.sort();
-    files.dedup();
+    // A file named on the command line and found in a directory counts as named.
+    files.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    files.dedup_by(|a, b| a.0 == b.0);
     Ok(files)
 }
 
@@ -139,20 +151,56 @@ fn io_text(e: &std::io::Error) -> String {
     }
 }
 
-/// Decompresses a file's bytes (read once) into JSON Lines.
-fn decode(name: &str, fmt: Format, raw: Vec<u8>) -> Result<Vec<u8>> {
+/// A file's bytes as JSON Lines of records, or why it is passed over.
+enum Decoded {
+    Lines(Vec<u8>, Vec<String>),
+    Skip(String),
+}
+
+/// Decompresses (or converts) a file's bytes, read once, into JSON Lines.
+/// A `.json` that is not an Inspect log is an error when it was named on the
+/// command line and passed over with a note when found in a directory.
+fn decode(
+    name: &str,
+    fmt: Format,
+    raw: Vec<u8>,
+    opts: &LoadOptions,
+    named: bool,
+) -> Result<Decoded> {
+    let lines = |b: Vec<u8>| Ok(Decoded::Lines(b, Vec::new()));
     match fmt {
-        Format::Jsonl => Ok(raw),
-        Format::Parquet => super::parquet::records_from_bytes(name, raw),
+        Format::Jsonl => lines(raw),
+        Format::Parquet => lines(super::parquet::records_from_bytes(name, raw)?),
         Format::Gzip => {
             let mut out = Vec::with_capacity(raw.len() * 4);
             flate2::read::MultiGzDecoder::new(&raw[..])
                 .read_to_end(&mut out)
                 .map_err(|e| Error::file(name, format!("corrupt or truncated gzip stream: {e}")))?;
-            Ok(out)
+            lines(out)
         }
-        Format::Zstd => zstd::stream::decode_all(&raw[..])
-            .map_err(|e| Error::file(name, format!("corrupt or truncated zstd stream: {e}"))),
+        Format::Zstd => lines(
+            zstd::stream::decode_all(&raw[..])
+                .map_err(|e| Error::file(name, format!("corrupt or truncated zstd stream: {e}")))?,
+        ),
+        Format::Eval => {
+            let (b, notes) = super::inspect::read(name, &raw, &opts.inspect)?;
+            Ok(Decoded::Lines(b, notes))
+        }
+        Format::Json => {
+            let is_inspect = serde_json::from_slice::<serde_json::Value>(&raw)
+                .map(|v| super::inspect::is_inspect_json(&v))
+                .unwrap_or(false);
+            if is_inspect {
+                let (b, notes) = super::inspect::read(name, &raw, &opts.inspect)?;
+                Ok(Decoded::Lines(b, notes))
+            } else if named {
+                Err(Error::file(name, "not an Inspect eval log (a .json log must be one; JSON Lines files end in .jsonl)"))
+            } else {
+                Ok(Decoded::Skip(format!(
+                    "{name}: passed over (a .json file that is not an Inspect eval log)"
+                )))
+            }
+        }
     }
 }
 
@@ -256,9 +304,7 @@ fn add_mapped(
     for rec in m.map_record(&v) {
         let bytes = serde_json::to_vec(&rec).unwrap_or_default();
         last = set.add_json(loc, &bytes).map_err(|e| explain_mapped(m, e));
-        if last.is_err() {
-            return last;
-        }
+        last.as_ref().map_err(Clone::clone)?;
     }
     last
 }
@@ -341,11 +387,10 @@ fn parse_step_rows(
 pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
     let mut notes = Vec::new();
     let files = discover(paths, opts, &mut notes)?;
-    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
     if let Some(p) = &opts.progress {
         let total = files
             .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
+            .filter_map(|f| std::fs::metadata(&f.0).ok())
             .map(|m| m.len())
             .sum();
         p.bytes_total
@@ -353,12 +398,31 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
     }
     // One file at a time (each parsed in parallel chunks), so only one
     // file's bytes are in memory beside the parsed records.
+    let mut names = Vec::new();
     let mut chunks = Vec::new();
-    for (i, (p, name)) in files.iter().zip(&names).enumerate() {
-        let fmt = format_of(p).ok_or_else(|| Error::file(name, "not a log file"))?;
-        let raw = std::fs::read(p).map_err(|e| Error::file(name, io_text(&e)))?;
-        let bytes = decode(name, fmt, raw)?;
-        chunks.extend(parse_file(i as u32, &bytes, opts));
+    for (p, named) in &files {
+        let name = p.display().to_string();
+        let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
+        let raw = std::fs::read(p).map_err(|e| Error::file(&name, io_text(&e)))?;
+        match decode(&name, fmt, raw, opts, *named)? {
+            Decoded::Skip(note) => notes.push(note),
+            Decoded::Lines(bytes, more) => {
+                notes.extend(more);
+                chunks.extend(parse_file(names.len() as u32, &bytes, opts));
+                names.push(name);
+            }
+        }
+    }
+    if names.is_empty() {
+        let what = paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(Error::file(
+            what,
+            "no log files found (only .json files that are not Inspect logs)",
+        ));
     }
     let mut set = merge(chunks, &names, opts)?;
     set.notes.extend(notes);
@@ -373,7 +437,10 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
         .map(|(name, raw)| {
             let fmt =
                 format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
-            decode(&name, fmt, raw)
+            match decode(&name, fmt, raw, opts, true)? {
+                Decoded::Lines(b, _) => Ok(b),
+                Decoded::Skip(note) => Err(Error::file(&name, note)),
+            }
         })
         .collect::<Result<_>>()?;
     parse_all(&names, &contents, opts)
@@ -740,7 +807,10 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
         Some(b) => b.to_vec(),
         None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
     };
-    let bytes = decode(name, fmt, raw)?;
+    let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
+        Decoded::Lines(b, _) => b,
+        Decoded::Skip(note) => return Err(Error::file(name, note)),
+    };
     let text = bytes
         .split(|&b| b == b'\n')
         .nth(line.saturating_sub(1) as usize)

@@ -5,6 +5,7 @@
 //! polars frames and per-task aggregates that the analyses share.
 
 pub mod frames;
+pub mod inspect;
 pub mod load;
 pub mod mapping;
 mod parquet;
