@@ -51,7 +51,8 @@ pub struct Likelihood {
     pub histogram: Option<Histogram>,
     pub overlap: Option<f64>,
     pub llr: [Option<Summary>; 2],
-    pub llr_values: [Vec<f64>; 2],
+    /// Trajectory LLR distributions of both runs, same binning rule.
+    pub llr_histogram: Option<Histogram>,
     pub length_matched: LengthMatched,
     pub notes: Vec<String>,
 }
@@ -172,6 +173,7 @@ pub fn analyse(
                 set.name(pair.rl)
             ));
         }
+        let (llr_histogram, _) = histogram(&llrs);
         let (histogram, overlap) = histogram(&nll);
         let mut clusters = Vec::new();
         let mut n_pairs = 0;
@@ -198,7 +200,7 @@ pub fn analyse(
             histogram,
             overlap,
             llr: [summary(&llrs[0]), summary(&llrs[1])],
-            llr_values: llrs,
+            llr_histogram,
             length_matched: LengthMatched {
                 tasks: clusters.len() as u64,
                 pairs: n_pairs,
@@ -208,6 +210,25 @@ pub fn analyse(
         });
     }
     out
+}
+
+impl Histogram {
+    /// Per run: (bin centre, share of that run's values) for plotting.
+    pub fn shares(&self) -> [Vec<(f64, f64)>; 2] {
+        let width = (self.hi - self.lo) / BINS as f64;
+        let side = |i: usize| {
+            let n = self.counts[i].iter().sum::<u64>().max(1) as f64;
+            self.counts[i]
+                .iter()
+                .enumerate()
+                .map(|(b, c)| (self.lo + (b as f64 + 0.5) * width, *c as f64 / n))
+                .collect()
+        };
+        [side(0), side(1)]
+    }
+    pub fn n(&self, side: usize) -> u64 {
+        self.counts[side].iter().sum()
+    }
 }
 
 /// 50 equal-width bins over the pooled range, and Σ min(p_a, p_b) of the

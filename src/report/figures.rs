@@ -376,42 +376,52 @@ fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
 
 fn likelihood_figures(a: &Audit, out: &mut Vec<Figure>) {
     for l in &a.likelihood {
-        if let Some(h) = &l.histogram {
-            let width = (h.hi - h.lo) / crate::analysis::likelihood::BINS as f64;
-            let series: Vec<Series> = [(&l.base, 0usize), (&l.rl, 1)]
-                .iter()
-                .map(|(name, i)| {
-                    let n = h.counts[*i].iter().sum::<u64>().max(1) as f64;
-                    Series {
-                        name: format!("{name} (n={})", h.counts[*i].iter().sum::<u64>()),
-                        points: h.counts[*i]
-                            .iter()
-                            .enumerate()
-                            .map(|(bin, c)| (h.lo + (bin as f64 + 0.5) * width, *c as f64 / n))
-                            .collect(),
-                        whiskers: Vec::new(),
-                        dashed: false,
-                    }
-                })
-                .collect();
+        for (h, kind, file, x) in [
+            (
+                &l.histogram,
+                "per-step NLL under base",
+                "step_nll",
+                "−log π_base(action), nats",
+            ),
+            (
+                &l.llr_histogram,
+                "trajectory LLR (RL − base)",
+                "llr",
+                "log π_RL(τ) − log π_base(τ), nats",
+            ),
+        ] {
+            let Some(h) = h else { continue };
+            let [b, r] = h.shares();
+            let series = vec![
+                Series {
+                    name: format!("{} (n={})", l.base, h.n(0)),
+                    points: b,
+                    whiskers: Vec::new(),
+                    dashed: false,
+                },
+                Series {
+                    name: format!("{} (n={})", l.rl, h.n(1)),
+                    points: r,
+                    whiskers: Vec::new(),
+                    dashed: false,
+                },
+            ];
             out.push(Figure {
                 section: "likelihood",
                 file: format!(
-                    "step_nll_{}_{}_{}.svg",
+                    "{file}_{}_{}_{}.svg",
                     slug(&l.benchmark),
                     slug(&l.base),
                     slug(&l.rl)
                 ),
                 caption: format!(
-                    "Per-step NLL under {} of each run's actions on {} (overlap {})",
-                    l.base,
-                    l.benchmark,
-                    l.overlap.map_or("–".into(), |o| format!("{o:.3}"))
+                    "{kind} on {}, successful full-budget trajectories of each run",
+                    l.benchmark
                 ),
                 svg: line_chart(
-                    &format!("{}: per-step NLL under base", l.benchmark),
-                    "−log π_base(action), nats",
-                    "share of steps",
+                    &format!("{}: {kind}", l.benchmark),
+                    x,
+                    "share",
                     &series,
                     false,
                 ),

@@ -46,6 +46,8 @@ pub struct App {
     /// Cost panel: index into the distinct costs.
     pub ceiling: usize,
     pub balance: bool,
+    /// Likelihood panel: show trajectory LLRs instead of step NLLs.
+    pub llr_view: bool,
     /// A recompute or reload the main loop should request.
     pub pending: Option<Pending>,
     pub no_color: bool,
@@ -76,6 +78,7 @@ impl App {
             quit: false,
             ceiling: usize::MAX,
             balance,
+            llr_view: false,
             pending: None,
             no_color,
             cached: None,
@@ -210,6 +213,9 @@ impl App {
                 if self.panel == 1 && self.stack.is_empty() {
                     self.set_row(self.sel.k);
                 }
+            }
+            Command::ToggleMode if self.panel == 5 && self.stack.is_empty() => {
+                self.llr_view = !self.llr_view
             }
             Command::ToggleMode => {
                 self.sel.mode = match self.sel.mode {

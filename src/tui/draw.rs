@@ -603,34 +603,35 @@ fn nll_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
         );
         return;
     };
-    let Some(h) = &l.histogram else { return };
-    let width = (h.hi - h.lo) / crate::analysis::likelihood::BINS as f64;
-    let series = [(&l.base, 0), (&l.rl, 1)]
-        .iter()
-        .map(|(name, i)| {
-            let n: u64 = h.counts[*i].iter().sum::<u64>().max(1);
-            let pts = h.counts[*i]
-                .iter()
-                .enumerate()
-                .map(|(b, c)| (h.lo + (b as f64 + 0.5) * width, *c as f64 / n as f64))
-                .collect();
-            (
-                format!("{name} (n={})", h.counts[*i].iter().sum::<u64>()),
-                pts,
-                GraphType::Line,
-            )
-        })
-        .collect();
+    let (h, what, x_name) = if app.llr_view {
+        (
+            &l.llr_histogram,
+            "trajectory LLR log π_RL − log π_base",
+            "nats",
+        )
+    } else {
+        (
+            &l.histogram,
+            "per-step NLL under base",
+            "−log π_base(action)",
+        )
+    };
+    let Some(h) = h else { return };
+    let [base, rl] = h.shares();
+    let series = vec![
+        (format!("{} (n={})", l.base, h.n(0)), base, GraphType::Line),
+        (format!("{} (n={})", l.rl, h.n(1)), rl, GraphType::Line),
+    ];
     chart(
         f,
         area,
         ChartSpec {
             title: format!(
-                "{}: per-step NLL under base, share per bin (overlap {})",
+                "{}: {what}, share per bin (overlap of step NLL {}; m toggles NLL/LLR)",
                 l.benchmark,
                 l.overlap.map_or("–".into(), |o| format!("{o:.3}"))
             ),
-            x_name: "−log π_base(action)",
+            x_name,
             y_name: "share",
             y01: false,
         },

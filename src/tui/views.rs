@@ -1046,9 +1046,15 @@ pub fn likelihood_table(a: &Audit) -> TableData {
 }
 
 pub fn dynamics_table(a: &Audit) -> TableData {
+    let divergent: Vec<&str> = a.divergence.iter().filter(|d| d.divergent).map(|d| d.run.as_str()).collect();
+    let verdict = if divergent.is_empty() {
+        "no run divergent".to_string()
+    } else {
+        format!("DIVERGENT: {}", divergent.join(", "))
+    };
     let mut t = TableData::new(
         "dynamics",
-        "Checkpoint metrics (slope per step, 95% t-interval)",
+        format!("Checkpoint metrics (slope per step, 95% t-interval) — {verdict}"),
         &[
             "run", "metric", "n", "first", "last", "change", "slope", "95% CI",
         ],
