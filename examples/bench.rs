@@ -102,6 +102,7 @@ fn main() {
     let t = Instant::now();
     let _b = budgetmix::analyse(&set, &pass, &settings);
     rows.push(("BudgetMix audit", t.elapsed().as_secs_f64()));
+    let (n_traj, n_steps) = (set.trajectories.len(), set.steps.len());
     let t = Instant::now();
     let audit = rl_audit::analysis::run_audit(&set, &settings).expect("audit");
     let files = rl_audit::report::render(&set, &audit, false).expect("render");
@@ -113,6 +114,7 @@ fn main() {
         t.elapsed().as_secs_f64(),
     ));
     let total = t0.elapsed().as_secs_f64() - t.elapsed().as_secs_f64();
+    let (first_frame, redraw_mean, redraw_max) = tui_timings(set, audit);
     // Bootstrap micro-benchmark: 10,000 resamples over 10,000 tasks, distinct values.
     let clusters: Vec<Cluster> = (0..10_000)
         .map(|i| Cluster::one((i as f64 * 0.618_034).fract()))
@@ -129,8 +131,8 @@ fn main() {
         "input: {} ({:.0} MB), {} trajectories, {} steps",
         path.display(),
         size as f64 / 1e6,
-        set.trajectories.len(),
-        set.steps.len()
+        n_traj,
+        n_steps
     );
     println!("threads: {}", rayon::current_num_threads());
     println!("{:<40} {:>9}", "stage", "seconds");
@@ -142,10 +144,51 @@ fn main() {
         "{:<40} {:>9.2}",
         "bootstrap 10k resamples × 10k tasks", boot
     );
+    println!(
+        "{:<40} {:>9.2}",
+        "TUI first frame (ms, 160×48)", first_frame
+    );
+    println!(
+        "{:<40} {:>9.2}",
+        "TUI redraw per key, mean (ms)", redraw_mean
+    );
+    println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
     println!("{:<40} {:>9.0}", "peak RSS (MiB)", peak_rss_mib());
     println!(
         "{:<40} {:>9.2}",
         "peak RSS / input size",
         peak_rss_mib() * 1048576.0 / size.max(1) as f64
     );
+}
+
+/// Draws the workbench on a test backend: the first (loading) frame, then
+/// one redraw per key press over every panel, in milliseconds.
+fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) -> (f64, f64, f64) {
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use rl_audit::tui::{app::App, draw};
+    let progress = rl_audit::schema::load::Progress::default();
+    let mut term = ratatui::Terminal::new(TestBackend::new(160, 48)).expect("test terminal");
+    let mut app = App::new(false, false);
+    let t = Instant::now();
+    term.draw(|f| draw::draw(f, &mut app, &progress, "loading"))
+        .expect("draw");
+    let first = t.elapsed().as_secs_f64() * 1e3;
+    app.set_data(std::sync::Arc::new(rl_audit::jobs::Loaded {
+        set: std::sync::Arc::new(set),
+        audit,
+    }));
+    term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
+        .expect("draw");
+    let mut times = Vec::new();
+    for c in "2l+m3l456m78j1".chars() {
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
+            .expect("draw");
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let max = times.iter().copied().fold(0.0, f64::max);
+    (first, mean, max)
 }

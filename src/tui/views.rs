@@ -1046,7 +1046,12 @@ pub fn likelihood_table(a: &Audit) -> TableData {
 }
 
 pub fn dynamics_table(a: &Audit) -> TableData {
-    let divergent: Vec<&str> = a.divergence.iter().filter(|d| d.divergent).map(|d| d.run.as_str()).collect();
+    let divergent: Vec<&str> = a
+        .divergence
+        .iter()
+        .filter(|d| d.divergent)
+        .map(|d| d.run.as_str())
+        .collect();
     let verdict = if divergent.is_empty() {
         "no run divergent".to_string()
     } else {
