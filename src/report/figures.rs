@@ -28,6 +28,11 @@ pub fn slug(s: &str) -> String {
         .collect()
 }
 
+/// `<prefix>_<benchmark>_<base>_<rl>.svg`.
+fn pair_file(prefix: &str, bench: &str, base: &str, rl: &str) -> String {
+    format!("{prefix}_{}_{}_{}.svg", slug(bench), slug(base), slug(rl))
+}
+
 fn ci_bounds(ci: Ci) -> Option<(f64, f64)> {
     ci.bounds()
 }
@@ -308,12 +313,7 @@ fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
         };
         out.push(Figure {
             section: "matched",
-            file: format!(
-                "matched_{}_{}_{}.svg",
-                slug(&m.benchmark),
-                slug(&m.base),
-                slug(&m.rl)
-            ),
+            file: pair_file("matched", &m.benchmark, &m.base, &m.rl),
             caption: format!(
                 "Share of matched states where {} beats {} on {}, by turn",
                 m.rl, m.base, m.benchmark
@@ -352,12 +352,7 @@ fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
         };
         out.push(Figure {
             section: "recovery",
-            file: format!(
-                "recovery_{}_{}_{}.svg",
-                slug(&r.benchmark),
-                slug(&r.base),
-                slug(&r.rl)
-            ),
+            file: pair_file("recovery", &r.benchmark, &r.base, &r.rl),
             caption: format!(
                 "Error states on {}: RL-better share and terminal success by turn",
                 r.benchmark
@@ -408,12 +403,7 @@ fn likelihood_figures(a: &Audit, out: &mut Vec<Figure>) {
             ];
             out.push(Figure {
                 section: "likelihood",
-                file: format!(
-                    "{file}_{}_{}_{}.svg",
-                    slug(&l.benchmark),
-                    slug(&l.base),
-                    slug(&l.rl)
-                ),
+                file: pair_file(file, &l.benchmark, &l.base, &l.rl),
                 caption: format!(
                     "{kind} on {}, successful full-budget trajectories of each run",
                     l.benchmark

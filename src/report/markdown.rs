@@ -87,19 +87,8 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
         counts["checkpoint"],
         counts["run"]
     );
-    let skipped: u64 = set.skipped.values().sum();
-    if skipped > 0 {
-        let parts: Vec<String> = set
-            .skipped
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        let _ = writeln!(
-            md,
-            "\n**Skipped {skipped} bad record(s) (--lenient):** {}.",
-            parts.join(", ")
-        );
+    if let Some((n, parts)) = set.skipped_summary() {
+        let _ = writeln!(md, "\n**Skipped {n} bad record(s) (--lenient):** {parts}.");
     }
     if !set.unknown_kinds.is_empty() {
         let parts: Vec<String> = set

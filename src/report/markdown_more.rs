@@ -28,6 +28,13 @@ pub fn signed_ci_prec(ci: Ci, scale: f64, prec: usize) -> String {
     }
 }
 
+/// A mean score difference with its interval, four decimals: `+0.0123 [-0.0010, +0.0250]`.
+pub fn score_diff(e: &Option<Estimate>) -> String {
+    e.map_or("–".into(), |e| {
+        format!("{:+.4} {}", e.value, signed_ci_prec(e.ci, 1.0, 4))
+    })
+}
+
 fn wilson_pct(ci: Option<(f64, f64)>) -> String {
     ci.map_or("".into(), |(l, h)| {
         format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h)
@@ -75,11 +82,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
             wilson_pct(m.shares_ci[1]),
             pct(m.worse),
             wilson_pct(m.shares_ci[2]),
-            m.mean_diff.map_or("–".into(), |e| format!(
-                "{:+.4} {}",
-                e.value,
-                signed_ci_prec(e.ci, 1.0, 4)
-            ))
+            score_diff(&m.mean_diff)
         );
     }
     md.push('\n');
@@ -112,11 +115,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 "| {name} | {} | {} | {} |",
                 h.states,
                 pct(h.better),
-                h.mean_diff.map_or("–".into(), |e| format!(
-                    "{:+.4} {}",
-                    e.value,
-                    signed_ci_prec(e.ci, 1.0, 4)
-                ))
+                score_diff(&h.mean_diff)
             );
         }
         if let Some(e) = m.mean_diff {

@@ -225,6 +225,18 @@ impl LogSet {
     pub fn method_of(&self, run: Id) -> Option<&str> {
         self.run_methods.get(&run).map(|&m| self.name(m))
     }
+    /// `--lenient` skips as (total, "2 syntax, 1 type"), when there were any.
+    pub fn skipped_summary(&self) -> Option<(u64, String)> {
+        let total: u64 = self.skipped.values().sum();
+        let parts: Vec<String> = self
+            .skipped
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        (total > 0).then(|| (total, parts.join(", ")))
+    }
+
     /// Number of loaded records of a kind, by the names used in `inputs.records`.
     pub fn record_counts(&self) -> BTreeMap<&'static str, u64> {
         let mut m = BTreeMap::new();

@@ -316,15 +316,8 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
             c["checkpoint"]
         ),
     ];
-    let skipped: u64 = set.skipped.values().sum();
-    if skipped > 0 {
-        let parts: Vec<String> = set
-            .skipped
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        lines.push(format!("skipped (--lenient): {}", parts.join(", ")));
+    if let Some((_, parts)) = set.skipped_summary() {
+        lines.push(format!("skipped (--lenient): {parts}"));
     }
     if !set.unknown_kinds.is_empty() {
         lines.push(format!("unknown kinds: {:?}", set.unknown_kinds));
@@ -831,13 +824,7 @@ pub fn matched_table(a: &Audit) -> TableData {
                 format!("{}{}", pct(m.better), w(0)),
                 format!("{}{}", pct(m.tie), w(1)),
                 format!("{}{}", pct(m.worse), w(2)),
-                m.mean_diff.map_or("–".into(), |e| {
-                    format!(
-                        "{:+.4} {}",
-                        e.value,
-                        crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4)
-                    )
-                }),
+                crate::report::markdown_more::score_diff(&m.mean_diff),
             ],
             Mark::None,
             Target::None,
@@ -846,19 +833,27 @@ pub fn matched_table(a: &Audit) -> TableData {
     t
 }
 
-pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
+/// The result of the selected benchmark and pair among per-pair results.
+fn for_pair<'a, T>(
+    items: &'a [T],
+    a: &Audit,
+    sel: &Selection,
+    key: impl Fn(&T) -> (&str, &str, &str),
+) -> Option<&'a T> {
     let (bench, pair) = current(a, sel);
+    items.iter().find(|x| {
+        let (b, base, rl) = key(x);
+        Some(b) == bench.as_deref() && pair.as_ref().is_none_or(|p| p.base == base && p.rl == rl)
+    })
+}
+
+pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
     let mut t = TableData::new(
         "matched-by-turn",
         "By turn position (early = turn ≤ median)",
         &["turn", "states", "RL better", "mean diff"],
     );
-    let Some(m) = a.matched.iter().find(|m| {
-        Some(&m.benchmark) == bench.as_ref()
-            && pair
-                .as_ref()
-                .is_none_or(|p| p.rl == m.rl && p.base == m.base)
-    }) else {
+    let Some(m) = for_pair(&a.matched, a, sel, |m| (&m.benchmark, &m.base, &m.rl)) else {
         return t;
     };
     t.title = format!(
@@ -886,13 +881,7 @@ pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
                 name.into(),
                 h.states.to_string(),
                 pct(h.better),
-                h.mean_diff.map_or("–".into(), |e| {
-                    format!(
-                        "{:+.4} {}",
-                        e.value,
-                        crate::report::markdown_more::signed_ci_prec(e.ci, 1.0, 4)
-                    )
-                }),
+                crate::report::markdown_more::score_diff(&h.mean_diff),
             ],
             Mark::None,
             Target::None,
@@ -902,18 +891,12 @@ pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
 }
 
 pub fn recovery_table(a: &Audit, sel: &Selection) -> TableData {
-    let (bench, pair) = current(a, sel);
     let mut t = TableData::new(
         "error-recovery",
         "Error recovery",
         &["figure", "base", "RL", "RL − base"],
     );
-    let Some(r) = a.recovery.iter().find(|r| {
-        Some(&r.benchmark) == bench.as_ref()
-            && pair
-                .as_ref()
-                .is_none_or(|p| p.rl == r.rl && p.base == r.base)
-    }) else {
+    let Some(r) = for_pair(&a.recovery, a, sel, |r| (&r.benchmark, &r.base, &r.rl)) else {
         return t;
     };
     t.title = format!(
