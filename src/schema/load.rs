@@ -154,6 +154,8 @@ fn io_text(e: &std::io::Error) -> String {
 /// A file's bytes as JSON Lines of records, or why it is passed over.
 enum Decoded {
     Lines(Vec<u8>, Vec<String>),
+    /// Already parsed by columns (Parquet trajectories).
+    Parsed(Vec<super::parquet::ParsedRows>),
     Skip(String),
 }
 
@@ -170,7 +172,15 @@ fn decode(
     let lines = |b: Vec<u8>| Ok(Decoded::Lines(b, Vec::new()));
     match fmt {
         Format::Jsonl => lines(raw),
-        Format::Parquet => lines(super::parquet::records_from_bytes(name, raw)?),
+        Format::Parquet => match super::parquet::read_parquet(name, 0, raw)? {
+            super::parquet::ParquetData::Lines(b) => lines(b),
+            super::parquet::ParquetData::Trajectories(parts) if opts.mapping.is_none() => {
+                Ok(Decoded::Parsed(parts))
+            }
+            super::parquet::ParquetData::Trajectories(_) => {
+                Err(Error::file(name, "--map reads JSON Lines, not Parquet"))
+            }
+        },
         Format::Gzip => {
             let mut out = Vec::with_capacity(raw.len() * 4);
             flate2::read::MultiGzDecoder::new(&raw[..])
@@ -411,6 +421,10 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
                 chunks.extend(parse_file(names.len() as u32, &bytes, opts));
                 names.push(name);
             }
+            Decoded::Parsed(parts) => {
+                chunks.extend(parsed_chunks(names.len() as u32, parts));
+                names.push(name);
+            }
         }
     }
     if names.is_empty() {
@@ -439,6 +453,7 @@ pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Resu
                 format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
             match decode(&name, fmt, raw, opts, true)? {
                 Decoded::Lines(b, _) => Ok(b),
+                Decoded::Parsed(_) => Err(Error::file(&name, "embedded Parquet is not supported")),
                 Decoded::Skip(note) => Err(Error::file(&name, note)),
             }
         })
@@ -458,6 +473,31 @@ fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Resu
         .flat_map(|(i, bytes)| parse_file(i as u32, bytes, opts))
         .collect();
     merge(chunks, names, opts)
+}
+
+/// Chunks from a file parsed by columns; their records are numbered by row.
+fn parsed_chunks(file: u32, parts: Vec<super::parquet::ParsedRows>) -> Vec<Chunk> {
+    let mut base = 0;
+    parts
+        .into_iter()
+        .map(|(mut set, errors, rows)| {
+            // Rows were numbered from 1 across the file; chunk line bases are added later.
+            for t in &mut set.trajectories {
+                t.loc.file = file;
+                t.loc.line -= base;
+            }
+            let errors = errors.into_iter().map(|(l, e)| (l - base, e)).collect();
+            base += rows;
+            Chunk {
+                file,
+                set,
+                errors,
+                lines: rows,
+                records: rows,
+                too_long: None,
+            }
+        })
+        .collect()
 }
 
 /// Parses one file's bytes in parallel chunks.
@@ -807,9 +847,14 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
         Some(b) => b.to_vec(),
         None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
     };
+    if fmt == Format::Parquet {
+        return super::parquet::read_row(name, &raw, line);
+    }
     let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
         Decoded::Lines(b, _) => b,
-        Decoded::Skip(note) => return Err(Error::file(name, note)),
+        Decoded::Parsed(_) | Decoded::Skip(_) => {
+            return Err(Error::file(name, "cannot re-read this record"))
+        }
     };
     let text = bytes
         .split(|&b| b == b'\n')

@@ -5,13 +5,14 @@
 use polars::prelude::*;
 use serde_json::{Map, Number, Value};
 
-use crate::error::{Error, Result};
+use rayon::prelude::*;
 
-pub fn records_from_bytes(name: &str, raw: Vec<u8>) -> Result<Vec<u8>> {
+use super::{Loc, LogSet};
+use crate::error::{Error, RecordError, Result};
+
+/// Renders any Parquet frame's rows as JSON Lines (the slow, general path).
+fn records_from_frame(name: &str, df: &DataFrame) -> Result<Vec<u8>> {
     let bad = |m: String| Error::file(name, m);
-    let df = ParquetReader::new(std::io::Cursor::new(raw))
-        .finish()
-        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
     let mut rows: Vec<Map<String, Value>> = vec![Map::new(); df.height()];
     for col in df.columns() {
         let name = col.name().to_string();
@@ -97,4 +98,377 @@ fn to_json(av: AnyValue) -> Value {
         }
         other => Value::String(other.to_string()),
     }
+}
+
+/// Records parsed from a slice of rows: the chunk-local set, (row, error)
+/// for rejected rows, and how many rows the slice had.
+pub type ParsedRows = (LogSet, Vec<(u64, RecordError)>, u64);
+
+/// A trajectory Parquet file read by columns, or any other kind as records.
+pub enum ParquetData {
+    /// One chunk-local set per slice of rows.
+    Trajectories(Vec<ParsedRows>),
+    Lines(Vec<u8>),
+}
+
+/// Reads a Parquet file; trajectory files (no `kind` column, or every row
+/// `trajectory`) take the columnar fast path, validated by the same rules.
+pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> {
+    let bad = |m: String| Error::file(name, m);
+    let df = ParquetReader::new(std::io::Cursor::new(raw))
+        .finish()
+        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    let all_trajectories = match df.column("kind") {
+        Err(_) => true,
+        Ok(c) => c
+            .as_materialized_series()
+            .str()
+            .is_ok_and(|s| s.iter().all(|k| matches!(k, None | Some("trajectory")))),
+    };
+    if !all_trajectories || df.height() == 0 {
+        return records_from_frame(name, &df).map(ParquetData::Lines);
+    }
+    Ok(ParquetData::Trajectories(trajectories_by_columns(
+        file, &df,
+    )))
+}
+
+/// A column as typed values, or the reason every row's value is the wrong type.
+enum Col<T> {
+    Absent,
+    Values(Vec<Option<T>>),
+    Wrong(String),
+}
+
+impl<T: Clone> Col<T> {
+    fn get(
+        &self,
+        i: usize,
+        field: &str,
+        want: &str,
+    ) -> std::result::Result<Option<T>, RecordError> {
+        match self {
+            Col::Absent => Ok(None),
+            Col::Values(v) => Ok(v[i].clone()),
+            Col::Wrong(dtype) => Err(RecordError::wrong_type(
+                field,
+                format!("expected {want}, the column is {dtype}"),
+            )),
+        }
+    }
+}
+
+fn is_int(d: &DataType) -> bool {
+    matches!(
+        d,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+    )
+}
+
+fn ints(s: Option<&Series>) -> Col<i64> {
+    match s {
+        None => Col::Absent,
+        Some(s) if s.dtype() == &DataType::Null => Col::Absent,
+        Some(s) if is_int(s.dtype()) => match s.cast(&DataType::Int64) {
+            Ok(c) => Col::Values(c.i64().map(|c| c.iter().collect()).unwrap_or_default()),
+            Err(e) => Col::Wrong(e.to_string()),
+        },
+        Some(s) => Col::Wrong(s.dtype().to_string()),
+    }
+}
+
+fn floats(s: Option<&Series>) -> Col<f64> {
+    match s {
+        None => Col::Absent,
+        Some(s) if s.dtype() == &DataType::Null => Col::Absent,
+        Some(s) if s.dtype().is_primitive_numeric() => match s.cast(&DataType::Float64) {
+            Ok(c) => Col::Values(c.f64().map(|c| c.iter().collect()).unwrap_or_default()),
+            Err(e) => Col::Wrong(e.to_string()),
+        },
+        Some(s) => Col::Wrong(s.dtype().to_string()),
+    }
+}
+
+fn bools(s: Option<&Series>) -> Col<bool> {
+    match s {
+        None => Col::Absent,
+        Some(s) if s.dtype() == &DataType::Null => Col::Absent,
+        Some(s) => match s.bool() {
+            Ok(c) => Col::Values(c.iter().collect()),
+            Err(_) => Col::Wrong(s.dtype().to_string()),
+        },
+    }
+}
+
+fn strs(s: Option<&Series>) -> Col<&str> {
+    match s {
+        None => Col::Absent,
+        Some(s) if s.dtype() == &DataType::Null => Col::Absent,
+        Some(s) => match s.str() {
+            Ok(c) => Col::Values(c.iter().collect()),
+            Err(_) => Col::Wrong(s.dtype().to_string()),
+        },
+    }
+}
+
+/// A group id: strings as they are, integers as their decimal text.
+fn groups(s: Option<&Series>) -> Col<String> {
+    match s {
+        Some(s) if is_int(s.dtype()) => match ints(Some(s)) {
+            Col::Values(v) => {
+                Col::Values(v.into_iter().map(|x| x.map(|x| x.to_string())).collect())
+            }
+            _ => Col::Absent,
+        },
+        other => match strs(other) {
+            Col::Values(v) => Col::Values(v.into_iter().map(|x| x.map(str::to_string)).collect()),
+            Col::Absent => Col::Absent,
+            Col::Wrong(d) => Col::Wrong(d),
+        },
+    }
+}
+
+/// A list column: offsets into its flat inner values (after rechunking),
+/// null rows marked.
+struct Lists {
+    offsets: Vec<i64>,
+    valid: Vec<bool>,
+    inner: Series,
+}
+
+fn lists(s: Option<&Series>) -> std::result::Result<Option<Lists>, String> {
+    let Some(s) = s else { return Ok(None) };
+    if s.dtype() == &DataType::Null {
+        return Ok(None);
+    }
+    let lc = s.list().map_err(|_| s.dtype().to_string())?.rechunk();
+    let offsets = lc.offsets().map_err(|e| e.to_string())?.as_slice().to_vec();
+    let valid = lc
+        .is_not_null()
+        .iter()
+        .map(|v| v.unwrap_or(false))
+        .collect();
+    Ok(Some(Lists {
+        offsets,
+        valid,
+        inner: lc.get_inner(),
+    }))
+}
+
+fn field(s: &Series, name: &str) -> Option<Series> {
+    s.struct_().ok().and_then(|sc| sc.field_by_name(name).ok())
+}
+
+/// The step columns, flat over every step of the file.
+struct StepCols<'a> {
+    turn: Col<i64>,
+    output_tokens: Col<i64>,
+    error: Col<bool>,
+    reward: Col<f64>,
+    budget_total: Col<i64>,
+    budget_remaining: Col<i64>,
+    logp: Option<(&'a Lists, Col<&'a str>, Col<f64>)>,
+}
+
+fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
+    use super::raw::{GroupKey, LogpMap, RawRecord, RawStep};
+    use std::borrow::Cow;
+    let c = |n: &str| {
+        df.column(n)
+            .ok()
+            .map(|c| c.as_materialized_series().clone())
+    };
+    let owned: Vec<(&str, Option<Series>)> = [
+        "run",
+        "method",
+        "benchmark",
+        "task",
+        "sample",
+        "budget",
+        "max_budget",
+        "success",
+        "turns",
+        "success_turn",
+        "reward",
+        "min_turns",
+        "train_step",
+        "group",
+        "steps",
+    ]
+    .iter()
+    .map(|n| (*n, c(n)))
+    .collect();
+    let s = |n: &str| owned.iter().find(|x| x.0 == n).and_then(|x| x.1.as_ref());
+    let (run, method, benchmark, task) = (
+        strs(s("run")),
+        strs(s("method")),
+        strs(s("benchmark")),
+        strs(s("task")),
+    );
+    let (sample, budget, max_budget, turns, success_turn, min_turns, train_step) = (
+        ints(s("sample")),
+        ints(s("budget")),
+        ints(s("max_budget")),
+        ints(s("turns")),
+        ints(s("success_turn")),
+        ints(s("min_turns")),
+        ints(s("train_step")),
+    );
+    let (success, reward, group) = (bools(s("success")), floats(s("reward")), groups(s("group")));
+    let steps = lists(s("steps"));
+    let step_lists: Option<&Lists> = steps.as_ref().ok().and_then(|o| o.as_ref());
+    let f = |n: &str| step_lists.and_then(|l| field(&l.inner, n));
+    let (t_s, o_s, e_s, r_s, bt_s, br_s, lp_s) = (
+        f("turn"),
+        f("output_tokens"),
+        f("error"),
+        f("reward"),
+        f("budget_total"),
+        f("budget_remaining"),
+        f("logp"),
+    );
+    let logp_lists = lists(lp_s.as_ref()).ok().flatten();
+    let (run_s, val_s) = match &logp_lists {
+        Some(ll) => (field(&ll.inner, "run"), field(&ll.inner, "value")),
+        None => (None, None),
+    };
+    let step_cols: Option<(&Lists, StepCols)> = step_lists.map(|l| {
+        (
+            l,
+            StepCols {
+                turn: ints(t_s.as_ref()),
+                output_tokens: ints(o_s.as_ref()),
+                error: bools(e_s.as_ref()),
+                reward: floats(r_s.as_ref()),
+                budget_total: ints(bt_s.as_ref()),
+                budget_remaining: ints(br_s.as_ref()),
+                logp: logp_lists
+                    .as_ref()
+                    .map(|ll| (ll, strs(run_s.as_ref()), floats(val_s.as_ref()))),
+            },
+        )
+    });
+    let steps_wrong = steps.as_ref().err().cloned();
+    let n = df.height();
+    let ranges: Vec<(usize, usize)> = (0..n)
+        .step_by(50_000)
+        .map(|a| (a, (a + 50_000).min(n)))
+        .collect();
+    ranges
+        .into_par_iter()
+        .map(|(a, b)| {
+            let mut set = LogSet::default();
+            let mut errors = Vec::new();
+            for i in a..b {
+                let loc = Loc {
+                    file,
+                    line: i as u64 + 1,
+                };
+                let row = (|| -> std::result::Result<RawRecord, RecordError> {
+                    let mut raw = RawRecord {
+                        run: run.get(i, "run", "a string")?.map(Cow::Borrowed),
+                        method: method.get(i, "method", "a string")?.map(Cow::Borrowed),
+                        benchmark: benchmark
+                            .get(i, "benchmark", "a string")?
+                            .map(Cow::Borrowed),
+                        task: task.get(i, "task", "a string")?.map(Cow::Borrowed),
+                        sample: sample.get(i, "sample", "an integer")?,
+                        budget: budget.get(i, "budget", "an integer")?,
+                        max_budget: max_budget.get(i, "max_budget", "an integer")?,
+                        success: success.get(i, "success", "true or false")?,
+                        turns: turns.get(i, "turns", "an integer")?,
+                        success_turn: success_turn.get(i, "success_turn", "an integer")?,
+                        reward: reward.get(i, "reward", "a number")?,
+                        min_turns: min_turns.get(i, "min_turns", "an integer")?,
+                        train_step: train_step.get(i, "train_step", "an integer")?,
+                        group: group
+                            .get(i, "group", "a string or an integer")?
+                            .map(|g| GroupKey(Cow::Owned(g))),
+                        ..Default::default()
+                    };
+                    if let Some(d) = &steps_wrong {
+                        return Err(RecordError::wrong_type(
+                            "steps",
+                            format!("expected a list of step structs, the column is {d}"),
+                        ));
+                    }
+                    if let Some((l, sc)) = &step_cols {
+                        if l.valid[i] {
+                            let (s0, s1) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
+                            let mut v = Vec::with_capacity(s1 - s0);
+                            for (k, j) in (s0..s1).enumerate() {
+                                let f = |x: &str| format!("steps[{k}].{x}");
+                                let logp = match &sc.logp {
+                                    Some((ll, runs, vals)) if ll.valid[j] => {
+                                        let mut m = Vec::new();
+                                        for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize
+                                        {
+                                            let r = runs.get(q, &f("logp.run"), "a string")?;
+                                            let x = vals.get(q, &f("logp.value"), "a number")?;
+                                            if let (Some(r), Some(x)) = (r, x) {
+                                                m.push((Cow::Borrowed(r), x));
+                                            }
+                                        }
+                                        Some(LogpMap(m))
+                                    }
+                                    _ => None,
+                                };
+                                v.push(RawStep {
+                                    turn: sc.turn.get(j, &f("turn"), "an integer")?,
+                                    output_tokens: sc.output_tokens.get(
+                                        j,
+                                        &f("output_tokens"),
+                                        "an integer",
+                                    )?,
+                                    logp,
+                                    error: sc.error.get(j, &f("error"), "true or false")?,
+                                    reward: sc.reward.get(j, &f("reward"), "a number")?,
+                                    budget_total: sc.budget_total.get(
+                                        j,
+                                        &f("budget_total"),
+                                        "an integer",
+                                    )?,
+                                    budget_remaining: sc.budget_remaining.get(
+                                        j,
+                                        &f("budget_remaining"),
+                                        "an integer",
+                                    )?,
+                                });
+                            }
+                            raw.steps = Some(v);
+                        }
+                    }
+                    Ok(raw)
+                })();
+                let added = row.and_then(|raw| set.add_raw(loc, raw));
+                if let Err(e) = added {
+                    errors.push((loc.line, e));
+                }
+            }
+            (set, errors, (b - a) as u64)
+        })
+        .collect()
+}
+
+/// One row of a Parquet file as a JSON record (the trajectory browser).
+pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
+    let bad = |m: String| Error::file(name, m);
+    let df = ParquetReader::new(std::io::Cursor::new(raw.to_vec()))
+        .finish()
+        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    let i = row
+        .checked_sub(1)
+        .filter(|&i| (i as usize) < df.height())
+        .ok_or_else(|| bad(format!("row {row} is gone")))?;
+    let one = df.slice(i as i64, 1);
+    let lines = records_from_frame(name, &one)?;
+    serde_json::from_slice(lines.split(|&b| b == b'\n').next().unwrap_or(b"{}"))
+        .map_err(|e| bad(e.to_string()))
 }

@@ -63,7 +63,7 @@ impl LogSet {
         }
     }
 
-    fn add_raw(&mut self, loc: Loc, raw: RawRecord) -> Result<Added, RecordError> {
+    pub(crate) fn add_raw(&mut self, loc: Loc, raw: RawRecord) -> Result<Added, RecordError> {
         match raw.kind.as_deref().unwrap_or("trajectory") {
             "trajectory" => self.add_trajectory(loc, raw).map(|_| Added::Record),
             "probe" => self.add_probe(loc, raw).map(|_| Added::Record),
