@@ -81,6 +81,10 @@ pub struct Cli {
     /// Read JSON Lines with other field names through a mapping file (see README).
     #[arg(long, value_name = "MAPPING.toml")]
     pub map: Option<PathBuf>,
+    /// Reduce the logs to mergeable per-task aggregates (Parquet) and exit;
+    /// shards summarized in parallel elsewhere can then be audited together.
+    #[arg(long, value_name = "OUT.parquet")]
+    pub summarize: Option<PathBuf>,
     /// Headless gate (repeatable): flip, budgetmix, or "advantage<X@L".
     #[arg(long, value_name = "GATE")]
     pub fail_on: Vec<String>,
@@ -108,6 +112,7 @@ pub struct Options {
     pub follow: bool,
     pub gates: Vec<Gate>,
     pub map: Option<PathBuf>,
+    pub summarize: Option<PathBuf>,
     pub inspect: crate::schema::inspect::InspectOptions,
     pub settings: Settings,
 }
@@ -230,7 +235,7 @@ impl Cli {
             .iter()
             .map(|g| parse_gate(g))
             .collect::<Result<Vec<_>>>()?;
-        if !gates.is_empty() && !self.headless {
+        if !gates.is_empty() && !self.headless && self.summarize.is_none() {
             return Err(Error::Usage("--fail-on needs --headless".into()));
         }
         Ok(Options {
@@ -242,6 +247,7 @@ impl Cli {
             follow: self.follow,
             gates,
             map: self.map,
+            summarize: self.summarize,
             inspect: crate::schema::inspect::InspectOptions {
                 run_label: self.run_label,
                 budget: self.budget,

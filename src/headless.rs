@@ -116,3 +116,11 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
     }
     out
 }
+
+/// `--summarize OUT.parquet`: writes the per-task aggregates of the logs.
+pub fn summarize(opts: &Options, out: &std::path::Path) -> Result<usize> {
+    let set = load_logs(opts)?;
+    let agg = crate::schema::frames::eval_aggregates(&set)?;
+    crate::schema::frames::write_aggregates(&set, &agg, out)?;
+    Ok(agg.groups.values().map(Vec::len).sum())
+}

@@ -44,6 +44,14 @@ fn main() {
 
 fn run(cli: Cli) -> Result<i32, Error> {
     let opts = cli.into_options()?;
+    if let Some(out) = &opts.summarize {
+        let rows = rl_audit::headless::summarize(&opts, out)?;
+        eprintln!(
+            "rl-audit: {rows} per-task aggregate rows written to {}",
+            out.display()
+        );
+        return Ok(0);
+    }
     if opts.headless {
         let tripped = rl_audit::headless::run(&opts)?;
         eprintln!("rl-audit: report written to {}", opts.out.display());

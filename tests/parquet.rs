@@ -57,3 +57,65 @@ fn wrong_column_type_names_row_and_field() {
     assert_eq!(r["inputs"]["skipped"]["impossible_value"], 1);
     assert_eq!(r["inputs"]["records"]["trajectory"], 2);
 }
+
+#[test]
+fn summarized_shards_audit_like_the_whole() {
+    let d = temp_dir("summarize_shards");
+    // Split the hand-checkable large sample into two shards by line.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let eval = std::fs::read_to_string(root.join("eval-000.jsonl")).unwrap();
+    let lines: Vec<&str> = eval.lines().collect();
+    let (a, b) = lines.split_at(lines.len() / 2);
+    std::fs::write(d.join("a.jsonl"), a.join("\n")).unwrap();
+    std::fs::write(d.join("b.jsonl"), b.join("\n")).unwrap();
+    for s in ["a", "b"] {
+        let o = rl_audit(&[
+            d.join(format!("{s}.jsonl")).to_str().unwrap(),
+            "--summarize",
+            d.join(format!("{s}.parquet")).to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let whole = audit_json(
+        &root.join("eval-000.jsonl"),
+        &d.join("w"),
+        &["--resamples", "100"],
+    );
+    let shards_dir = d.join("shards");
+    std::fs::create_dir_all(&shards_dir).unwrap();
+    for s in ["a", "b"] {
+        std::fs::rename(
+            d.join(format!("{s}.parquet")),
+            shards_dir.join(format!("{s}.parquet")),
+        )
+        .unwrap();
+    }
+    let merged = audit_json(&shards_dir, &d.join("m"), &["--resamples", "100"]);
+    for section in [
+        "pass_at_kt",
+        "upper_bound",
+        "advantage",
+        "mode_gap",
+        "pass_curve",
+    ] {
+        let (x, y) = (
+            whole[section].as_array().unwrap(),
+            merged[section].as_array().unwrap(),
+        );
+        assert_eq!(x.len(), y.len(), "{section}");
+        assert!(!x.is_empty());
+        for (p, q) in x.iter().zip(y) {
+            for key in [
+                "value",
+                "delta",
+                "diff",
+                "tasks",
+                "tasks_left_out",
+                "pass_all",
+                "kind",
+            ] {
+                assert_eq!(p.get(key), q.get(key), "{section} {key}: {p} vs {q}");
+            }
+        }
+    }
+}

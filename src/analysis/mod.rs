@@ -83,6 +83,9 @@ pub fn runs_by_benchmark(set: &LogSet) -> BTreeMap<Id, BTreeSet<Id>> {
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
         m.entry(t.benchmark).or_default().insert(t.run);
     }
+    for a in &set.aggregates {
+        m.entry(a.benchmark).or_default().insert(a.run);
+    }
     for p in &set.probes {
         let e = m.entry(p.benchmark).or_default();
         for c in set.candidates_of(p) {

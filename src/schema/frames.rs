@@ -97,6 +97,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
     let df = evaluation_frame(set)?;
     let mut out = EvalAggregates::default();
     if df.height() == 0 {
+        merge_aggregates(set, &mut out);
         return Ok(out);
     }
     let tasks = df
@@ -162,8 +163,86 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
             success_turns,
         });
     }
+    merge_aggregates(set, &mut out);
+    Ok(out)
+}
+
+/// Adds `--summarize` shards: counts add, success turns concatenate.
+fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
+    for a in &set.aggregates {
+        let info = out.tasks.entry((a.benchmark, a.task)).or_insert(TaskInfo {
+            full_budget: a.full_budget,
+            min_turns: a.min_turns,
+        });
+        info.full_budget = info.full_budget.max(a.full_budget);
+        info.min_turns = info.min_turns.or(a.min_turns);
+        let groups = out.groups.entry((a.benchmark, a.run, a.task)).or_default();
+        match groups.iter_mut().find(|g| g.budget == a.budget) {
+            Some(g) => {
+                g.n += a.n;
+                g.success_turns.extend(&a.success_turns);
+                g.success_turns.sort_unstable();
+            }
+            None => groups.push(BudgetGroup {
+                budget: a.budget,
+                n: a.n,
+                success_turns: a.success_turns.clone(),
+            }),
+        }
+    }
     for v in out.groups.values_mut() {
         v.sort_by_key(|g| g.budget);
     }
-    Ok(out)
+}
+
+/// `--summarize`: the per-task aggregates of a shard of logs as Parquet, so
+/// shards reduced in parallel elsewhere can be audited together.
+pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Path) -> Result<()> {
+    let mut cols: (Vec<&str>, Vec<&str>, Vec<Option<&str>>, Vec<&str>) = Default::default();
+    let (mut budget, mut full, mut min_turns, mut n) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut turns: Vec<Option<Series>> = Vec::new();
+    for (&(b, r, t), groups) in &agg.groups {
+        let info = agg.tasks.get(&(b, t)).copied().unwrap_or(TaskInfo {
+            full_budget: 0,
+            min_turns: None,
+        });
+        for g in groups {
+            cols.0.push(set.name(b));
+            cols.1.push(set.name(r));
+            cols.2.push(set.method_of(r));
+            cols.3.push(set.name(t));
+            budget.push(g.budget);
+            full.push(info.full_budget);
+            min_turns.push(info.min_turns);
+            n.push(g.n);
+            turns.push(Some(Series::new("".into(), g.success_turns.clone())));
+        }
+    }
+    let height = n.len();
+    let turns: ListChunked = turns.into_iter().collect();
+    let mut df = DataFrame::new_infer_height(vec![
+        Column::new("kind".into(), vec!["aggregate"; height]),
+        Column::new("benchmark".into(), cols.0),
+        Column::new("run".into(), cols.1),
+        Column::new("method".into(), cols.2),
+        Column::new("task".into(), cols.3),
+        Column::new("budget".into(), budget),
+        Column::new("full_budget".into(), full),
+        Column::new("min_turns".into(), min_turns),
+        Column::new("n".into(), n),
+        turns.with_name("success_turns".into()).into_series().into(),
+    ])
+    .map_err(polars_bug)?;
+    let out_err = |e: String| Error::Output {
+        path: path.display().to_string(),
+        message: format!("cannot write: {e}"),
+    };
+    let tmp = path.with_extension("parquet.tmp");
+    let f = std::fs::File::create(&tmp).map_err(|e| out_err(e.to_string()))?;
+    ParquetWriter::new(f)
+        .with_compression(ParquetCompression::Zstd(None))
+        .finish(&mut df)
+        .map_err(|e| out_err(e.to_string()))?;
+    std::fs::rename(&tmp, path).map_err(|e| out_err(e.to_string()))
 }

@@ -180,6 +180,7 @@ fn decode(
             super::parquet::ParquetData::Trajectories(_) => {
                 Err(Error::file(name, "--map reads JSON Lines, not Parquet"))
             }
+            super::parquet::ParquetData::Aggregates(part) => Ok(Decoded::Parsed(vec![part])),
         },
         Format::Gzip => {
             let mut out = Vec::with_capacity(raw.len() * 4);
@@ -651,6 +652,14 @@ fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
         d.method = m(d.method);
         d
     }));
+    out.aggregates
+        .extend(set.aggregates.into_iter().map(|mut a| {
+            a.benchmark = m(a.benchmark);
+            a.run = m(a.run);
+            a.method = a.method.map(m);
+            a.task = m(a.task);
+            a
+        }));
     for (k, n) in set.unknown_kinds {
         *out.unknown_kinds.entry(k).or_default() += n;
     }
@@ -772,6 +781,11 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
         .into_iter()
         .map(|(r, (m, _))| (r, m))
         .collect::<BTreeMap<_, _>>();
+    for a in &set.aggregates {
+        if let Some(m) = a.method {
+            set.run_methods.entry(a.run).or_insert(m);
+        }
+    }
     None
 }
 

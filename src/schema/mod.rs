@@ -175,6 +175,22 @@ pub struct RunDecl {
     pub method: Id,
 }
 
+/// One (benchmark, run, task, budget) group of evaluation rollouts reduced
+/// to what Pass@(K,T) needs: mergeable across shards (counts add, success
+/// turns concatenate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateRow {
+    pub benchmark: Id,
+    pub run: Id,
+    pub method: Option<Id>,
+    pub task: Id,
+    pub budget: u32,
+    pub full_budget: u32,
+    pub min_turns: Option<u32>,
+    pub n: u64,
+    pub success_turns: Vec<u32>,
+}
+
 /// Everything loaded from a log set, validated.
 #[derive(Debug, Default)]
 pub struct LogSet {
@@ -188,6 +204,8 @@ pub struct LogSet {
     pub checkpoints: Vec<Checkpoint>,
     pub metrics: Vec<(Id, f64)>,
     pub run_decls: Vec<RunDecl>,
+    /// Per-task aggregates read from `--summarize` shards.
+    pub aggregates: Vec<AggregateRow>,
     /// Method of each run: declared by a `run` record or by its trajectories.
     pub run_methods: BTreeMap<Id, Id>,
     /// `--lenient` skip counts by reason.

@@ -108,6 +108,8 @@ pub type ParsedRows = (LogSet, Vec<(u64, RecordError)>, u64);
 pub enum ParquetData {
     /// One chunk-local set per slice of rows.
     Trajectories(Vec<ParsedRows>),
+    /// A `--summarize` shard: per-task aggregates.
+    Aggregates(ParsedRows),
     Lines(Vec<u8>),
 }
 
@@ -118,6 +120,19 @@ pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> 
     let df = ParquetReader::new(std::io::Cursor::new(raw))
         .finish()
         .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    let all_aggregates = df
+        .column("kind")
+        .ok()
+        .and_then(|c| {
+            c.as_materialized_series()
+                .str()
+                .ok()
+                .map(|s| s.iter().all(|k| k == Some("aggregate")))
+        })
+        .unwrap_or(false);
+    if all_aggregates && df.height() > 0 {
+        return aggregates_by_columns(name, file, &df).map(ParquetData::Aggregates);
+    }
     let all_trajectories = match df.column("kind") {
         Err(_) => true,
         Ok(c) => c
@@ -471,4 +486,105 @@ pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
     let lines = records_from_frame(name, &one)?;
     serde_json::from_slice(lines.split(|&b| b == b'\n').next().unwrap_or(b"{}"))
         .map_err(|e| bad(e.to_string()))
+}
+
+/// Reads a `--summarize` shard back: one [`AggregateRow`](super::AggregateRow) per row.
+fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<ParsedRows> {
+    let bad = |m: String| Error::file(name, m);
+    let col = |n: &str| {
+        df.column(n)
+            .ok()
+            .map(|c| c.as_materialized_series().clone())
+    };
+    let need =
+        |n: &str| col(n).ok_or_else(|| bad(format!("aggregate shard without a `{n}` column")));
+    let (b, r, m, t) = (
+        need("benchmark")?,
+        need("run")?,
+        col("method"),
+        need("task")?,
+    );
+    let (budget, full, min_turns, n) = (
+        need("budget")?,
+        need("full_budget")?,
+        col("min_turns"),
+        need("n")?,
+    );
+    let turns = need("success_turns")?;
+    let (b, r, m, t) = (
+        strs(Some(&b)),
+        strs(Some(&r)),
+        strs(m.as_ref()),
+        strs(Some(&t)),
+    );
+    let (budget, full, min_turns, n) = (
+        ints(Some(&budget)),
+        ints(Some(&full)),
+        ints(min_turns.as_ref()),
+        ints(Some(&n)),
+    );
+    let lists = lists(Some(&turns))
+        .map_err(|d| bad(format!("success_turns: expected a list, the column is {d}")))?;
+    let inner = lists.as_ref().map(|l| ints(Some(&l.inner)));
+    let mut set = LogSet::default();
+    let mut errors = Vec::new();
+    for i in 0..df.height() {
+        let row = (|| -> std::result::Result<super::AggregateRow, RecordError> {
+            fn s<'a>(
+                c: &Col<&'a str>,
+                i: usize,
+                f: &str,
+            ) -> std::result::Result<&'a str, RecordError> {
+                c.get(i, f, "a string")?
+                    .ok_or_else(|| RecordError::missing(f))
+            }
+            let u = |c: &Col<i64>, f: &str| -> std::result::Result<u32, RecordError> {
+                let v = c
+                    .get(i, f, "an integer")?
+                    .ok_or_else(|| RecordError::missing(f))?;
+                u32::try_from(v)
+                    .map_err(|_| RecordError::impossible(f, format!("{v} is out of range")))
+            };
+            let mut success_turns = Vec::new();
+            if let (Some(l), Some(inner)) = (&lists, &inner) {
+                for q in l.offsets[i] as usize..l.offsets[i + 1] as usize {
+                    if let Some(x) = inner.get(q, "success_turns", "an integer")? {
+                        success_turns.push(u32::try_from(x).map_err(|_| {
+                            RecordError::impossible("success_turns", "out of range")
+                        })?);
+                    }
+                }
+            }
+            success_turns.sort_unstable();
+            let n_rows =
+                u32::try_from(n.get(i, "n", "an integer")?.unwrap_or(0)).unwrap_or(0) as u64;
+            if (success_turns.len() as u64) > n_rows {
+                return Err(RecordError::impossible(
+                    "n",
+                    "fewer rollouts than successes",
+                ));
+            }
+            Ok(super::AggregateRow {
+                benchmark: set.strings.intern(s(&b, i, "benchmark")?),
+                run: set.strings.intern(s(&r, i, "run")?),
+                method: m
+                    .get(i, "method", "a string")?
+                    .map(|x| set.strings.intern(x)),
+                task: set.strings.intern(s(&t, i, "task")?),
+                budget: u(&budget, "budget")?,
+                full_budget: u(&full, "full_budget")?,
+                min_turns: min_turns
+                    .get(i, "min_turns", "an integer")?
+                    .and_then(|x| u32::try_from(x).ok()),
+                n: n_rows,
+                success_turns,
+            })
+        })();
+        match row {
+            Ok(a) => set.aggregates.push(a),
+            Err(e) => errors.push((i as u64 + 1, e)),
+        }
+    }
+    let _ = file;
+    Ok((set, errors, df.height() as u64))
 }
