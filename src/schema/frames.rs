@@ -198,7 +198,12 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
 /// `--summarize`: the per-task aggregates of a shard of logs as Parquet, so
 /// shards reduced in parallel elsewhere can be audited together.
 pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Path) -> Result<()> {
-    let mut cols: (Vec<&str>, Vec<&str>, Vec<Option<&str>>, Vec<&str>) = Default::default();
+    let (mut bench, mut run, mut method, mut task): (
+        Vec<&str>,
+        Vec<&str>,
+        Vec<Option<&str>>,
+        Vec<&str>,
+    ) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut budget, mut full, mut min_turns, mut n) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut turns: Vec<Option<Series>> = Vec::new();
@@ -208,10 +213,10 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
             min_turns: None,
         });
         for g in groups {
-            cols.0.push(set.name(b));
-            cols.1.push(set.name(r));
-            cols.2.push(set.method_of(r));
-            cols.3.push(set.name(t));
+            bench.push(set.name(b));
+            run.push(set.name(r));
+            method.push(set.method_of(r));
+            task.push(set.name(t));
             budget.push(g.budget);
             full.push(info.full_budget);
             min_turns.push(info.min_turns);
@@ -223,10 +228,10 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
     let turns: ListChunked = turns.into_iter().collect();
     let mut df = DataFrame::new_infer_height(vec![
         Column::new("kind".into(), vec!["aggregate"; height]),
-        Column::new("benchmark".into(), cols.0),
-        Column::new("run".into(), cols.1),
-        Column::new("method".into(), cols.2),
-        Column::new("task".into(), cols.3),
+        Column::new("benchmark".into(), bench),
+        Column::new("run".into(), run),
+        Column::new("method".into(), method),
+        Column::new("task".into(), task),
         Column::new("budget".into(), budget),
         Column::new("full_budget".into(), full),
         Column::new("min_turns".into(), min_turns),

@@ -180,7 +180,7 @@ fn decode(
             super::parquet::ParquetData::Trajectories(_) => {
                 Err(Error::file(name, "--map reads JSON Lines, not Parquet"))
             }
-            super::parquet::ParquetData::Aggregates(part) => Ok(Decoded::Parsed(vec![part])),
+            super::parquet::ParquetData::Aggregates(part) => Ok(Decoded::Parsed(vec![*part])),
         },
         Format::Gzip => {
             let mut out = Vec::with_capacity(raw.len() * 4);

@@ -109,7 +109,7 @@ pub enum ParquetData {
     /// One chunk-local set per slice of rows.
     Trajectories(Vec<ParsedRows>),
     /// A `--summarize` shard: per-task aggregates.
-    Aggregates(ParsedRows),
+    Aggregates(Box<ParsedRows>),
     Lines(Vec<u8>),
 }
 
@@ -131,7 +131,8 @@ pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> 
         })
         .unwrap_or(false);
     if all_aggregates && df.height() > 0 {
-        return aggregates_by_columns(name, file, &df).map(ParquetData::Aggregates);
+        return aggregates_by_columns(name, file, &df)
+            .map(|p| ParquetData::Aggregates(Box::new(p)));
     }
     let all_trajectories = match df.column("kind") {
         Err(_) => true,
