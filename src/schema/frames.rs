@@ -198,12 +198,10 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
 /// `--summarize`: the per-task aggregates of a shard of logs as Parquet, so
 /// shards reduced in parallel elsewhere can be audited together.
 pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Path) -> Result<()> {
-    let (mut bench, mut run, mut method, mut task): (
-        Vec<&str>,
-        Vec<&str>,
-        Vec<Option<&str>>,
-        Vec<&str>,
-    ) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut bench: Vec<&str> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut method: Vec<Option<&str>> = Vec::new();
+    let mut task: Vec<&str> = Vec::new();
     let (mut budget, mut full, mut min_turns, mut n) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut turns: Vec<Option<Series>> = Vec::new();
