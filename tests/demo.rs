@@ -1,0 +1,52 @@
+//! The bundled demo is what `examples/gen_demo.rs` writes, byte for byte
+//! (cargo builds examples before running integration tests).
+
+mod common;
+use common::*;
+
+#[test]
+fn regenerating_the_demo_gives_identical_files() {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let exe = ["debug", "release"]
+        .iter()
+        .map(|p| target.join(p).join("examples").join("gen_demo"))
+        .find(|p| p.exists());
+    let Some(exe) = exe else {
+        eprintln!("gen_demo example not built; skipping");
+        return;
+    };
+    let d = temp_dir("demo_regen");
+    let o = std::process::Command::new(exe).arg(&d).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    for f in [
+        "eval.jsonl.gz",
+        "train.jsonl.gz",
+        "probes.jsonl.gz",
+        "checkpoints.jsonl.gz",
+    ] {
+        assert_eq!(
+            std::fs::read(d.join(f)).unwrap(),
+            std::fs::read(assets.join(f)).unwrap(),
+            "{f} differs"
+        );
+    }
+}
+
+#[test]
+fn no_path_audits_the_embedded_demo_from_anywhere() {
+    let d = temp_dir("demo_anywhere");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rl-audit"))
+        .args(["--headless", "--out", "r", "--resamples", "100"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r/report.json")).unwrap()).unwrap();
+    assert_eq!(r["inputs"]["records"]["trajectory"], 2304);
+    assert_eq!(r["inputs"]["files"][0], "demo/checkpoints.jsonl.gz");
+}
