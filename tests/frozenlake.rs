@@ -2,10 +2,15 @@
 //! rebuilt here independently (the `P[s][a]` construction of
 //! gymnasium/envs/toy_text/frozen_lake.py), with its own finite-horizon DP.
 
+#![allow(clippy::needless_range_loop)] // written to mirror gymnasium's index loops
+
 use rl_audit::analysis::frozenlake::Lake;
 
+/// gymnasium's `P`: per state, per action, the (prob, next_state, reward, terminated) outcomes.
+type Table = Vec<Vec<Vec<(f64, usize, f64, bool)>>>;
+
 /// gymnasium's P[s][a] = [(prob, next_state, reward, terminated)].
-fn gym_table(desc: &[&str], slippery: bool) -> Vec<Vec<Vec<(f64, usize, f64, bool)>>> {
+fn gym_table(desc: &[&str], slippery: bool) -> Table {
     let (nrow, ncol) = (desc.len(), desc[0].len());
     let d: Vec<&[u8]> = desc.iter().map(|r| r.as_bytes()).collect();
     let inc = |row: usize, col: usize, a: usize| match a {
@@ -46,7 +51,7 @@ fn gym_table(desc: &[&str], slippery: bool) -> Vec<Vec<Vec<(f64, usize, f64, boo
 }
 
 /// Q_h for every (s, a) by finite-horizon DP over the table.
-fn gym_q(p: &[Vec<Vec<(f64, usize, f64, bool)>>], gamma: f64, h: usize) -> Vec<[f64; 4]> {
+fn gym_q(p: &Table, gamma: f64, h: usize) -> Vec<[f64; 4]> {
     let mut v = vec![0.0; p.len()];
     let mut q = vec![[0.0; 4]; p.len()];
     for _ in 0..h {
