@@ -15,6 +15,8 @@ pub struct Breakdown {
     pub key: String,
     pub turn: Option<u32>,
     pub states: u64,
+    /// States with scores for both runs (the denominator of `better`).
+    pub scored: u64,
     pub better: Option<f64>,
     /// [base, RL]
     pub correction: [Option<f64>; 2],
@@ -52,6 +54,7 @@ fn breakdown(key: String, turn: Option<u32>, states: &[&PairState]) -> Breakdown
         key,
         turn,
         states: states.len() as u64,
+        scored: n,
         better: share_of(b, n),
         correction: [
             mean_field(states, |s| s.corrects[0]),

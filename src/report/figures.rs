@@ -343,11 +343,16 @@ fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
                 .collect(),
         };
         let better = BarGroup {
-            name: "RL better".into(),
+            name: "RL better (Wilson 95%)".into(),
             values: r
                 .by_turn
                 .iter()
-                .map(|t| t.better.map(|v| (v, None)))
+                .map(|t| {
+                    t.better.map(|v| {
+                        let k = (v * t.scored as f64).round() as u64;
+                        (v, crate::analysis::stats::wilson(k, t.scored))
+                    })
+                })
                 .collect(),
         };
         out.push(Figure {

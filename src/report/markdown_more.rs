@@ -352,6 +352,11 @@ pub fn cost(md: &mut String, audit: &Audit) {
         );
     }
     md.push('\n');
+    let unit = if c.token == 0.0 && c.turn == 1.0 {
+        "turns"
+    } else {
+        "cost units"
+    };
     let benches: std::collections::BTreeSet<&String> =
         audit.cost_winners.iter().map(|w| &w.benchmark).collect();
     for b in benches {
@@ -362,15 +367,21 @@ pub fn cost(md: &mut String, audit: &Audit) {
             .collect();
         let parts: Vec<String> = rows
             .iter()
-            .map(|w| match w.to_cost {
-                Some(t) => format!(
-                    "from {:.1} to {:.1} per task {} with K={} at {}% wins",
-                    w.from_cost, t, w.run, w.k, w.level
-                ),
-                None => format!(
-                    "from {:.1} up {} with K={} at {}% wins",
-                    w.from_cost, w.run, w.k, w.level
-                ),
+            .map(|w| {
+                let choice = format!(
+                    "{} with K={} at {}% budget ({})",
+                    w.run,
+                    w.k,
+                    w.level,
+                    w.mode.name()
+                );
+                match w.to_cost {
+                    Some(t) => format!(
+                        "from {:.1} to {:.1} {unit} per task, {choice} wins",
+                        w.from_cost, t
+                    ),
+                    None => format!("from {:.2} {unit} per task up, {choice} wins", w.from_cost),
+                }
             })
             .collect();
         let _ = writeln!(md, "- {b}: {}.", parts.join("; "));

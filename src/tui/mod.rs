@@ -46,10 +46,29 @@ fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
 }
 
 pub fn run(opts: Options) -> Result<()> {
+    // A path that does not exist is a bad invocation: say so before taking the terminal.
+    for p in &opts.paths {
+        if let Err(e) = std::fs::metadata(p) {
+            return Err(Error::file(
+                p.display(),
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    "no such file or directory".to_string()
+                } else {
+                    e.to_string()
+                },
+            ));
+        }
+    }
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut terminal = ratatui::try_init()
         .map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
     let _guard = Restore;
+    // SIGTERM / SIGHUP (a killed SSH session, `kill`): leave cleanly so the
+    // guard restores the terminal, instead of dying in raw mode.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
     let jobs = Jobs::start(opts.clone());
     let mut settings = opts.settings.clone();
     let mut wanted = jobs.request(Request::Load(settings.clone()));
@@ -75,7 +94,7 @@ pub fn run(opts: Options) -> Result<()> {
                 _ => {}
             }
         }
-        if app.quit {
+        if app.quit || stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
         if let Some(p) = app.pending.take() {
@@ -125,5 +144,11 @@ pub fn run(opts: Options) -> Result<()> {
             }
         }
     }
-    Ok(())
+    drop(_guard);
+    // Quitting from a failed load is a failed run (exit 2), reported after
+    // the terminal is restored.
+    match (&app.data, &app.status) {
+        (None, Status::Failed(e)) => Err(Error::Usage(format!("could not load the logs: {e}"))),
+        _ => Ok(()),
+    }
 }
