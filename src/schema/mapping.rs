@@ -130,23 +130,7 @@ fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
     }
 }
 
-const TRAJECTORY_FIELDS: &[&str] = &[
-    "kind",
-    "run",
-    "method",
-    "benchmark",
-    "task",
-    "sample",
-    "budget",
-    "max_budget",
-    "success",
-    "turns",
-    "success_turn",
-    "reward",
-    "min_turns",
-    "train_step",
-    "group",
-];
+use super::TRAJECTORY_FIELDS;
 const STEP_FIELDS: &[&str] = &[
     "turn",
     "action",

@@ -23,6 +23,25 @@ pub fn check_record(bytes: &[u8]) -> Result<(), crate::error::RecordError> {
     set.add_json(Loc { file: 0, line: 1 }, bytes).map(|_| ())
 }
 
+/// The top-level scalar fields of a SPEC §1.1 trajectory record (besides `steps`).
+pub const TRAJECTORY_FIELDS: &[&str] = &[
+    "kind",
+    "run",
+    "method",
+    "benchmark",
+    "task",
+    "sample",
+    "budget",
+    "max_budget",
+    "success",
+    "turns",
+    "success_turn",
+    "reward",
+    "min_turns",
+    "train_step",
+    "group",
+];
+
 /// Interned string id (run, benchmark, task, state, metric, …).
 pub type Id = u32;
 

@@ -301,26 +301,11 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
             .ok()
             .map(|c| c.as_materialized_series().clone())
     };
-    let owned: Vec<(&str, Option<Series>)> = [
-        "run",
-        "method",
-        "benchmark",
-        "task",
-        "sample",
-        "budget",
-        "max_budget",
-        "success",
-        "turns",
-        "success_turn",
-        "reward",
-        "min_turns",
-        "train_step",
-        "group",
-        "steps",
-    ]
-    .iter()
-    .map(|n| (*n, c(n)))
-    .collect();
+    let owned: Vec<(&str, Option<Series>)> = super::TRAJECTORY_FIELDS
+        .iter()
+        .chain(&["steps"])
+        .map(|n| (*n, c(n)))
+        .collect();
     let s = |n: &str| owned.iter().find(|x| x.0 == n).and_then(|x| x.1.as_ref());
     let (run, method, benchmark, task) = (
         strs(s("run")),
