@@ -41,6 +41,10 @@ fn hand_logs(dir: &std::path::Path) {
     for s in [Some(5), Some(5), None, None] {
         v.push(traj("rl", "bench", "t1", 5, 10, s));
     }
+    // Empirical benchmark: e1 (B = 8) solved only by a rollout told budget 2
+    // (T at 25%), at turn 2; its full-budget rollout fails.
+    v.push(traj("base", "emp", "e1", 2, 8, Some(2)));
+    v.push(traj("base", "emp", "e1", 8, 8, None));
     // Oracle benchmark: min_turns 2 and 7, full budget 8.
     for (task, mt) in [("o1", 2), ("o2", 7)] {
         for run in ["base", "rl"] {
@@ -177,6 +181,10 @@ fn pass_cells_advantage_and_bounds_by_hand() {
     );
     close(&u["value"], 1.0);
     assert_eq!(u["kind"], "empirical");
+    // Solved within 2 turns is solved within 4, 6 and 8: the bound is monotone in T.
+    for level in [25, 50, 75, 100] {
+        close(&one(&r, "upper_bound", &[("benchmark", json!("emp")), ("level", json!(level))])["value"], 1.0);
+    }
     // oracle: min_turns 2 and 7 with B = 8: T = 2, 4, 6, 8.
     for (level, want) in [(25, 0.5), (50, 0.5), (75, 0.5), (100, 1.0)] {
         let u = one(
