@@ -183,7 +183,14 @@ fn pass_cells_advantage_and_bounds_by_hand() {
     assert_eq!(u["kind"], "empirical");
     // Solved within 2 turns is solved within 4, 6 and 8: the bound is monotone in T.
     for level in [25, 50, 75, 100] {
-        close(&one(&r, "upper_bound", &[("benchmark", json!("emp")), ("level", json!(level))])["value"], 1.0);
+        close(
+            &one(
+                &r,
+                "upper_bound",
+                &[("benchmark", json!("emp")), ("level", json!(level))],
+            )["value"],
+            1.0,
+        );
     }
     // oracle: min_turns 2 and 7 with B = 8: T = 2, 4, 6, 8.
     for (level, want) in [(25, 0.5), (50, 0.5), (75, 0.5), (100, 1.0)] {

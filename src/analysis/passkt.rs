@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
-use super::stats::{cluster_bootstrap, nearest_rank, pass_all_k, pass_at_k, Ci, Cluster};
+use super::stats::{
+    cluster_bootstrap_many, nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate,
+};
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
 use crate::schema::{Id, LogSet};
@@ -220,6 +222,51 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
     (v, left_out)
 }
 
+/// Per-task values of several statistics, each tagged with its sharing group.
+type Grouped<G> = Vec<(G, Vec<(Id, f64)>)>;
+
+/// Bootstraps many means over tasks. Statistics of one group (one cell's
+/// K grid, say) over the very same tasks share each resample's draw — the
+/// draw is the expensive part — so a K grid costs little more than one K.
+/// Returns one estimate per input, in order.
+fn shared_estimates<G: Ord + Clone + Send + Sync>(
+    items: &[(G, Vec<(Id, f64)>)],
+    boot: &Bootstrap,
+) -> Vec<Estimate> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<(G, Vec<Id>), Vec<usize>> = BTreeMap::new();
+    for (i, (g, vals)) in items.iter().enumerate() {
+        groups
+            .entry((g.clone(), vals.iter().map(|v| v.0).collect()))
+            .or_default()
+            .push(i);
+    }
+    let groups: Vec<Vec<usize>> = groups.into_values().collect();
+    let results: Vec<Vec<(usize, Estimate)>> = groups
+        .par_iter()
+        .map(|members| {
+            let sums: Vec<Vec<f64>> = members
+                .iter()
+                .map(|&i| items[i].1.iter().map(|v| v.1).collect())
+                .collect();
+            let weights = vec![1.0; sums[0].len()];
+            let ests = cluster_bootstrap_many(&sums, &weights, boot);
+            members.iter().copied().zip(ests).collect()
+        })
+        .collect();
+    let mut out = vec![
+        Estimate {
+            value: f64::NAN,
+            ci: Ci::Undefined
+        };
+        items.len()
+    ];
+    for (i, e) in results.into_iter().flatten() {
+        out[i] = e;
+    }
+    out
+}
+
 fn mean_of(v: &[(Id, f64)]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
 }
@@ -248,14 +295,17 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             }
         }
     }
+    let values: Grouped<(Id, Id, u32, Mode)> = jobs
+        .iter()
+        .map(|(b, r, k, l, m, counts)| ((*b, *r, *l, *m), pass_values(counts, *k).0))
+        .collect();
+    let estimates = shared_estimates(&values, &s.boot);
     let mut cells: Vec<PassCell> = jobs
-        .par_iter()
-        .map(|(b, r, k, l, m, counts)| {
-            let (vals, left_out) = pass_values(counts, *k);
-            let est = cluster_bootstrap(
-                &vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(),
-                &s.boot,
-            );
+        .iter()
+        .zip(values)
+        .zip(estimates)
+        .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
+            let left_out = counts.values().filter(|(n, _)| *n > 0 && *n < *k).count();
             let pass_all: Vec<f64> = counts
                 .values()
                 .filter(|(n, _)| *n >= *k)
@@ -415,10 +465,14 @@ fn advantages(
             }
         }
     }
-    jobs.par_iter()
-        .map(|(p, k, l, m, v)| {
-            let diffs: Vec<Cluster> = v.iter().map(|x| Cluster::one(x.1 - x.2)).collect();
-            let est = cluster_bootstrap(&diffs, &s.boot);
+    let diffs: Grouped<(Pair, u32, Mode)> = jobs
+        .iter()
+        .map(|(p, _, l, m, v)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .collect();
+    let estimates = shared_estimates(&diffs, &s.boot);
+    jobs.iter()
+        .zip(estimates)
+        .map(|((p, k, l, m, v), est)| {
             let n = v.len() as f64;
             let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
             let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
@@ -460,19 +514,21 @@ fn mode_gaps(input: &PassInput, ks: &[u64], s: &Settings) -> Vec<ModeGap> {
             }
         }
     }
-    jobs.par_iter()
-        .map(|(b, r, k, l, v)| {
-            let diffs: Vec<Cluster> = v.iter().map(|x| Cluster::one(x.1 - x.2)).collect();
-            let est = cluster_bootstrap(&diffs, &s.boot);
-            ModeGap {
-                benchmark: input.name(*b),
-                run: input.name(*r),
-                k: *k,
-                level: *l,
-                tasks: v.len(),
-                diff: est.value,
-                ci: est.ci,
-            }
+    let diffs: Grouped<(Id, Id, u32)> = jobs
+        .iter()
+        .map(|(b, r, _, l, v)| ((*b, *r, *l), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .collect();
+    let estimates = shared_estimates(&diffs, &s.boot);
+    jobs.iter()
+        .zip(estimates)
+        .map(|((b, r, k, l, v), est)| ModeGap {
+            benchmark: input.name(*b),
+            run: input.name(*r),
+            k: *k,
+            level: *l,
+            tasks: v.len(),
+            diff: est.value,
+            ci: est.ci,
         })
         .collect()
 }
@@ -543,24 +599,24 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
     for (b, n) in left_out {
         rep.token_left_out.insert(input.name(b), n);
     }
+    let values: Grouped<(Id, Id, u64)> = jobs
+        .iter()
+        .map(|(b, r, k, x, counts)| ((*b, *r, *x), pass_values(counts, *k).0))
+        .collect();
+    let estimates = shared_estimates(&values, &s.boot);
     rep.token = jobs
-        .par_iter()
-        .map(|(b, r, k, x, counts)| {
-            let (vals, left) = pass_values(counts, *k);
-            let est = cluster_bootstrap(
-                &vals.iter().map(|v| Cluster::one(v.1)).collect::<Vec<_>>(),
-                &s.boot,
-            );
-            TokenCell {
-                benchmark: input.name(*b),
-                run: input.name(*r),
-                k: *k,
-                tokens: *x,
-                value: mean_of(&vals),
-                ci: est.ci,
-                tasks: vals.len(),
-                tasks_left_out: left,
-            }
+        .iter()
+        .zip(values)
+        .zip(estimates)
+        .map(|(((b, r, k, x, counts), (_, vals)), est)| TokenCell {
+            benchmark: input.name(*b),
+            run: input.name(*r),
+            k: *k,
+            tokens: *x,
+            value: mean_of(&vals),
+            ci: est.ci,
+            tasks: vals.len(),
+            tasks_left_out: counts.values().filter(|(n, _)| *n > 0 && *n < *k).count(),
         })
         .collect();
 }

@@ -93,13 +93,6 @@ impl Cluster {
     }
 }
 
-fn ratio(clusters: &[Cluster]) -> f64 {
-    let (s, w) = clusters
-        .iter()
-        .fold((0.0, 0.0), |(s, w), c| (s + c.sum, w + c.weight));
-    s / w
-}
-
 /// The generator of resample `b`: seeded from (seed, b), so the result does
 /// not depend on the number of threads.
 pub fn resample_rng(seed: u64, b: usize) -> Xoshiro256PlusPlus {
@@ -109,64 +102,112 @@ pub fn resample_rng(seed: u64, b: usize) -> Xoshiro256PlusPlus {
 /// Cluster bootstrap of Σsum/Σweight over clusters resampled with replacement
 /// (SPEC §2). Paired differences pass per-task differences as clusters.
 pub fn cluster_bootstrap(clusters: &[Cluster], cfg: &Bootstrap) -> Estimate {
-    if clusters.is_empty() || clusters.iter().all(|c| c.weight == 0.0) {
-        return Estimate {
-            value: f64::NAN,
-            ci: Ci::Undefined,
-        };
+    let sums: Vec<f64> = clusters.iter().map(|c| c.sum).collect();
+    let weights: Vec<f64> = clusters.iter().map(|c| c.weight).collect();
+    cluster_bootstrap_many(&[sums], &weights, cfg).remove(0)
+}
+
+/// Several statistics Σsum_s/Σweight over the same clusters (e.g. Pass@K for
+/// every K of one cell's tasks): each resample draws the clusters once and
+/// evaluates every statistic on that draw. `sums[s][i]` is cluster i's sum
+/// for statistic s.
+pub fn cluster_bootstrap_many(
+    sums: &[Vec<f64>],
+    weights: &[f64],
+    cfg: &Bootstrap,
+) -> Vec<Estimate> {
+    let m = weights.len();
+    let n_stats = sums.len();
+    if m == 0 || weights.iter().all(|w| *w == 0.0) {
+        return vec![
+            Estimate {
+                value: f64::NAN,
+                ci: Ci::Undefined
+            };
+            n_stats
+        ];
     }
-    let value = ratio(clusters);
-    let m = clusters.len();
-    let classes = classes(clusters);
+    let total_w: f64 = weights.iter().sum();
+    let values: Vec<f64> = sums
+        .iter()
+        .map(|s| s.iter().sum::<f64>() / total_w)
+        .collect();
     // Per-task values usually take few distinct values (Pass@K depends only on
     // (n, c)): then a resample needs only how many tasks of each class it drew,
     // a multinomial — the same distribution as drawing m task ids, at a cost
     // of one binomial per class instead of m draws.
+    let classes = classes_many(sums, weights);
     let by_class = classes.len() * 4 <= m;
-    let mut stats: Vec<f64> = (0..cfg.resamples)
+    let replicates: Vec<Vec<f64>> = (0..cfg.resamples)
         .into_par_iter()
         .map(|b| {
             let mut rng = resample_rng(cfg.seed, b);
-            let (mut s, mut w) = (0.0, 0.0);
+            let mut acc = vec![0.0; n_stats];
+            let mut w = 0.0;
             if by_class {
                 let (mut left, mut mass) = (m as u64, m as u64);
-                for &(c, count) in &classes {
+                for (first, count) in &classes {
                     if left == 0 {
                         break;
                     }
-                    let k = if count == mass {
+                    let k = if *count == mass {
                         left
                     } else {
-                        Binomial::new(left, count as f64 / mass as f64)
+                        Binomial::new(left, *count as f64 / mass as f64)
                             .map_or(0, |d| d.sample(&mut rng))
                     };
-                    s += k as f64 * c.sum;
-                    w += k as f64 * c.weight;
+                    let kf = k as f64;
+                    for (a, s) in acc.iter_mut().zip(sums) {
+                        *a += kf * s[*first];
+                    }
+                    w += kf * weights[*first];
                     left -= k;
                     mass -= count;
                 }
             } else {
                 for _ in 0..m {
-                    let c = &clusters[rng.random_range(0..m)];
-                    s += c.sum;
-                    w += c.weight;
+                    let i = rng.random_range(0..m);
+                    for (a, s) in acc.iter_mut().zip(sums) {
+                        *a += s[i];
+                    }
+                    w += weights[i];
                 }
             }
-            s / w
+            acc.iter().map(|a| a / w).collect()
         })
         .collect();
-    stats.retain(|x| x.is_finite());
-    let ci = interval_from(&mut stats, value, cfg, || jackknife(clusters));
-    Estimate { value, ci }
+    (0..n_stats)
+        .map(|s| {
+            let mut stats: Vec<f64> = replicates
+                .iter()
+                .map(|r| r[s])
+                .filter(|x| x.is_finite())
+                .collect();
+            let ci = interval_from(&mut stats, values[s], cfg, || {
+                let clusters: Vec<Cluster> = (0..m)
+                    .map(|i| Cluster {
+                        sum: sums[s][i],
+                        weight: weights[i],
+                    })
+                    .collect();
+                jackknife(&clusters)
+            });
+            Estimate {
+                value: values[s],
+                ci,
+            }
+        })
+        .collect()
 }
 
-/// Identical clusters grouped: (cluster, how many), in a fixed order.
-fn classes(clusters: &[Cluster]) -> Vec<(Cluster, u64)> {
-    let mut m: std::collections::BTreeMap<(u64, u64), (Cluster, u64)> = Default::default();
-    for c in clusters {
-        m.entry((c.sum.to_bits(), c.weight.to_bits()))
-            .or_insert((*c, 0))
-            .1 += 1;
+/// Identical clusters (equal in every statistic and in weight) grouped:
+/// (index of a representative, how many), in a fixed order.
+fn classes_many(sums: &[Vec<f64>], weights: &[f64]) -> Vec<(usize, u64)> {
+    let mut m: std::collections::BTreeMap<Vec<u64>, (usize, u64)> = Default::default();
+    for (i, w) in weights.iter().enumerate() {
+        let mut key: Vec<u64> = sums.iter().map(|s| s[i].to_bits()).collect();
+        key.push(w.to_bits());
+        m.entry(key).or_insert((i, 0)).1 += 1;
     }
     m.into_values().collect()
 }
