@@ -45,6 +45,12 @@ fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
     out
 }
 
+/// The terminal went away (a dropped SSH session closes the pty; Linux shows
+/// its device as deleted): there is no one left to draw for.
+fn terminal_gone() -> bool {
+    std::fs::read_link("/proc/self/fd/0").is_ok_and(|p| p.to_string_lossy().ends_with(" (deleted)"))
+}
+
 pub fn run(opts: Options) -> Result<()> {
     // A path that does not exist is a bad invocation: say so before taking the terminal.
     for p in &opts.paths {
@@ -69,6 +75,24 @@ pub fn run(opts: Options) -> Result<()> {
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         let _ = signal_hook::flag::register(sig, stop.clone());
     }
+    // crossterm's event poll can spin forever on a hung-up tty, so a watchdog
+    // (not the event loop) notices a signal or a vanished terminal, restores
+    // what it can and leaves.
+    {
+        let stop = stop.clone();
+        let _ = std::thread::Builder::new()
+            .name("rl-audit-watchdog".into())
+            .spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(250));
+                let signalled = stop.load(std::sync::atomic::Ordering::Relaxed);
+                if signalled || terminal_gone() {
+                    // Give the event loop a moment to leave on its own.
+                    std::thread::sleep(Duration::from_millis(300));
+                    ratatui::restore();
+                    std::process::exit(if signalled { 143 } else { 129 });
+                }
+            });
+    }
     let jobs = Jobs::start(opts.clone());
     let mut settings = opts.settings.clone();
     let mut wanted = jobs.request(Request::Load(settings.clone()));
@@ -77,6 +101,8 @@ pub fn run(opts: Options) -> Result<()> {
     let mut last_check = Instant::now();
     let mut dirty = true;
     let mut last_progress = 0;
+    let mut instant_polls = 0u32;
+    let mut last_alive = Instant::now();
     loop {
         if dirty {
             terminal
@@ -84,7 +110,20 @@ pub fn run(opts: Options) -> Result<()> {
                 .map_err(|e| Error::Internal(format!("drawing: {e}")))?;
             dirty = false;
         }
-        if event::poll(Duration::from_millis(100)).map_err(|e| Error::Internal(e.to_string()))? {
+        let polled = Instant::now();
+        let ready =
+            event::poll(Duration::from_millis(100)).map_err(|e| Error::Internal(e.to_string()))?;
+        // A terminal that went away makes poll return at once, forever: leave
+        // instead of spinning (SIGHUP normally gets here first).
+        if !ready && polled.elapsed() < Duration::from_millis(5) {
+            instant_polls += 1;
+            if instant_polls > 500 {
+                break;
+            }
+        } else {
+            instant_polls = 0;
+        }
+        if ready {
             match event::read().map_err(|e| Error::Internal(e.to_string()))? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
                     app.on_key(k);
@@ -134,6 +173,12 @@ pub fn run(opts: Options) -> Result<()> {
         if jobs.phase() != "idle" && p != last_progress {
             last_progress = p;
             dirty = true;
+        }
+        if last_alive.elapsed() > Duration::from_secs(1) {
+            last_alive = Instant::now();
+            if terminal_gone() {
+                break;
+            }
         }
         if opts.follow && !opts.paths.is_empty() && last_check.elapsed() > Duration::from_secs(2) {
             last_check = Instant::now();
