@@ -137,7 +137,8 @@ pub fn cluster_bootstrap_many(
     // a multinomial — the same distribution as drawing m task ids, at a cost
     // of one binomial per class instead of m draws.
     let classes = classes_many(sums, weights);
-    let by_class = classes.len() * 4 <= m;
+    // A binomial costs about as much as 16 uniform draws.
+    let by_class = classes.len() * 16 <= m;
     let replicates: Vec<Vec<f64>> = (0..cfg.resamples)
         .into_par_iter()
         .map(|b| {
