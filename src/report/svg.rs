@@ -106,6 +106,11 @@ fn axes(s: &mut String, f: &Frame, x_label: &str, y_label: &str, y_pct: bool) {
             fmt_tick(if f.x1 - f.x0 >= 8.0 { xv.round() } else { xv }, false)
         );
     }
+    axis_titles(s, x_label, y_label);
+}
+
+/// The x title under the plot and the y title turned along the left edge.
+fn axis_titles(s: &mut String, x_label: &str, y_label: &str) {
     let _ = writeln!(
         s,
         r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text><text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
@@ -316,16 +321,7 @@ pub fn bar_chart(
             }
         }
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text><text x="18" y="{:.1}" text-anchor="middle" transform="rotate(-90 18 {:.1})">{}</text>"#,
-        (L + W - R) / 2.0,
-        H - 12.0,
-        esc(x_label),
-        (T + H - B) / 2.0,
-        (T + H - B) / 2.0,
-        esc(y_label)
-    );
+    axis_titles(&mut s, x_label, y_label);
     legend(
         &mut s,
         &groups.iter().map(|g| g.name.clone()).collect::<Vec<_>>(),

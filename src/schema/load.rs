@@ -227,6 +227,19 @@ struct Chunk {
     too_long: Option<u64>,
 }
 
+impl Chunk {
+    fn new(file: u32) -> Chunk {
+        Chunk {
+            file,
+            set: LogSet::default(),
+            errors: Vec::new(),
+            lines: 0,
+            records: 0,
+            too_long: None,
+        }
+    }
+}
+
 fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -246,14 +259,7 @@ fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
 
 fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk {
     let follow = opts.follow;
-    let mut c = Chunk {
-        file,
-        set: LogSet::default(),
-        errors: Vec::new(),
-        lines: 0,
-        records: 0,
-        too_long: None,
-    };
+    let mut c = Chunk::new(file);
     let mut rest = bytes;
     while !rest.is_empty() {
         let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
@@ -338,14 +344,7 @@ fn parse_step_rows(
     m: &super::mapping::Mapping,
     opts: &LoadOptions,
 ) -> Chunk {
-    let mut c = Chunk {
-        file,
-        set: LogSet::default(),
-        errors: Vec::new(),
-        lines: 0,
-        records: 0,
-        too_long: None,
-    };
+    let mut c = Chunk::new(file);
     let mut rows = Vec::new();
     let mut row_lines = Vec::new();
     for line in bytes.split(|&b| b == b'\n') {
