@@ -200,6 +200,11 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let (cost_frontier, cost_winners) = cost::analyse(set, &agg, &pass, settings);
     let budgetmix = budgetmix::analyse(set, &pass, settings);
     notes.extend(set.notes.iter().cloned());
+    for name in &settings.audit {
+        if set.strings.get(name).is_none() {
+            notes.push(format!("--audit {name}: no run of that name in the logs"));
+        }
+    }
     let names = pairs
         .iter()
         .map(|p| PairNames {
