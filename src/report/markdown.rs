@@ -246,7 +246,8 @@ fn advantage_section(md: &mut String, audit: &Audit) {
             Ci::Interval(l, _) if l > 0.0 => "significant".to_string(),
             Ci::Interval(_, h) if h < 0.0 => "significant (a flip)".to_string(),
             Ci::Interval(..) => "not significant".to_string(),
-            _ => "no interval".to_string(),
+            Ci::Degenerate => "the same difference on every task, so no interval".to_string(),
+            Ci::Undefined => "no interval".to_string(),
         };
         let dir = if a.delta >= 0.0 { "leads" } else { "trails" };
         let ci = match a.ci {
