@@ -13,23 +13,7 @@ fn good() -> String {
 
 /// Runs strict on a two-line file (a good line, then `bad`) and returns stderr.
 fn strict_error(name: &str, bad: &str) -> String {
-    let d = temp_dir(name);
-    let f = d.join("x.jsonl");
-    std::fs::write(&f, format!("{}\n{bad}\n", good())).unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        f.to_str().unwrap(),
-        "--out",
-        d.join("out").to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
-    assert!(
-        !d.join("out/report.json").exists(),
-        "{name}: a report was written"
-    );
-    assert!(!err.contains("panicked"), "{name}: {err}");
-    err
+    strict_failure(name, "x.jsonl", format!("{}\n{bad}\n", good()).as_bytes())
 }
 
 #[test]

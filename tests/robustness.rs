@@ -15,24 +15,7 @@ fn good_line() -> String {
 }
 
 fn strict(name: &str, bytes: &[u8], file: &str) -> String {
-    let d = temp_dir(name);
-    let f = d.join(file);
-    std::fs::write(&f, bytes).unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        f.to_str().unwrap(),
-        "--out",
-        d.join("out").to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
-    assert!(
-        err.contains(f.to_str().unwrap()),
-        "{name}: message lacks the file: {err}"
-    );
-    assert!(!err.contains("panicked"), "{name}: {err}");
-    assert!(!d.join("out/report.json").exists());
-    err
+    strict_failure(name, file, bytes)
 }
 
 #[test]

@@ -43,6 +43,16 @@ pub struct Recovery {
     pub by_turn: Vec<Breakdown>,
 }
 
+impl Recovery {
+    /// Every breakdown row, labelled: by source first, then by turn.
+    pub fn breakdowns(&self) -> impl Iterator<Item = (String, &Breakdown)> {
+        self.by_source
+            .iter()
+            .map(|b| (format!("source {}", b.key), b))
+            .chain(self.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
+    }
+}
+
 fn mean_field(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>) -> Option<f64> {
     let v: Vec<f64> = states.iter().filter_map(|s| f(s)).collect();
     super::stats::mean(&v)

@@ -37,6 +37,17 @@ fn ci_bounds(ci: Ci) -> Option<(f64, f64)> {
     ci.bounds()
 }
 
+/// A K × level heatmap: one cell per (K, level), absent where `cell` is None.
+fn grid(
+    ks: &[u64],
+    levels: &[u32],
+    cell: impl Fn(u64, u32) -> Option<HeatCell>,
+) -> Vec<Vec<Option<HeatCell>>> {
+    ks.iter()
+        .map(|&k| levels.iter().map(|&l| cell(k, l)).collect())
+        .collect()
+}
+
 pub fn all(a: &Audit) -> Vec<Figure> {
     let mut out = Vec::new();
     pass_figures(a, &mut out);
@@ -75,29 +86,17 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
             .collect();
         for m in modes_present(a, b) {
             for r in &runs {
-                let cells: Vec<Vec<Option<HeatCell>>> =
-                    p.ks.iter()
-                        .map(|&k| {
-                            levels
-                                .iter()
-                                .map(|&l| {
-                                    let c = p.cells.iter().find(|c| {
-                                        &c.benchmark == b
-                                            && &c.run == *r
-                                            && c.k == k
-                                            && c.level == l
-                                            && c.mode == m
-                                    })?;
-                                    let v = c.value?;
-                                    Some(HeatCell {
-                                        value: v,
-                                        text: format!("{:.1}% (n={})", 100.0 * v, c.tasks),
-                                        marked: false,
-                                    })
-                                })
-                                .collect()
-                        })
-                        .collect();
+                let cells = grid(&p.ks, levels, |k, l| {
+                    let c = p.cells.iter().find(|c| {
+                        &c.benchmark == b && &c.run == *r && c.k == k && c.level == l && c.mode == m
+                    })?;
+                    let v = c.value?;
+                    Some(HeatCell {
+                        value: v,
+                        text: format!("{:.1}% (n={})", 100.0 * v, c.tasks),
+                        marked: false,
+                    })
+                });
                 if cells.iter().flatten().all(Option::is_none) {
                     continue;
                 }
@@ -116,36 +115,28 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
                 });
             }
             for pair in a.pairs.iter().filter(|x| &x.benchmark == b) {
-                let cells: Vec<Vec<Option<HeatCell>>> =
-                    p.ks.iter()
-                        .map(|&k| {
-                            levels
-                                .iter()
-                                .map(|&l| {
-                                    let x = p.advantage.iter().find(|x| {
-                                        &x.benchmark == b
-                                            && x.base == pair.base
-                                            && x.rl == pair.rl
-                                            && x.k == k
-                                            && x.level == l
-                                            && x.mode == m
-                                    })?;
-                                    let mark = if x.significant_flip {
-                                        " !"
-                                    } else if x.flip {
-                                        " *"
-                                    } else {
-                                        ""
-                                    };
-                                    Some(HeatCell {
-                                        value: x.delta,
-                                        text: format!("{:+.1}{mark}", 100.0 * x.delta),
-                                        marked: x.flip,
-                                    })
-                                })
-                                .collect()
-                        })
-                        .collect();
+                let cells = grid(&p.ks, levels, |k, l| {
+                    let x = p.advantage.iter().find(|x| {
+                        &x.benchmark == b
+                            && x.base == pair.base
+                            && x.rl == pair.rl
+                            && x.k == k
+                            && x.level == l
+                            && x.mode == m
+                    })?;
+                    let mark = if x.significant_flip {
+                        " !"
+                    } else if x.flip {
+                        " *"
+                    } else {
+                        ""
+                    };
+                    Some(HeatCell {
+                        value: x.delta,
+                        text: format!("{:+.1}{mark}", 100.0 * x.delta),
+                        marked: x.flip,
+                    })
+                });
                 if cells.iter().flatten().all(Option::is_none) {
                     continue;
                 }

@@ -198,13 +198,7 @@ pub fn recovery(md: &mut String, audit: &Audit) {
             );
         }
         let _ = writeln!(md, "\n| by | states | RL better | correction base / RL | terminal success base / RL |\n|---|---|---|---|---|");
-        for b in r
-            .by_source
-            .iter()
-            .map(|b| (format!("source {}", b.key), b))
-            .chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
-        {
-            let (label, b) = b;
+        for (label, b) in r.breakdowns() {
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} / {} | {} / {} |",

@@ -949,13 +949,7 @@ pub fn recovery_table(a: &Audit, sel: &Selection) -> TableData {
         Mark::None,
         Target::None,
     );
-    for b in r
-        .by_source
-        .iter()
-        .map(|b| (format!("source {}", b.key), b))
-        .chain(r.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
-    {
-        let (label, b) = b;
+    for (label, b) in r.breakdowns() {
         t.push(
             vec![
                 label,

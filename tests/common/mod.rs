@@ -91,3 +91,30 @@ pub fn close(a: &Value, b: f64) {
     let a = a.as_f64().unwrap_or_else(|| panic!("not a number: {a}"));
     assert!((a - b).abs() < 1e-9, "{a} != {b}");
 }
+
+/// Writes `bytes` to `<tmp>/<name>/<file>`, runs a strict headless audit and
+/// checks the failure is clean: exit 2, the file named, no panic, no report.
+/// Returns stderr.
+pub fn strict_failure(name: &str, file: &str, bytes: &[u8]) -> String {
+    let d = temp_dir(name);
+    let f = d.join(file);
+    std::fs::write(&f, bytes).unwrap();
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("out").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(
+        err.contains(f.to_str().unwrap()),
+        "{name}: message lacks the file: {err}"
+    );
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    assert!(
+        !d.join("out/report.json").exists(),
+        "{name}: a report was written"
+    );
+    err
+}
