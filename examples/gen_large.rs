@@ -294,7 +294,7 @@ fn main() {
     'outer: for bench in BENCHES {
         for ti in 0..tasks_per_bench {
             let difficulty: f64 = rng.random();
-            let max_budget = 10 + rng.random_range(0..9u32);
+            let max_budget = 14 + rng.random_range(0..11u32);
             let min_turns = 1 + (difficulty * (max_budget - 1) as f64 * 0.6) as u32;
             let task = format!("{bench}-{ti:05}");
             for (ri, (run, method, _)) in RUNS.iter().enumerate() {

@@ -64,30 +64,29 @@ pub fn better(a: &CostPoint, b: &CostPoint) -> Ordering {
     (a.k, a.mode, &a.run, a.level).cmp(&(b.k, b.mode, &b.run, b.level))
 }
 
-/// Per (benchmark, run, task, budget): each rollout's (success turn, turns, cumulative tokens by turn).
-type Attempts = BTreeMap<(Id, Id, Id, u32), Vec<(Option<u32>, u32, Vec<(u32, u64)>)>>;
+/// Per (benchmark, run, task, budget): the evaluation rollouts (indices into
+/// [`LogSet::trajectories`]).
+type Attempts = BTreeMap<(Id, Id, Id, u32), Vec<u32>>;
 
 fn attempts(set: &LogSet) -> Attempts {
     let mut m: Attempts = BTreeMap::new();
-    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        let tokens: Vec<(u32, u64)> = set
-            .steps_of(t)
-            .iter()
-            .map(|s| (s.turn, s.output_tokens.unwrap_or(0)))
-            .collect();
-        m.entry((t.benchmark, t.run, t.task, t.budget))
-            .or_default()
-            .push((t.success_turn, t.turns, tokens));
+    for (i, t) in set.trajectories.iter().enumerate() {
+        if !t.is_training() {
+            m.entry((t.benchmark, t.run, t.task, t.budget))
+                .or_default()
+                .push(i as u32);
+        }
     }
     m
 }
 
 /// Cost of one attempt at T: u turns (the success turn if solved within T,
-/// else min(T, turns)) plus the tokens of its steps up to turn u.
+/// else min(T, turns)) plus the output tokens of its steps up to turn u
+/// (a step without a count costs nothing).
 pub fn attempt_cost(
     success_turn: Option<u32>,
     turns: u32,
-    tokens: &[(u32, u64)],
+    steps: &[crate::schema::Step],
     t: u32,
     s: &Settings,
 ) -> f64 {
@@ -95,10 +94,10 @@ pub fn attempt_cost(
         Some(st) if st <= t => st,
         _ => t.min(turns),
     };
-    let toks: u64 = tokens
+    let toks: u64 = steps
         .iter()
-        .filter(|(turn, _)| *turn <= u)
-        .map(|x| x.1)
+        .filter(|st| st.turn <= u)
+        .filter_map(|st| st.output_tokens)
         .sum();
     u as f64 * s.cost.turn + toks as f64 * s.cost.token
 }
@@ -110,6 +109,10 @@ pub fn analyse(
     s: &Settings,
 ) -> (Vec<CostPoint>, Vec<Winner>) {
     let att = attempts(set);
+    // Per (benchmark, run, level, mode): each task's rollout count and mean
+    // cost of one attempt — the same for every K.
+    type PerTask = Vec<(u64, f64)>;
+    let mut per_cell: std::collections::HashMap<(Id, Id, u32, Mode), PerTask> = Default::default();
     let mut points = Vec::new();
     for cell in pass.cells.iter().filter(|c| c.tasks > 0) {
         let (Some(b), Some(r)) = (set.strings.get(&cell.benchmark), set.strings.get(&cell.run))
@@ -117,26 +120,36 @@ pub fn analyse(
             continue;
         };
         let Some(value) = cell.value else { continue };
-        let mut costs = Vec::new();
-        for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
-            let t = t_at_level(cell.level, info.full_budget);
-            let budget = match cell.mode {
-                Mode::Native => t,
-                Mode::Truncated => info.full_budget,
-            };
-            let Some(a) = att.get(&(b, r, task, budget)) else {
-                continue;
-            };
-            if (a.len() as u64) < cell.k {
-                continue;
-            }
-            let mean = a
-                .iter()
-                .map(|(st, turns, tok)| attempt_cost(*st, *turns, tok, t, s))
-                .sum::<f64>()
-                / a.len() as f64;
-            costs.push(cell.k as f64 * mean);
-        }
+        let tasks = per_cell
+            .entry((b, r, cell.level, cell.mode))
+            .or_insert_with(|| {
+                let mut out = Vec::new();
+                for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
+                    let t = t_at_level(cell.level, info.full_budget);
+                    let budget = match cell.mode {
+                        Mode::Native => t,
+                        Mode::Truncated => info.full_budget,
+                    };
+                    let Some(a) = att.get(&(b, r, task, budget)) else {
+                        continue;
+                    };
+                    let mean = a
+                        .iter()
+                        .map(|&i| {
+                            let tr = &set.trajectories[i as usize];
+                            attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s)
+                        })
+                        .sum::<f64>()
+                        / a.len() as f64;
+                    out.push((a.len() as u64, mean));
+                }
+                out
+            });
+        let costs: Vec<f64> = tasks
+            .iter()
+            .filter(|(n, _)| *n >= cell.k)
+            .map(|(_, mean)| cell.k as f64 * mean)
+            .collect();
         if costs.is_empty() {
             continue;
         }

@@ -4,10 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rayon::prelude::*;
-
 use super::stats::{
-    cluster_bootstrap_many, nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate,
+    cluster_bootstrap_families, nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate,
+    Family,
 };
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
@@ -225,46 +224,77 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
 /// Per-task values of several statistics, each tagged with its sharing group.
 type Grouped<G> = Vec<(G, Vec<(Id, f64)>)>;
 
-/// Bootstraps many means over tasks. Statistics of one group (one cell's
-/// K grid, say) over the very same tasks share each resample's draw — the
-/// draw is the expensive part — so a K grid costs little more than one K.
-/// Returns one estimate per input, in order.
-fn shared_estimates<G: Ord + Clone + Send + Sync>(
-    items: &[(G, Vec<(Id, f64)>)],
-    boot: &Bootstrap,
-) -> Vec<Estimate> {
-    use std::collections::BTreeMap;
-    let mut groups: BTreeMap<(G, Vec<Id>), Vec<usize>> = BTreeMap::new();
-    for (i, (g, vals)) in items.iter().enumerate() {
-        groups
-            .entry((g.clone(), vals.iter().map(|v| v.0).collect()))
-            .or_default()
-            .push(i);
+/// Every mean over tasks that Pass@(K,T) bootstraps, from every section,
+/// run together: statistics over the very same tasks share each resample's
+/// draw of tasks (the draw is the expensive part), and those of one group
+/// (one cell's K grid, say) form one family whose classes are counted
+/// together — so a K grid costs little more than one K, and every table of
+/// a benchmark little more than one.
+/// (section, group within the section)
+type GroupTag = (usize, usize);
+
+#[derive(Default)]
+struct Batch {
+    /// Per-task values, each tagged (section, group).
+    items: Grouped<GroupTag>,
+    sections: usize,
+}
+
+impl Batch {
+    /// Adds a section's statistics; their estimates come back, in order, at
+    /// the returned positions of [`Batch::run`]'s result.
+    fn add<G: Ord + Clone>(&mut self, items: Grouped<G>) -> std::ops::Range<usize> {
+        let section = self.sections;
+        self.sections += 1;
+        let mut ids: BTreeMap<G, usize> = BTreeMap::new();
+        let start = self.items.len();
+        for (g, vals) in items {
+            let next = ids.len();
+            let id = *ids.entry(g).or_insert(next);
+            self.items.push(((section, id), vals));
+        }
+        start..self.items.len()
     }
-    let groups: Vec<Vec<usize>> = groups.into_values().collect();
-    let results: Vec<Vec<(usize, Estimate)>> = groups
-        .par_iter()
-        .map(|members| {
-            let sums: Vec<Vec<f64>> = members
+
+    fn run(&self, boot: &Bootstrap) -> Vec<Estimate> {
+        // task list → group → members
+        type Groups = BTreeMap<GroupTag, Vec<usize>>;
+        let mut sets: BTreeMap<Vec<Id>, Groups> = BTreeMap::new();
+        for (i, (g, vals)) in self.items.iter().enumerate() {
+            sets.entry(vals.iter().map(|v| v.0).collect())
+                .or_default()
+                .entry(*g)
+                .or_default()
+                .push(i);
+        }
+        let mut out = vec![
+            Estimate {
+                value: f64::NAN,
+                ci: Ci::Undefined
+            };
+            self.items.len()
+        ];
+        for (tasks, groups) in sets {
+            let groups: Vec<Vec<usize>> = groups.into_values().collect();
+            let families: Vec<Family> = groups
                 .iter()
-                .map(|&i| items[i].1.iter().map(|v| v.1).collect())
+                .map(|members| Family {
+                    sums: members
+                        .iter()
+                        .map(|&i| self.items[i].1.iter().map(|v| v.1).collect())
+                        .collect(),
+                    weights: vec![1.0; tasks.len()],
+                })
                 .collect();
-            let weights = vec![1.0; sums[0].len()];
-            let ests = cluster_bootstrap_many(&sums, &weights, boot);
-            members.iter().copied().zip(ests).collect()
-        })
-        .collect();
-    let mut out = vec![
-        Estimate {
-            value: f64::NAN,
-            ci: Ci::Undefined
-        };
-        items.len()
-    ];
-    for (i, e) in results.into_iter().flatten() {
-        out[i] = e;
+            let ests = cluster_bootstrap_families(&families, boot);
+            for (members, es) in groups.iter().zip(ests) {
+                for (&i, e) in members.iter().zip(es) {
+                    out[i] = e;
+                }
+            }
+        }
+        out
     }
-    out
 }
 
 fn mean_of(v: &[(Id, f64)]) -> Option<f64> {
@@ -299,11 +329,16 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         .iter()
         .map(|(b, r, k, l, m, counts)| ((*b, *r, *l, *m), pass_values(counts, *k).0))
         .collect();
-    let estimates = shared_estimates(&values, &s.boot);
+    let mut batch = Batch::default();
+    let cell_range = batch.add(values.clone());
+    let finish_advantages = advantages(input, pairs, &ks, s, &mut batch);
+    let finish_gaps = mode_gaps(input, &ks, &s.levels, &mut batch);
+    let finish_tokens = token_budgets(input, &ks, s, &mut batch);
+    let all = batch.run(&s.boot);
     let mut cells: Vec<PassCell> = jobs
         .iter()
         .zip(values)
-        .zip(estimates)
+        .zip(all[cell_range].iter().copied())
         .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
             let left_out = counts.values().filter(|(n, _)| *n > 0 && *n < *k).count();
             let pass_all: Vec<f64> = counts
@@ -337,9 +372,9 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     rep.cells = cells;
     rep.upper = upper_bounds(input, &s.levels);
     rep.curve = curves(input, &ks);
-    rep.advantage = advantages(input, pairs, &ks, s, &rep.upper);
-    rep.mode_gap = mode_gaps(input, &ks, s);
-    token_budgets(input, &ks, s, &mut rep);
+    rep.advantage = finish_advantages(&all, &rep.upper);
+    rep.mode_gap = finish_gaps(&all);
+    finish_tokens(&all, &mut rep);
     rep
 }
 
@@ -443,13 +478,15 @@ pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f6
         .collect()
 }
 
-fn advantages(
-    input: &PassInput,
-    pairs: &[Pair],
+/// Registers the paired differences; the returned function builds the
+/// table from the batch's estimates.
+fn advantages<'a>(
+    input: &'a PassInput,
+    pairs: &'a [Pair],
     ks: &[u64],
     s: &Settings,
-    upper: &[UpperBound],
-) -> Vec<Advantage> {
+    batch: &mut Batch,
+) -> impl FnOnce(&[Estimate], &[UpperBound]) -> Vec<Advantage> + 'a {
     let mut jobs = Vec::new();
     for p in pairs {
         for &l in &s.levels {
@@ -469,40 +506,47 @@ fn advantages(
         .iter()
         .map(|(p, _, l, m, v)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
         .collect();
-    let estimates = shared_estimates(&diffs, &s.boot);
-    jobs.iter()
-        .zip(estimates)
-        .map(|((p, k, l, m, v), est)| {
-            let n = v.len() as f64;
-            let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
-            let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
-            let bench = input.name(p.benchmark);
-            let u = upper.iter().find(|u| u.benchmark == bench && u.level == *l);
-            Advantage {
-                benchmark: bench.clone(),
-                base: input.name(p.base),
-                rl: input.name(p.rl),
-                k: *k,
-                level: *l,
-                mode: *m,
-                tasks: v.len(),
-                delta: est.value,
-                ci: est.ci,
-                flip: est.value < -1e-12,
-                significant_flip: est.ci.below_zero(),
-                headroom: u.map(|u| u.value - rl_pass.max(base_pass)),
-                base_pass,
-                rl_pass,
-            }
-        })
-        .collect()
+    let range = batch.add(diffs);
+    move |all, upper| {
+        jobs.iter()
+            .zip(all[range].iter().copied())
+            .map(|((p, k, l, m, v), est)| {
+                let n = v.len() as f64;
+                let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
+                let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
+                let bench = input.name(p.benchmark);
+                let u = upper.iter().find(|u| u.benchmark == bench && u.level == *l);
+                Advantage {
+                    benchmark: bench.clone(),
+                    base: input.name(p.base),
+                    rl: input.name(p.rl),
+                    k: *k,
+                    level: *l,
+                    mode: *m,
+                    tasks: v.len(),
+                    delta: est.value,
+                    ci: est.ci,
+                    flip: est.value < -1e-12,
+                    significant_flip: est.ci.below_zero(),
+                    headroom: u.map(|u| u.value - rl_pass.max(base_pass)),
+                    base_pass,
+                    rl_pass,
+                }
+            })
+            .collect()
+    }
 }
 
-fn mode_gaps(input: &PassInput, ks: &[u64], s: &Settings) -> Vec<ModeGap> {
+fn mode_gaps<'a>(
+    input: &'a PassInput,
+    ks: &[u64],
+    levels: &[u32],
+    batch: &mut Batch,
+) -> impl FnOnce(&[Estimate]) -> Vec<ModeGap> + 'a {
     let mut jobs = Vec::new();
     for b in input.benchmarks() {
         for r in input.runs(b) {
-            for &l in &s.levels {
+            for &l in levels {
                 let native = input.counts(b, r, l, Mode::Native);
                 let trunc = input.counts(b, r, l, Mode::Truncated);
                 for &k in ks {
@@ -518,24 +562,31 @@ fn mode_gaps(input: &PassInput, ks: &[u64], s: &Settings) -> Vec<ModeGap> {
         .iter()
         .map(|(b, r, _, l, v)| ((*b, *r, *l), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
         .collect();
-    let estimates = shared_estimates(&diffs, &s.boot);
-    jobs.iter()
-        .zip(estimates)
-        .map(|((b, r, k, l, v), est)| ModeGap {
-            benchmark: input.name(*b),
-            run: input.name(*r),
-            k: *k,
-            level: *l,
-            tasks: v.len(),
-            diff: est.value,
-            ci: est.ci,
-        })
-        .collect()
+    let range = batch.add(diffs);
+    move |all| {
+        jobs.iter()
+            .zip(all[range].iter().copied())
+            .map(|((b, r, k, l, v), est)| ModeGap {
+                benchmark: input.name(*b),
+                run: input.name(*r),
+                k: *k,
+                level: *l,
+                tasks: v.len(),
+                diff: est.value,
+                ci: est.ci,
+            })
+            .collect()
+    }
 }
 
 /// Token budgets (SPEC §2.1): truncated mode on full-budget rollouts, solved
 /// within X tokens when the tokens up to the success turn are ≤ X.
-fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassReport) {
+fn token_budgets<'a>(
+    input: &'a PassInput,
+    ks: &[u64],
+    s: &Settings,
+    batch: &mut Batch,
+) -> impl FnOnce(&[Estimate], &mut PassReport) + 'a {
     let set = input.set;
     // (bench, run, task) → (n, sorted tokens-to-success); bench → totals.
     let mut per: BTreeMap<(Id, Id, Id), (u64, Vec<u64>)> = BTreeMap::new();
@@ -570,6 +621,8 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
         v.1.sort_unstable();
     }
     let mut jobs = Vec::new();
+    let mut budgets = BTreeMap::new();
+    let mut lefts = BTreeMap::new();
     for (b, mut tot) in totals {
         tot.sort_unstable();
         let mut xs: Vec<u64> = match &s.token_budgets {
@@ -580,7 +633,7 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
                 .collect(),
         };
         xs.dedup();
-        rep.token_budgets.insert(input.name(b), xs.clone());
+        budgets.insert(input.name(b), xs.clone());
         let runs: BTreeSet<Id> = per.keys().filter(|k| k.0 == b).map(|k| k.1).collect();
         for r in runs {
             for &k in ks {
@@ -597,28 +650,32 @@ fn token_budgets(input: &PassInput, ks: &[u64], s: &Settings, rep: &mut PassRepo
         }
     }
     for (b, n) in left_out {
-        rep.token_left_out.insert(input.name(b), n);
+        lefts.insert(input.name(b), n);
     }
     let values: Grouped<(Id, Id, u64)> = jobs
         .iter()
         .map(|(b, r, k, x, counts)| ((*b, *r, *x), pass_values(counts, *k).0))
         .collect();
-    let estimates = shared_estimates(&values, &s.boot);
-    rep.token = jobs
-        .iter()
-        .zip(values)
-        .zip(estimates)
-        .map(|(((b, r, k, x, counts), (_, vals)), est)| TokenCell {
-            benchmark: input.name(*b),
-            run: input.name(*r),
-            k: *k,
-            tokens: *x,
-            value: mean_of(&vals),
-            ci: est.ci,
-            tasks: vals.len(),
-            tasks_left_out: counts.values().filter(|(n, _)| *n > 0 && *n < *k).count(),
-        })
-        .collect();
+    let range = batch.add(values.clone());
+    move |all, rep| {
+        rep.token_budgets.extend(budgets);
+        rep.token_left_out.extend(lefts);
+        rep.token = jobs
+            .iter()
+            .zip(values)
+            .zip(all[range].iter().copied())
+            .map(|(((b, r, k, x, counts), (_, vals)), est)| TokenCell {
+                benchmark: input.name(*b),
+                run: input.name(*r),
+                k: *k,
+                tokens: *x,
+                value: mean_of(&vals),
+                ci: est.ci,
+                tasks: vals.len(),
+                tasks_left_out: counts.values().filter(|(n, _)| *n > 0 && *n < *k).count(),
+            })
+            .collect();
+    }
 }
 
 #[cfg(test)]

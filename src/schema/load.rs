@@ -246,7 +246,7 @@ fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
     while start < bytes.len() {
         let mut end = (start + CHUNK).min(bytes.len());
         if end < bytes.len() {
-            end = match bytes[end..].iter().position(|&b| b == b'\n') {
+            end = match memchr::memchr(b'\n', &bytes[end..]) {
                 Some(i) => end + i + 1,
                 None => bytes.len(),
             };
@@ -262,7 +262,7 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk
     let mut c = Chunk::new(file);
     let mut rest = bytes;
     while !rest.is_empty() {
-        let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+        let (line, terminated) = match memchr::memchr(b'\n', rest) {
             Some(i) => {
                 let l = &rest[..i];
                 rest = &rest[i + 1..];

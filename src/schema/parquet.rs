@@ -172,6 +172,21 @@ impl<T: Clone> Col<T> {
             )),
         }
     }
+
+    /// [`Col::get`] for field `name` of step `k`: the field's path is
+    /// written only when there is an error to report.
+    fn get_step(
+        &self,
+        i: usize,
+        k: usize,
+        name: &str,
+        want: &str,
+    ) -> std::result::Result<Option<T>, RecordError> {
+        match self {
+            Col::Wrong(_) => self.get(i, &format!("steps[{k}].{name}"), want),
+            _ => self.get(i, name, want),
+        }
+    }
 }
 
 fn is_int(d: &DataType) -> bool {
@@ -405,14 +420,14 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
                             let (s0, s1) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
                             let mut v = Vec::with_capacity(s1 - s0);
                             for (k, j) in (s0..s1).enumerate() {
-                                let f = |x: &str| format!("steps[{k}].{x}");
                                 let logp = match &sc.logp {
                                     Some((ll, runs, vals)) if ll.valid[j] => {
                                         let mut m = Vec::new();
                                         for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize
                                         {
-                                            let r = runs.get(q, &f("logp.run"), "a string")?;
-                                            let x = vals.get(q, &f("logp.value"), "a number")?;
+                                            let r = runs.get_step(q, k, "logp.run", "a string")?;
+                                            let x =
+                                                vals.get_step(q, k, "logp.value", "a number")?;
                                             if let (Some(r), Some(x)) = (r, x) {
                                                 m.push((Cow::Borrowed(r), x));
                                             }
@@ -422,23 +437,26 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
                                     _ => None,
                                 };
                                 v.push(RawStep {
-                                    turn: sc.turn.get(j, &f("turn"), "an integer")?,
-                                    output_tokens: sc.output_tokens.get(
+                                    turn: sc.turn.get_step(j, k, "turn", "an integer")?,
+                                    output_tokens: sc.output_tokens.get_step(
                                         j,
-                                        &f("output_tokens"),
+                                        k,
+                                        "output_tokens",
                                         "an integer",
                                     )?,
                                     logp,
-                                    error: sc.error.get(j, &f("error"), "true or false")?,
-                                    reward: sc.reward.get(j, &f("reward"), "a number")?,
-                                    budget_total: sc.budget_total.get(
+                                    error: sc.error.get_step(j, k, "error", "true or false")?,
+                                    reward: sc.reward.get_step(j, k, "reward", "a number")?,
+                                    budget_total: sc.budget_total.get_step(
                                         j,
-                                        &f("budget_total"),
+                                        k,
+                                        "budget_total",
                                         "an integer",
                                     )?,
-                                    budget_remaining: sc.budget_remaining.get(
+                                    budget_remaining: sc.budget_remaining.get_step(
                                         j,
-                                        &f("budget_remaining"),
+                                        k,
+                                        "budget_remaining",
                                         "an integer",
                                     )?,
                                 });
