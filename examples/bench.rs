@@ -114,6 +114,19 @@ fn main() {
         t.elapsed().as_secs_f64(),
     ));
     let total = t0.elapsed().as_secs_f64() - t.elapsed().as_secs_f64();
+    // The trajectory browser re-reads one record from its file: the last
+    // evaluation trajectory (the deepest into its file).
+    let reread = set
+        .trajectories
+        .iter()
+        .filter(|t| !t.is_training())
+        .max_by_key(|t| t.loc.line)
+        .map(|t| {
+            let name = set.files[t.loc.file as usize].clone();
+            let t0 = Instant::now();
+            let ok = rl_audit::schema::load::read_record(&name, t.loc.line).is_ok();
+            (t0.elapsed().as_secs_f64() * 1e3, ok)
+        });
     let (first_frame, redraw_mean, redraw_max) = tui_timings(set, audit);
     // Bootstrap micro-benchmark: 10,000 resamples over 10,000 tasks, distinct values.
     let clusters: Vec<Cluster> = (0..10_000)
@@ -153,6 +166,14 @@ fn main() {
         "TUI redraw per key, mean (ms)", redraw_mean
     );
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
+    if let Some((ms, ok)) = reread {
+        println!(
+            "{:<40} {:>9.2}{}",
+            "TUI trajectory re-read, deepest (ms)",
+            ms,
+            if ok { "" } else { " (failed)" }
+        );
+    }
     println!("{:<40} {:>9.0}", "peak RSS (MiB)", peak_rss_mib());
     println!(
         "{:<40} {:>9.2}",

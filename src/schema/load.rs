@@ -856,27 +856,114 @@ fn check_same(
 pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
     let path = Path::new(name);
     let fmt = format_of(path).ok_or_else(|| Error::file(name, "not a log file"))?;
-    let raw = match crate::demo::source(name) {
-        Some(b) => b.to_vec(),
-        None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
+    let gone = || {
+        Error::file(
+            name,
+            format!("line {line} is gone (was the file rewritten?)"),
+        )
     };
+    let parse = |text: &[u8]| {
+        serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
+    };
+    let embedded = crate::demo::source(name);
     if fmt == Format::Parquet {
-        return super::parquet::read_row(name, &raw, line);
+        return match embedded {
+            Some(b) => super::parquet::read_row(name, b, line),
+            None => {
+                let raw = std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?;
+                super::parquet::read_row(name, &raw, line)
+            }
+        };
     }
-    let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
-        Decoded::Lines(b, _) => b,
-        Decoded::Parsed(_) | Decoded::Skip(_) => {
-            return Err(Error::file(name, "cannot re-read this record"))
+    if fmt == Format::Jsonl && embedded.is_none() {
+        // Plain text: stream to the line, holding one buffer at a time.
+        let file = std::fs::File::open(path).map_err(|e| Error::file(name, io_text(&e)))?;
+        let text = nth_line(std::io::BufReader::with_capacity(1 << 20, file), line)
+            .map_err(|e| Error::file(name, io_text(&e)))?
+            .ok_or_else(gone)?;
+        return parse(&text);
+    }
+    // Compressed (or embedded): decode once, then keep the text and its line
+    // starts for the next record of the same file.
+    let cached = RECENT.lock().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|r| r.name == name && r.stamp == stamp(path))
+            .map(|r| r.text.clone())
+    });
+    let text = match cached {
+        Some(t) => t,
+        None => {
+            let raw = match embedded {
+                Some(b) => b.to_vec(),
+                None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
+            };
+            let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
+                Decoded::Lines(b, _) => b,
+                Decoded::Parsed(_) | Decoded::Skip(_) => {
+                    return Err(Error::file(name, "cannot re-read this record"))
+                }
+            };
+            let mut starts = vec![0usize];
+            starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
+            let t = std::sync::Arc::new((bytes, starts));
+            if let Ok(mut c) = RECENT.lock() {
+                *c = Some(Recent {
+                    name: name.to_string(),
+                    stamp: stamp(path),
+                    text: t.clone(),
+                });
+            }
+            t
         }
     };
-    let text = bytes
-        .split(|&b| b == b'\n')
-        .nth(line.saturating_sub(1) as usize)
-        .ok_or_else(|| {
-            Error::file(
-                name,
-                format!("line {line} is gone (was the file rewritten?)"),
-            )
-        })?;
-    serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
+    let (bytes, starts) = (&text.0, &text.1);
+    let i = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+    let start = *starts
+        .get(i)
+        .filter(|&&s| s < bytes.len())
+        .ok_or_else(gone)?;
+    let end = starts.get(i + 1).map_or(bytes.len(), |e| e - 1);
+    parse(&bytes[start..end])
+}
+
+/// The most recently decoded compressed file, for the trajectory browser.
+struct Recent {
+    name: String,
+    stamp: Option<(std::time::SystemTime, u64)>,
+    text: std::sync::Arc<(Vec<u8>, Vec<usize>)>,
+}
+
+static RECENT: std::sync::Mutex<Option<Recent>> = std::sync::Mutex::new(None);
+
+/// A file's modification time and size: a cached copy is used only while
+/// they are unchanged.
+fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+/// Line `line` (1-based) of a text stream, without its newline.
+fn nth_line(mut r: impl std::io::BufRead, line: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut seen = 1u64;
+    let mut out = Vec::new();
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((seen == line && !out.is_empty()).then_some(out));
+        }
+        let n = buf.len();
+        let mut pos = 0;
+        while let Some(i) = memchr::memchr(b'\n', &buf[pos..]) {
+            if seen == line {
+                out.extend_from_slice(&buf[pos..pos + i]);
+                return Ok(Some(out));
+            }
+            seen += 1;
+            pos += i + 1;
+        }
+        if seen == line {
+            out.extend_from_slice(&buf[pos..]);
+        }
+        r.consume(n);
+    }
 }

@@ -476,17 +476,21 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
         .collect()
 }
 
-/// One row of a Parquet file as a JSON record (the trajectory browser).
+/// One row of a Parquet file as a JSON record (the trajectory browser):
+/// only that row is decoded.
 pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
     let bad = |m: String| Error::file(name, m);
-    let df = ParquetReader::new(std::io::Cursor::new(raw.to_vec()))
-        .finish()
-        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
     let i = row
         .checked_sub(1)
-        .filter(|&i| (i as usize) < df.height())
+        .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| bad(format!("row {row} is gone")))?;
-    let one = df.slice(i as i64, 1);
+    let one = ParquetReader::new(std::io::Cursor::new(raw))
+        .with_slice(Some((i, 1)))
+        .finish()
+        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    if one.height() == 0 {
+        return Err(bad(format!("row {row} is gone")));
+    }
     let lines = records_from_frame(name, &one)?;
     serde_json::from_slice(lines.split(|&b| b == b'\n').next().unwrap_or(b"{}"))
         .map_err(|e| bad(e.to_string()))
