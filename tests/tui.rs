@@ -184,3 +184,45 @@ fn quit_only_from_the_top_with_q() {
     s.keys("q");
     assert!(s.app.quit);
 }
+
+#[test]
+fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
+    use rl_audit::analysis::passkt::Mode;
+    use rl_audit::tui::views::{rollouts_table, tasks_table, Selection};
+    let d = demo();
+    for mode in [Mode::Native, Mode::Truncated] {
+        let sel = Selection {
+            mode,
+            ..Default::default()
+        };
+        for level in [25u32, 50, 75] {
+            let tasks = tasks_table(&d, &sel, 1, level);
+            assert!(!tasks.rows.is_empty());
+            let col = |name: &str| tasks.header.iter().position(|h| h == name).unwrap();
+            for row in &tasks.rows {
+                let n = |c: &str| row[col(c)].parse::<usize>().unwrap_or(0);
+                let solved = |c: &str| row[col(c)].parse::<usize>().unwrap_or(0);
+                let t: u32 = row[col("T")].parse().unwrap();
+                let r = rollouts_table(&d, &sel, &row[0], level);
+                // The tasks table counts come from the polars aggregates; the
+                // rollouts are listed from the raw trajectories.
+                assert_eq!(r.rows.len(), n("n base") + n("n RL"), "{level}% {row:?}");
+                let rc = |h: &str| r.header.iter().position(|x| x == h).unwrap();
+                let within = r
+                    .rows
+                    .iter()
+                    .filter(|x| x[rc("solved ≤ T")] == "yes")
+                    .count();
+                assert_eq!(within, solved("c base") + solved("c RL"), "{row:?}");
+                for x in &r.rows {
+                    let budget: u32 = x[rc("budget")].parse().unwrap();
+                    if mode == Mode::Native {
+                        assert_eq!(budget, t);
+                    } else {
+                        assert!(budget > t);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -16,7 +16,7 @@ pub const PANELS: usize = 8;
 #[derive(Debug, Clone, PartialEq)]
 pub enum View {
     Tasks { k: u64, level: u32 },
-    Rollouts { task: String },
+    Rollouts { task: String, level: u32 },
     Trajectory(Loc),
     RuleRecords { run: String, rule: usize },
 }
@@ -124,7 +124,9 @@ impl App {
                 }
                 let t = match &v {
                     View::Tasks { k, level } => views::tasks_table(&d, &self.sel, *k, *level),
-                    View::Rollouts { task } => views::rollouts_table(&d, &self.sel, task),
+                    View::Rollouts { task, level } => {
+                        views::rollouts_table(&d, &self.sel, task, *level)
+                    }
                     View::Trajectory(loc) => views::trajectory_table(&d.set, *loc),
                     View::RuleRecords { run, rule } => views::rule_records(&d, run, *rule),
                 };
@@ -316,7 +318,7 @@ impl App {
                 }
                 View::Tasks { k, level }
             }
-            Target::Rollouts { task } => View::Rollouts { task },
+            Target::Rollouts { task, level } => View::Rollouts { task, level },
             Target::Trajectory(loc) => View::Trajectory(loc),
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
         };

@@ -129,7 +129,7 @@ fn drill_title(app: &App) -> String {
         .iter()
         .map(|v| match v {
             View::Tasks { k, level } => format!("tasks K={k} {level}%"),
-            View::Rollouts { task } => format!("task {task}"),
+            View::Rollouts { task, level } => format!("task {task} @ {level}%"),
             View::Trajectory(l) => format!("record {}", l.line),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
         })

@@ -8,7 +8,7 @@ use crate::analysis::stats::{pass_at_k, Ci};
 use crate::analysis::{Audit, PairNames};
 use crate::jobs::Loaded;
 use crate::report::markdown::{pct, pct_ci, pp};
-use crate::schema::{Loc, LogSet};
+use crate::schema::{Id, Loc, LogSet};
 
 /// How a row should stand out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub enum Target {
     None,
     Panel(usize),
     Tasks { k: u64, level: u32 },
-    Rollouts { task: String },
+    Rollouts { task: String, level: u32 },
     Trajectory(Loc),
     RuleRecords { run: String, rule: usize },
 }
@@ -606,14 +606,17 @@ pub fn tasks_table(l: &Loaded, sel: &Selection, k: u64, level: u32) -> TableData
         t.push(
             row,
             if neg { Mark::Bad } else { Mark::None },
-            Target::Rollouts { task: name },
+            Target::Rollouts { task: name, level },
         );
     }
     t
 }
 
-/// Drill-down from a task: the pair's evaluation rollouts of it.
-pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str) -> TableData {
+/// Drill-down from a task: the pair's evaluation rollouts that make up its
+/// cell — at budget T (native) or at the full budget, counted as solved
+/// when the success turn is ≤ T (truncated) — as many rows as the tasks
+/// table's n.
+pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str, level: u32) -> TableData {
     let a = &l.audit;
     let set = &l.set;
     let (bench, pair) = current(a, sel);
@@ -627,19 +630,45 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str) -> TableData {
             "sample",
             "success",
             "success_turn",
+            "solved ≤ T",
             "turns",
             "reward",
             "steps",
             "record",
         ],
     );
-    let runs: Vec<String> = pair.map(|p| vec![p.base, p.rl]).unwrap_or_default();
+    let (Some(b), Some(task_id)) = (set.strings.get(&bench), set.strings.get(task)) else {
+        return t;
+    };
+    let Some(info) = a.agg.tasks.get(&(b, task_id)) else {
+        return t;
+    };
+    let full = info.full_budget;
+    let tt = crate::analysis::passkt::t_at_level(level, full);
+    let budget = match sel.mode {
+        Mode::Native => tt,
+        Mode::Truncated => full,
+    };
+    t.title = format!(
+        "{bench} / {task}: the rollouts of the {level}% cell — T = {tt} of {full}, {} (budget {budget}); Enter: the trajectory",
+        sel.mode.name()
+    );
+    let runs: Vec<Id> = pair
+        .map(|p| {
+            [p.base, p.rl]
+                .iter()
+                .filter_map(|r| set.strings.get(r))
+                .collect()
+        })
+        .unwrap_or_default();
     for tr in set.trajectories.iter().filter(|x| {
         !x.is_training()
-            && set.name(x.benchmark) == bench
-            && set.name(x.task) == task
-            && (runs.is_empty() || runs.iter().any(|r| r == set.name(x.run)))
+            && x.benchmark == b
+            && x.task == task_id
+            && x.budget == budget
+            && (runs.is_empty() || runs.contains(&x.run))
     }) {
+        let within = tr.success_turn.is_some_and(|s| s <= tt);
         t.push(
             vec![
                 set.name(tr.run).into(),
@@ -647,12 +676,13 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str) -> TableData {
                 tr.sample.map_or("–".into(), |s| s.to_string()),
                 if tr.success { "yes" } else { "no" }.into(),
                 tr.success_turn.map_or("–".into(), |s| s.to_string()),
+                if within { "yes" } else { "no" }.into(),
                 tr.turns.to_string(),
                 tr.reward.map_or("–".into(), |r| format!("{r}")),
                 set.steps_of(tr).len().to_string(),
                 set.loc_text(tr.loc),
             ],
-            if tr.success { Mark::Good } else { Mark::None },
+            if within { Mark::Good } else { Mark::None },
             Target::Trajectory(tr.loc),
         );
     }
