@@ -226,3 +226,84 @@ fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
         }
     }
 }
+
+/// The pid of a direct child of `parent`, from /proc.
+fn child_of(parent: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        // pid (comm) state ppid …
+        let ppid: u32 = stat
+            .rsplit(')')
+            .next()?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        (ppid == parent).then_some(pid)
+    })
+}
+
+#[test]
+fn quit_and_signals_restore_the_terminal_with_the_right_status() {
+    // A real pseudo-terminal from util-linux `script`; skipped without it.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("no `script` command: skipped");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_rl-audit");
+    for (sig, code) in [("TERM", 143), ("HUP", 129), ("q", 0)] {
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &format!("exec {bin}"), "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut pid = None;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            pid = child_of(child.id());
+            if pid.is_some() {
+                break;
+            }
+        }
+        let pid = pid.expect("rl-audit started under script");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        if sig == "q" {
+            // A key press, through the pseudo-terminal.
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(b"q").unwrap();
+            stdin.flush().unwrap();
+        } else {
+            std::process::Command::new("kill")
+                .args([&format!("-{sig}"), &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+        let mut waited = 0;
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            waited += 1;
+            assert!(waited < 100, "rl-audit did not leave after SIG{sig}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        let mut out = Vec::new();
+        use std::io::Read;
+        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(status.code(), Some(code), "SIG{sig}");
+        // Entered and left the alternate screen, and showed the cursor again.
+        assert!(out.contains("\x1b[?1049h"), "SIG{sig}: never drew");
+        let left = out.rfind("\x1b[?1049l").expect("left the alternate screen");
+        assert!(left > out.rfind("\x1b[?1049h").unwrap());
+        assert!(out.contains("\x1b[?25h"), "SIG{sig}: cursor left hidden");
+    }
+}

@@ -22,8 +22,15 @@ struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        ratatui::restore();
+        restore_terminal();
     }
+}
+
+/// Leaves raw mode and the alternate screen and shows the cursor again
+/// (ratatui's `restore` leaves the cursor as the last frame had it).
+fn restore_terminal() {
+    ratatui::restore();
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
 }
 
 /// Sizes and times of the log files, to notice growth with --follow.
@@ -71,9 +78,11 @@ pub fn run(opts: Options) -> Result<()> {
     let _guard = Restore;
     // SIGTERM / SIGHUP (a killed SSH session, `kill`): leave cleanly so the
     // guard restores the terminal, instead of dying in raw mode.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The exit status after a signal is the shell's 128 + signal number,
+    // whichever thread notices it first.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        let _ = signal_hook::flag::register(sig, stop.clone());
+        let _ = signal_hook::flag::register_usize(sig, stop.clone(), 128 + sig as usize);
     }
     // crossterm's event poll can spin forever on a hung-up tty, so a watchdog
     // (not the event loop) notices a signal or a vanished terminal, restores
@@ -85,11 +94,15 @@ pub fn run(opts: Options) -> Result<()> {
             .spawn(move || loop {
                 std::thread::sleep(Duration::from_millis(250));
                 let signalled = stop.load(std::sync::atomic::Ordering::Relaxed);
-                if signalled || terminal_gone() {
+                if signalled != 0 || terminal_gone() {
                     // Give the event loop a moment to leave on its own.
                     std::thread::sleep(Duration::from_millis(300));
-                    ratatui::restore();
-                    std::process::exit(if signalled { 143 } else { 129 });
+                    restore_terminal();
+                    std::process::exit(if signalled != 0 {
+                        signalled as i32
+                    } else {
+                        129
+                    });
                 }
             });
     }
@@ -133,7 +146,7 @@ pub fn run(opts: Options) -> Result<()> {
                 _ => {}
             }
         }
-        if app.quit || stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if app.quit || stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
             break;
         }
         if let Some(p) = app.pending.take() {
@@ -190,6 +203,10 @@ pub fn run(opts: Options) -> Result<()> {
         }
     }
     drop(_guard);
+    let signalled = stop.load(std::sync::atomic::Ordering::Relaxed);
+    if signalled != 0 {
+        std::process::exit(signalled as i32);
+    }
     // Quitting from a failed load is a failed run (exit 2), reported after
     // the terminal is restored.
     match (&app.data, &app.status) {
