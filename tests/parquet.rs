@@ -162,3 +162,76 @@ fn the_trajectory_browser_rereads_one_record_in_every_format() {
         assert!(e.to_string().contains("gone"), "{e}");
     }
 }
+
+#[test]
+fn parquet_written_by_pyarrow_and_pandas_audits_like_the_jsonl() {
+    // tests/data/pyarrow/make.py: the same evaluation records written by
+    // pyarrow's defaults, by pandas (categorical strings, int32, float32,
+    // success_turn as float64 with nulls) and with large string types.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let d = temp_dir("pyarrow");
+    let want = audit_json(
+        &root.join("large/jsonl"),
+        &d.join("want"),
+        &["--resamples", "100"],
+    );
+    for file in [
+        "eval-pyarrow.parquet",
+        "eval-pandas-categorical.parquet",
+        "eval-large-types.parquet",
+    ] {
+        let logs = d.join(file.trim_end_matches(".parquet"));
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::copy(root.join("pyarrow").join(file), logs.join("eval.parquet")).unwrap();
+        for other in ["probes.jsonl", "checkpoints.jsonl", "train-000.jsonl"] {
+            std::fs::copy(root.join("large/jsonl").join(other), logs.join(other)).unwrap();
+        }
+        let got = audit_json(&logs, &logs.join("report"), &["--resamples", "100"]);
+        assert_eq!(
+            got["inputs"]["records"], want["inputs"]["records"],
+            "{file}"
+        );
+        for (k, v) in want.as_object().unwrap() {
+            if k != "inputs" {
+                assert_eq!(
+                    v, &got[k],
+                    "{file}: section {k} differs from the JSONL audit"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fractional_value_in_a_float_integer_column_names_its_row() {
+    let d = temp_dir("parquet_fraction");
+    let f = d.join("x.parquet");
+    let mut df = df!(
+        "run" => ["a", "a"],
+        "method" => ["base", "base"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "t"],
+        "sample" => [0i64, 1],
+        "budget" => [4.0f64, 4.5],
+        "max_budget" => [4i64, 4],
+        "success" => [false, false],
+        "turns" => [4i64, 4],
+    )
+    .unwrap();
+    ParquetWriter::new(std::fs::File::create(&f).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("r").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("budget") && err.contains("row 2 holds 4.5"),
+        "{err}"
+    );
+    assert!(!d.join("r").exists());
+}

@@ -211,6 +211,27 @@ fn ints(s: Option<&Series>) -> Col<i64> {
             Ok(c) => Col::Values(c.i64().map(|c| c.iter().collect()).unwrap_or_default()),
             Err(e) => Col::Wrong(e.to_string()),
         },
+        // pandas writes an integer column with missing values as floats:
+        // whole numbers are taken as the integers they stand for.
+        Some(s) if s.dtype().is_float() => {
+            let Ok(c) = s.cast(&DataType::Float64) else {
+                return Col::Wrong(s.dtype().to_string());
+            };
+            let Ok(c) = c.f64() else {
+                return Col::Wrong(s.dtype().to_string());
+            };
+            let mut out = Vec::with_capacity(c.len());
+            for (row, x) in c.iter().enumerate() {
+                match x {
+                    None => out.push(None),
+                    Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => out.push(Some(x as i64)),
+                    Some(x) => {
+                        return Col::Wrong(format!("{} and row {} holds {x}", s.dtype(), row + 1))
+                    }
+                }
+            }
+            Col::Values(out)
+        }
         Some(s) => Col::Wrong(s.dtype().to_string()),
     }
 }
@@ -246,6 +267,16 @@ fn strs(s: Option<&Series>) -> Col<&str> {
             Ok(c) => Col::Values(c.iter().collect()),
             Err(_) => Col::Wrong(s.dtype().to_string()),
         },
+    }
+}
+
+/// String-like columns that are not plain strings (pandas categoricals are
+/// written as dictionaries) become plain strings; others stay as they are.
+fn as_strings(s: Series) -> Series {
+    if s.dtype().is_categorical() || s.dtype().is_enum() {
+        s.cast(&DataType::String).unwrap_or(s)
+    } else {
+        s
     }
 }
 
@@ -314,7 +345,7 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
     let c = |n: &str| {
         df.column(n)
             .ok()
-            .map(|c| c.as_materialized_series().clone())
+            .map(|c| as_strings(c.as_materialized_series().clone()))
     };
     let owned: Vec<(&str, Option<Series>)> = super::TRAJECTORY_FIELDS
         .iter()

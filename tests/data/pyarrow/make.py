@@ -1,0 +1,39 @@
+"""Writes tests/data/large/jsonl/eval-000.jsonl as Parquet the way other
+tools do (pyarrow 26.0.1, pandas 3.1.1): pyarrow defaults; pandas with
+categorical strings, int32 columns, float32 reward and success_turn as
+float64 with nulls; large strings without dictionary encoding, snappy.
+`logp` becomes a list of {run, value} structs (SPEC §1).
+
+    pip install pyarrow pandas && python make.py
+"""
+import json, os
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rows = [json.loads(l) for l in open(os.path.join(HERE, "../large/jsonl/eval-000.jsonl"))]
+for r in rows:
+    for s in r["steps"]:
+        s["logp"] = [{"run": k, "value": v} for k, v in s["logp"].items()]
+
+pq.write_table(pa.Table.from_pylist(rows), os.path.join(HERE, "eval-pyarrow.parquet"))
+
+df = pd.DataFrame(rows)
+for c in ["run", "method", "benchmark", "task"]:
+    df[c] = df[c].astype("category")
+for c in ["sample", "budget", "max_budget", "min_turns", "turns"]:
+    df[c] = df[c].astype("int32")
+df["reward"] = df["reward"].astype("float32")
+df.to_parquet(os.path.join(HERE, "eval-pandas-categorical.parquet"), engine="pyarrow")
+
+t = pa.Table.from_pylist(rows)
+schema = pa.schema(
+    [pa.field(f.name, pa.large_string() if f.type == pa.string() else f.type) for f in t.schema]
+)
+pq.write_table(
+    t.cast(schema),
+    os.path.join(HERE, "eval-large-types.parquet"),
+    use_dictionary=False,
+    compression="snappy",
+)
