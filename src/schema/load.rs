@@ -2,14 +2,14 @@
 //! checks that span records (methods, full budgets, duplicates).
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 use super::validate::Added;
-use super::{Id, Loc, LogSet, Span};
+use super::{FastMap, Id, Loc, LogSet, Span};
 use crate::error::{Error, RecordError, Result, SkipReason};
 
 /// A line longer than this is a file-level failure (SPEC §1.4).
@@ -406,27 +406,43 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
         p.bytes_total
             .store(total, std::sync::atomic::Ordering::Relaxed);
     }
-    // One file at a time (each parsed in parallel chunks), so only one
-    // file's bytes are in memory beside the parsed records.
+    // One file at a time (each parsed in parallel chunks) while a reader
+    // thread reads the next, so at most two files' bytes are in memory beside
+    // the parsed records.
     let mut names = Vec::new();
     let mut chunks = Vec::new();
-    for (p, named) in &files {
-        let name = p.display().to_string();
-        let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
-        let raw = std::fs::read(p).map_err(|e| Error::file(&name, io_text(&e)))?;
-        match decode(&name, fmt, raw, opts, *named)? {
-            Decoded::Skip(note) => notes.push(note),
-            Decoded::Lines(bytes, more) => {
-                notes.extend(more);
-                chunks.extend(parse_file(names.len() as u32, &bytes, opts));
-                names.push(name);
+    std::thread::scope(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+        let reader_files = &files;
+        scope.spawn(move || {
+            for (p, _) in reader_files {
+                if tx.send(std::fs::read(p)).is_err() {
+                    break;
+                }
             }
-            Decoded::Parsed(parts) => {
-                chunks.extend(parsed_chunks(names.len() as u32, parts));
-                names.push(name);
+        });
+        for (p, named) in &files {
+            let name = p.display().to_string();
+            let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
+            let raw = rx
+                .recv()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the reader stopped")))
+                .map_err(|e| Error::file(&name, io_text(&e)))?;
+            match decode(&name, fmt, raw, opts, *named)? {
+                Decoded::Skip(note) => notes.push(note),
+                Decoded::Lines(bytes, more) => {
+                    notes.extend(more);
+                    chunks.extend(parse_file(names.len() as u32, &bytes, opts));
+                    names.push(name);
+                }
+                Decoded::Parsed(parts) => {
+                    chunks.extend(parsed_chunks(names.len() as u32, parts));
+                    names.push(name);
+                }
             }
         }
-    }
+        Ok(())
+    })?;
     if names.is_empty() {
         let what = paths
             .iter()
@@ -538,6 +554,15 @@ fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<Log
     let mut first_error: Option<(Loc, RecordError)> = None;
     let mut line_base = vec![0u64; names.len()];
     let mut total = 0u64;
+    // Room for everything at once: growing by doubling would copy the
+    // largest vectors (steps, log-probabilities) several times.
+    let sum = |f: &dyn Fn(&LogSet) -> usize| chunks.iter().map(|c| f(&c.set)).sum::<usize>();
+    out.trajectories
+        .reserve_exact(sum(&|s| s.trajectories.len()));
+    out.steps.reserve_exact(sum(&|s| s.steps.len()));
+    out.logps.reserve_exact(sum(&|s| s.logps.len()));
+    out.probes.reserve_exact(sum(&|s| s.probes.len()));
+    out.candidates.reserve_exact(sum(&|s| s.candidates.len()));
     for c in chunks {
         let base = line_base[c.file as usize];
         line_base[c.file as usize] += c.lines;
@@ -683,11 +708,11 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
         )
         .collect();
     order.sort_unstable_by_key(|x| x.0);
-    let mut methods: HashMap<Id, (Id, Loc)> = HashMap::new();
-    let mut max_budgets: HashMap<(Id, Id), (u32, Loc)> = HashMap::new();
-    let mut min_turns: HashMap<(Id, Id), (u32, Loc)> = HashMap::new();
+    let mut methods: FastMap<Id, (Id, Loc)> = FastMap::default();
+    let mut max_budgets: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
+    let mut min_turns: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
     type DupKey = (Id, Id, Id, u32, i64, Option<i64>, Option<Id>);
-    let mut seen: HashMap<DupKey, Loc> = HashMap::new();
+    let mut seen: FastMap<DupKey, Loc> = FastMap::default();
     let mut drop_decl = vec![false; set.run_decls.len()];
     let mut drop_traj = vec![false; set.trajectories.len()];
     for (loc, is_decl, i) in order {
@@ -799,7 +824,7 @@ type Check = std::result::Result<(), (Loc, RecordError)>;
 
 fn check_method(
     strings: &super::Interner,
-    methods: &mut HashMap<Id, (Id, Loc)>,
+    methods: &mut FastMap<Id, (Id, Loc)>,
     run: Id,
     method: Id,
     loc: Loc,
@@ -826,7 +851,7 @@ fn check_method(
 }
 
 fn check_same(
-    map: &mut HashMap<(Id, Id), (u32, Loc)>,
+    map: &mut FastMap<(Id, Id), (u32, Loc)>,
     key: (Id, Id),
     v: u32,
     loc: Loc,

@@ -42,6 +42,10 @@ pub const TRAJECTORY_FIELDS: &[&str] = &[
     "group",
 ];
 
+/// A hash map with a fast non-cryptographic hash, for the per-record
+/// lookups of the load (keys come from the user's own logs).
+pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
 /// Interned string id (run, benchmark, task, state, metric, …).
 pub type Id = u32;
 
@@ -49,7 +53,9 @@ pub type Id = u32;
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
     names: Vec<String>,
-    map: HashMap<String, Id>,
+    /// A fast non-cryptographic hash: interning runs for every string of
+    /// every record (names come from the user's own logs).
+    map: FastMap<String, Id>,
 }
 
 impl Interner {

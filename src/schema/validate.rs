@@ -194,6 +194,7 @@ impl LogSet {
         for (i, s) in raw.into_iter().enumerate() {
             let field = |f: &str| format!("steps[{i}].{f}");
             let turn = match s.turn {
+                Some(t) if (1..=i64::from(u32::MAX)).contains(&t) => t as u32,
                 Some(t) => nonneg_u32(t, &field("turn"), 1)?,
                 None => i as u32 + 1,
             };
