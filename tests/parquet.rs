@@ -33,26 +33,14 @@ fn wrong_column_type_names_row_and_field() {
         "success" => [true, false],
     )
     .unwrap();
-    ParquetWriter::new(std::fs::File::create(&f).unwrap())
-        .finish(&mut df)
-        .unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        f.to_str().unwrap(),
-        "--out",
-        d.join("o").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = strict_failure("parquet_types_strict", "x.parquet", &parquet_bytes(&mut df));
     assert!(
         err.contains("x.parquet:1: budget: expected an integer"),
         "{err}"
     );
     // Lenient: both rows skipped as type errors.
     let mut df = df!("run" => ["a", "a", "a"], "benchmark" => ["b"; 3], "task" => ["t"; 3], "budget" => [4i64, 0, 4], "success" => [true, false, true]).unwrap();
-    ParquetWriter::new(std::fs::File::create(&f).unwrap())
-        .finish(&mut df)
-        .unwrap();
+    std::fs::write(&f, parquet_bytes(&mut df)).unwrap();
     let r = audit_json(&f, &d.join("o2"), &["--lenient", "--resamples", "20"]);
     assert_eq!(r["inputs"]["skipped"]["impossible_value"], 1);
     assert_eq!(r["inputs"]["records"]["trajectory"], 2);
@@ -204,8 +192,6 @@ fn parquet_written_by_pyarrow_and_pandas_audits_like_the_jsonl() {
 
 #[test]
 fn a_fractional_value_in_a_float_integer_column_names_its_row() {
-    let d = temp_dir("parquet_fraction");
-    let f = d.join("x.parquet");
     let mut df = df!(
         "run" => ["a", "a"],
         "method" => ["base", "base"],
@@ -218,20 +204,15 @@ fn a_fractional_value_in_a_float_integer_column_names_its_row() {
         "turns" => [4i64, 4],
     )
     .unwrap();
-    ParquetWriter::new(std::fs::File::create(&f).unwrap())
-        .finish(&mut df)
-        .unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        f.to_str().unwrap(),
-        "--out",
-        d.join("r").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = strict_failure("parquet_fraction", "x.parquet", &parquet_bytes(&mut df));
     assert!(
         err.contains("budget") && err.contains("row 2 holds 4.5"),
         "{err}"
     );
-    assert!(!d.join("r").exists());
+}
+
+fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {
+    let mut out = Vec::new();
+    ParquetWriter::new(&mut out).finish(df).unwrap();
+    out
 }

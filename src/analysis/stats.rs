@@ -484,9 +484,7 @@ fn quantile_select(v: &mut [f64], q: f64) -> f64 {
     if n == 1 {
         return v[0];
     }
-    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
-    let i = h.floor() as usize;
-    let frac = h - i as f64;
+    let (i, frac) = quantile_position(n, q);
     let (_, x, right) = v.select_nth_unstable_by(i, f64::total_cmp);
     let x = *x;
     if i + 1 >= n {
@@ -523,15 +521,21 @@ fn bca_levels(b: usize, below: usize, jack: &[f64]) -> (f64, f64) {
     (adj(0.025), adj(0.975))
 }
 
+/// Where level q falls among n sorted values (numpy's linear method): the
+/// lower order statistic's index and the fraction of the way to the next.
+fn quantile_position(n: usize, q: f64) -> (usize, f64) {
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let i = h.floor() as usize;
+    (i, h - i as f64)
+}
+
 /// Quantile with linear interpolation between order statistics (numpy's default).
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let n = sorted.len();
     if n == 1 {
         return sorted[0];
     }
-    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
-    let i = h.floor() as usize;
-    let frac = h - i as f64;
+    let (i, frac) = quantile_position(n, q);
     if i + 1 >= n {
         sorted[n - 1]
     } else {
