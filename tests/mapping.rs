@@ -98,3 +98,29 @@ fn broken_mapping_and_bad_source_records() {
         "{err}"
     );
 }
+
+#[test]
+fn a_mapping_reads_parquet_too() {
+    // The verl-agent sample written as Parquet by pandas 3.1 / pyarrow 26
+    // (tests/data/pyarrow/make.py): the same audit as from its JSONL.
+    let d = temp_dir("map_parquet");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let m = format!("{root}/assets/mappings/verl-agent-steps.toml");
+    let pq = format!("{root}/tests/data/pyarrow/verl-agent-steps.sample.parquet");
+    let got = audit_json(
+        std::path::Path::new(&pq),
+        &d.join("pq"),
+        &["--map", &m, "--resamples", "50"],
+    );
+    let want = mapped(
+        "verl-agent-steps.sample.jsonl",
+        "verl-agent-steps.toml",
+        &d.join("jsonl"),
+    );
+    assert_eq!(got["inputs"]["records"]["trajectory"], 2);
+    for (k, v) in want.as_object().unwrap() {
+        if k != "inputs" {
+            assert_eq!(v, &got[k], "section {k} differs between Parquet and JSONL");
+        }
+    }
+}

@@ -172,14 +172,13 @@ fn decode(
     let lines = |b: Vec<u8>| Ok(Decoded::Lines(b, Vec::new()));
     match fmt {
         Format::Jsonl => lines(raw),
+        // A mapping reads the file's own columns, row by row.
+        Format::Parquet if opts.mapping.is_some() => {
+            lines(super::parquet::read_parquet_records(name, raw)?)
+        }
         Format::Parquet => match super::parquet::read_parquet(name, 0, raw)? {
             super::parquet::ParquetData::Lines(b) => lines(b),
-            super::parquet::ParquetData::Trajectories(parts) if opts.mapping.is_none() => {
-                Ok(Decoded::Parsed(parts))
-            }
-            super::parquet::ParquetData::Trajectories(_) => {
-                Err(Error::file(name, "--map reads JSON Lines, not Parquet"))
-            }
+            super::parquet::ParquetData::Trajectories(parts) => Ok(Decoded::Parsed(parts)),
             super::parquet::ParquetData::Aggregates(part) => Ok(Decoded::Parsed(vec![*part])),
         },
         Format::Gzip => {

@@ -113,6 +113,15 @@ pub enum ParquetData {
     Lines(Vec<u8>),
 }
 
+/// Every row of a Parquet file as a JSON record, for `--map`: the mapping
+/// reads the file's own columns.
+pub fn read_parquet_records(name: &str, raw: Vec<u8>) -> Result<Vec<u8>> {
+    let df = ParquetReader::new(std::io::Cursor::new(raw))
+        .finish()
+        .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))?;
+    records_from_frame(name, &df)
+}
+
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
 /// `trajectory`) take the columnar fast path, validated by the same rules.
 pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> {

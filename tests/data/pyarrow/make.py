@@ -37,3 +37,8 @@ pq.write_table(
     use_dictionary=False,
     compression="snappy",
 )
+
+# The verl-agent step-row sample as Parquet (verl-agent rollouts are often
+# dumped by pandas): for `--map` on Parquet.
+steps = [json.loads(l) for l in open(os.path.join(HERE, "../../../assets/mappings/verl-agent-steps.sample.jsonl"))]
+pd.DataFrame(steps).to_parquet(os.path.join(HERE, "verl-agent-steps.sample.parquet"), engine="pyarrow")
