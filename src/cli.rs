@@ -78,7 +78,7 @@ pub struct Cli {
     /// Inspect logs: a numeric score at least this counts as success.
     #[arg(long, default_value_t = 1.0, value_name = "X")]
     pub success_threshold: f64,
-    /// Read JSON Lines with other field names through a mapping file (see README).
+    /// Read JSON Lines or Parquet with other field names through a mapping file (see README).
     #[arg(long, value_name = "MAPPING.toml")]
     pub map: Option<PathBuf>,
     /// Reduce the logs to mergeable per-task aggregates (Parquet) and exit;
