@@ -238,7 +238,7 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
         .header
         .len()
         .max(t.rows.iter().map(|r| r.len()).max().unwrap_or(0));
-    let mut w: Vec<usize> = (0..n)
+    let natural: Vec<usize> = (0..n)
         .map(|i| {
             let h = t.header.get(i).map_or(0, |x| x.chars().count());
             let c = t
@@ -249,9 +249,10 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
                 .map(|x| x.chars().count())
                 .max()
                 .unwrap_or(0);
-            h.max(c).clamp(2, 60)
+            h.max(c).max(2)
         })
         .collect();
+    let mut w: Vec<usize> = natural.iter().map(|&x| x.min(60)).collect();
     // Shrink the widest columns until the table fits.
     let budget = total.saturating_sub(3 + n as u16) as usize;
     while w.iter().sum::<usize>() > budget {
@@ -260,6 +261,13 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
             break;
         }
         w[i] = m - 1;
+    }
+    // Room to spare goes to the columns cut at 60 (long details, titles).
+    let mut spare = budget.saturating_sub(w.iter().sum::<usize>());
+    for (x, &want) in w.iter_mut().zip(&natural) {
+        let more = want.saturating_sub(*x).min(spare);
+        *x += more;
+        spare -= more;
     }
     w.into_iter()
         .map(|x| Constraint::Length(x as u16))
@@ -712,4 +720,29 @@ fn metric_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme)
         series,
         theme,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_cells_use_the_width_there_is() {
+        let mut t = TableData::new("t", "t", &["what", "detail"]);
+        t.push(
+            vec!["x".into(), "d".repeat(100)],
+            views::Mark::None,
+            views::Target::None,
+        );
+        // 160 columns: borders and gaps take 3 + 2; both columns fit whole.
+        assert_eq!(
+            widths(&t, 160),
+            vec![Constraint::Length(4), Constraint::Length(100)]
+        );
+        // 80 columns: the detail gets what is left.
+        assert_eq!(
+            widths(&t, 80),
+            vec![Constraint::Length(4), Constraint::Length(71)]
+        );
+    }
 }

@@ -749,7 +749,8 @@ pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
                             .join(" ")
                     })
                     .unwrap_or_else(|| "–".into());
-                let err = st.get("error").and_then(|e| e.as_bool()) == Some(true);
+                let flag = st.get("error").and_then(|e| e.as_bool());
+                let err = flag == Some(true);
                 t.push(
                     vec![
                         s("turn"),
@@ -757,7 +758,11 @@ pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
                         s("observation"),
                         s("output_tokens"),
                         logp,
-                        if err { "ERROR".into() } else { String::new() },
+                        match flag {
+                            Some(true) => "ERROR".into(),
+                            Some(false) => "no".into(),
+                            None => "–".into(),
+                        },
                         format!("{}/{}", s("budget_total"), s("budget_remaining")),
                     ],
                     if err { Mark::Bad } else { Mark::None },
