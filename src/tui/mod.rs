@@ -112,6 +112,10 @@ pub fn run(opts: Options) -> Result<()> {
     let mut app = App::new(no_color, settings.balance);
     let mut stamp = file_stamp(&opts);
     let mut last_check = Instant::now();
+    // --follow re-reads at most half the time: after a reload that took d,
+    // the next check waits max(2 s, d).
+    let mut requested_at = Instant::now();
+    let mut last_took = Duration::ZERO;
     let mut dirty = true;
     let mut last_progress = 0;
     let mut instant_polls = 0u32;
@@ -151,6 +155,7 @@ pub fn run(opts: Options) -> Result<()> {
         }
         if let Some(p) = app.pending.take() {
             settings.balance = app.balance;
+            requested_at = Instant::now();
             wanted = jobs.request(match p {
                 Pending::Reload => Request::Load(settings.clone()),
                 Pending::Recompute => Request::Audit(settings.clone()),
@@ -161,6 +166,8 @@ pub fn run(opts: Options) -> Result<()> {
             if r.generation != wanted {
                 continue;
             }
+            last_took = requested_at.elapsed();
+            last_check = Instant::now();
             match r.result {
                 Ok(d) => {
                     app.set_data(d);
@@ -193,12 +200,18 @@ pub fn run(opts: Options) -> Result<()> {
                 break;
             }
         }
-        if opts.follow && !opts.paths.is_empty() && last_check.elapsed() > Duration::from_secs(2) {
+        let pause = Duration::from_secs(2).max(last_took);
+        if opts.follow
+            && !opts.paths.is_empty()
+            && jobs.phase() == "idle"
+            && last_check.elapsed() > pause
+        {
             last_check = Instant::now();
             let now = file_stamp(&opts);
             if now != stamp {
                 stamp = now;
                 wanted = jobs.request(Request::Load(settings.clone()));
+                requested_at = Instant::now();
             }
         }
     }
