@@ -169,7 +169,10 @@ impl QCache {
             }
         };
         if entry.1.len() <= need as usize {
-            entry.1 = entry.0.values(gamma, need.max(16));
+            // Grow geometrically: probes asking for ever longer horizons
+            // cost a few DPs, not one each.
+            let grown = (2 * entry.1.len()).min(u32::MAX as usize) as u32;
+            entry.1 = entry.0.values(gamma, need.max(16).max(grown));
         }
         if spec.pos >= entry.0.n_states() {
             return None;
