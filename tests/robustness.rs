@@ -236,3 +236,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_frozenlake_probe_too_large_to_solve_is_reported_not_attempted() {
+    let map: Vec<String> = vec!["F".repeat(200); 200];
+    let line = serde_json::json!({
+        "kind": "probe", "benchmark": "frozenlake", "task": "m", "state": "s",
+        "source": "base", "turn": 1, "error": false,
+        "frozenlake": {"map": map, "pos": 0, "steps_left": 4_000_000u32, "slippery": true},
+        "candidates": [{"run": "base", "action": 1}, {"run": "rl", "action": 2}]
+    });
+    let err = strict_failure("huge_lake", "p.jsonl", format!("{line}\n").as_bytes());
+    assert!(
+        err.contains("p.jsonl:1: frozenlake.steps_left:") && err.contains("200×200"),
+        "{err}"
+    );
+}

@@ -27,8 +27,21 @@ pub fn validate_spec(spec: &FrozenLakeSpec) -> Result<(), (&'static str, String)
             ),
         ));
     }
+    // Q* is solved exactly by a table of every state at every horizon.
+    if lake.cells.len() as u64 * u64::from(spec.steps_left) > MAX_DP_CELLS {
+        return Err((
+            "steps_left",
+            format!(
+                "{} steps on a {}×{} map is more than rl-audit solves exactly (cells × steps ≤ {MAX_DP_CELLS})",
+                spec.steps_left, lake.rows, lake.cols
+            ),
+        ));
+    }
     Ok(())
 }
+
+/// The largest value table (states × horizon) a probe may ask for: 160 MB.
+pub const MAX_DP_CELLS: u64 = 20_000_000;
 
 impl Lake {
     pub fn parse<S: AsRef<str>>(rows: &[S], slippery: bool) -> Result<Lake, String> {
@@ -145,11 +158,17 @@ impl Lake {
     }
 }
 
-/// Caches V tables per (map, slippery, γ) so many probes on one map cost one DP.
+/// Caches V tables per (map, slippery, γ) so many probes on one map cost one
+/// DP. The tables held stay under [`MAX_CACHED_CELLS`] values: past that the
+/// cache starts afresh (logs with very many distinct large maps).
 #[derive(Default)]
 pub struct QCache {
-    tables: std::collections::HashMap<(Vec<String>, bool), ValueTable>,
+    tables: std::collections::HashMap<(Vec<String>, bool, u64), ValueTable>,
+    cells: u64,
 }
+
+/// Values kept across all cached tables (400 MB of f64).
+pub const MAX_CACHED_CELLS: u64 = 50_000_000;
 
 /// A lake and its V_0 … V_H.
 type ValueTable = (Lake, Vec<Vec<f64>>);
@@ -159,25 +178,37 @@ impl QCache {
         if spec.steps_left == 0 {
             return Some(0.0);
         }
-        let key = (spec.map.clone(), spec.slippery);
+        let key = (spec.map.clone(), spec.slippery, gamma.to_bits());
         let need = spec.steps_left - 1;
-        let entry = match self.tables.entry(key) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                let lake = Lake::parse(&spec.map, spec.slippery).ok()?;
-                e.insert((lake, Vec::new()))
-            }
-        };
-        if entry.1.len() <= need as usize {
-            // Grow geometrically: probes asking for ever longer horizons
-            // cost a few DPs, not one each.
-            let grown = (2 * entry.1.len()).min(u32::MAX as usize) as u32;
-            entry.1 = entry.0.values(gamma, need.max(16).max(grown));
+        if !self.tables.contains_key(&key) {
+            let lake = Lake::parse(&spec.map, spec.slippery).ok()?;
+            self.tables.insert(key.clone(), (lake, Vec::new()));
         }
-        if spec.pos >= entry.0.n_states() {
+        let (lake, vs) = self.tables.get(&key)?;
+        if spec.pos >= lake.n_states() {
             return None;
         }
-        Some(entry.0.q_from(spec.pos, a, gamma, &entry.1[need as usize]))
+        if vs.len() <= need as usize {
+            // Grow geometrically (probes asking for ever longer horizons cost
+            // a few DPs, not one each), within the per-table limit.
+            let n = lake.n_states().max(1) as u64;
+            let cap = u32::try_from(MAX_DP_CELLS / n).unwrap_or(u32::MAX);
+            let grown = u32::try_from(2 * vs.len()).unwrap_or(u32::MAX).min(cap);
+            let table = lake.values(gamma, need.max(16.min(cap)).max(grown));
+            let (old, new) = (vs.len() as u64 * n, table.len() as u64 * n);
+            if self.cells - old + new > MAX_CACHED_CELLS {
+                let mut keep = self.tables.remove(&key)?;
+                self.tables.clear();
+                keep.1 = table;
+                self.cells = new;
+                self.tables.insert(key.clone(), keep);
+            } else {
+                self.cells = self.cells - old + new;
+                self.tables.get_mut(&key)?.1 = table;
+            }
+        }
+        let (lake, vs) = self.tables.get(&key)?;
+        Some(lake.q_from(spec.pos, a, gamma, &vs[need as usize]))
     }
 }
 
@@ -212,6 +243,41 @@ mod tests {
         let lake = Lake::parse(&map, true).unwrap();
         let v = lake.values(1.0, 200);
         assert!((v[200][0] - 0.9132).abs() < 5e-4, "{}", v[200][0]);
+    }
+
+    #[test]
+    fn cached_q_equals_direct_q_at_every_horizon_and_gamma() {
+        let mut cache = QCache::default();
+        let lake = Lake::parse(&MAP4, true).unwrap();
+        for gamma in [0.9, 1.0] {
+            // Horizons that force the table to grow several times.
+            for steps_left in [1u32, 3, 17, 40, 90, 5, 200] {
+                for a in 0..4u8 {
+                    let spec = FrozenLakeSpec {
+                        map: MAP4.iter().map(|s| s.to_string()).collect(),
+                        pos: 4,
+                        steps_left,
+                        slippery: true,
+                    };
+                    let got = cache.q(&spec, a, gamma).unwrap();
+                    let want = lake.q_star(4, a, gamma, steps_left);
+                    assert!((got - want).abs() < 1e-12, "γ={gamma} h={steps_left} a={a}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_horizon_too_large_to_solve_is_an_input_error() {
+        let spec = FrozenLakeSpec {
+            map: vec!["F".repeat(100); 100],
+            pos: 0,
+            steps_left: 1_000_000,
+            slippery: false,
+        };
+        let (field, msg) = validate_spec(&spec).unwrap_err();
+        assert_eq!(field, "steps_left");
+        assert!(msg.contains("100×100"), "{msg}");
     }
 
     #[test]
