@@ -1,0 +1,466 @@
+//! The cluster bootstrap over tasks (SPEC §2): resample the tasks with
+//! replacement, recompute Σsum/Σweight, 10,000 times — made cheap by drawing
+//! class counts instead of task ids and sharing each resample's draw among
+//! every statistic over the same tasks.
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Binomial, Distribution};
+use rayon::prelude::*;
+
+use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
+
+/// The generator of resample `b`: seeded from (seed, b), so the result does
+/// not depend on the number of threads.
+pub fn resample_rng(seed: u64, b: usize) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Cluster bootstrap of Σsum/Σweight over clusters resampled with replacement
+/// (SPEC §2). Paired differences pass per-task differences as clusters.
+pub fn cluster_bootstrap(clusters: &[Cluster], cfg: &Bootstrap) -> Estimate {
+    let family = Family {
+        sums: vec![clusters.iter().map(|c| c.sum).collect()],
+        weights: clusters.iter().map(|c| c.weight).collect(),
+    };
+    cluster_bootstrap_families(std::slice::from_ref(&family), cfg)
+        .remove(0)
+        .remove(0)
+}
+
+/// Several statistics Σsum_s/Σweight over the same clusters (e.g. Pass@K for
+/// every K of one cell's tasks). `sums[s][i]` is cluster i's sum for
+/// statistic s.
+pub fn cluster_bootstrap_many(
+    sums: &[Vec<f64>],
+    weights: &[f64],
+    cfg: &Bootstrap,
+) -> Vec<Estimate> {
+    let family = Family {
+        sums: sums.to_vec(),
+        weights: weights.to_vec(),
+    };
+    cluster_bootstrap_families(std::slice::from_ref(&family), cfg).remove(0)
+}
+
+/// Statistics Σsum_s/Σweight that share their clusters: `sums[s][i]` is
+/// cluster i's sum for statistic s, `weights[i]` its weight.
+#[derive(Debug, Clone, Default)]
+pub struct Family {
+    pub sums: Vec<Vec<f64>>,
+    pub weights: Vec<f64>,
+}
+
+/// A family's clusters grouped into classes of identical clusters (equal in
+/// every statistic and in weight): the statistic of a resample depends only
+/// on how many clusters of each class it drew.
+struct Classes {
+    /// Class of each cluster.
+    of: Vec<u32>,
+    /// Clusters per class.
+    size: Vec<u64>,
+    /// Class-major sums: `sums[c * stats + s]`.
+    sums: Vec<f64>,
+    weights: Vec<f64>,
+    stats: usize,
+}
+
+impl Classes {
+    fn new(f: &Family) -> Self {
+        let stats = f.sums.len();
+        let mut index: std::collections::HashMap<Vec<u64>, u32> = Default::default();
+        let mut c = Classes {
+            of: Vec::with_capacity(f.weights.len()),
+            size: Vec::new(),
+            sums: Vec::new(),
+            weights: Vec::new(),
+            stats,
+        };
+        for (i, w) in f.weights.iter().enumerate() {
+            let mut key: Vec<u64> = f.sums.iter().map(|s| s[i].to_bits()).collect();
+            key.push(w.to_bits());
+            let next = c.size.len() as u32;
+            let id = *index.entry(key).or_insert_with(|| {
+                c.size.push(0);
+                c.sums.extend(f.sums.iter().map(|s| s[i]));
+                c.weights.push(*w);
+                next
+            });
+            c.size[id as usize] += 1;
+            c.of.push(id);
+        }
+        c
+    }
+    fn len(&self) -> usize {
+        self.size.len()
+    }
+}
+
+/// Resamples handled together: per-cluster draw counts are laid out
+/// cluster-major with this many resamples side by side, so summing a class's
+/// clusters is a run of vector adds over the block.
+const BLOCK: usize = 64;
+
+/// A family's classes with their clusters listed (CSR layout).
+struct Members {
+    start: Vec<usize>,
+    list: Vec<u32>,
+}
+
+impl Members {
+    fn new(c: &Classes) -> Self {
+        let mut start = vec![0usize; c.len() + 1];
+        for (k, size) in c.size.iter().enumerate() {
+            start[k + 1] = start[k] + *size as usize;
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0u32; c.of.len()];
+        for (i, &k) in c.of.iter().enumerate() {
+            list[fill[k as usize]] = i as u32;
+            fill[k as usize] += 1;
+        }
+        Members { start, list }
+    }
+}
+
+/// Bootstraps several families over the same m clusters (SPEC §2's cluster
+/// bootstrap: m clusters drawn with replacement, Σsum/Σweight per resample).
+/// A resample's statistics depend only on how many clusters of each class it
+/// drew. When every family has few classes those counts are drawn directly
+/// as a multinomial (one binomial per class); otherwise each resample draws
+/// m cluster ids once, shared by every family, and the counts follow by
+/// summing draw counts over each class's clusters — done for a block of
+/// resamples at once. Resample b is seeded from (seed, b), so the result
+/// does not depend on the number of threads. Returns, per family, one
+/// estimate per statistic.
+pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
+    let undefined = Estimate {
+        value: f64::NAN,
+        ci: Ci::Undefined,
+    };
+    let m = families.first().map_or(0, |f| f.weights.len());
+    assert!(
+        families
+            .iter()
+            .all(|f| f.weights.len() == m && f.sums.iter().all(|s| s.len() == m)),
+        "bootstrap families must share their clusters"
+    );
+    let live: Vec<bool> = families
+        .iter()
+        .map(|f| m > 0 && f.weights.iter().any(|w| *w != 0.0))
+        .collect();
+    let classes: Vec<Classes> = families.iter().map(Classes::new).collect();
+    // A binomial costs about as much as 60 cluster-id draws.
+    let direct = classes
+        .iter()
+        .zip(&live)
+        .all(|(c, l)| !l || c.len() * 60 <= m);
+    let members: Vec<Members> = if direct {
+        Vec::new()
+    } else {
+        classes.iter().map(Members::new).collect()
+    };
+    let mut stat_offset = vec![0usize; families.len() + 1];
+    for (f, fam) in families.iter().enumerate() {
+        stat_offset[f + 1] = stat_offset[f] + fam.sums.len();
+    }
+    let width = stat_offset[families.len()];
+    let b_total = cfg.resamples;
+    let m32 = u32::try_from(m).expect("fewer than 2^32 clusters");
+    let n_blocks = b_total.div_ceil(BLOCK);
+    // Per block: replicates stat-major, `BLOCK` per statistic.
+    let blocks: Vec<Vec<f64>> = (0..n_blocks)
+        .into_par_iter()
+        .map(|blk| {
+            let b0 = blk * BLOCK;
+            let rr = BLOCK.min(b_total - b0);
+            let mut out = vec![f64::NAN; width * BLOCK];
+            if m == 0 {
+                return out;
+            }
+            let mut draws = if direct {
+                Vec::new()
+            } else {
+                vec![0u32; m * BLOCK]
+            };
+            let mut rngs: Vec<Xoshiro256PlusPlus> =
+                (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
+            if !direct {
+                let mut rows = Vec::new();
+                draw_block(&mut draws, &mut rows, &mut rngs, m32);
+            }
+            let mut counts: Vec<u32> = Vec::new();
+            let mut acc: Vec<f64> = Vec::new();
+            let mut w = [0.0f64; BLOCK];
+            for (f, cl) in classes.iter().enumerate() {
+                if !live[f] {
+                    continue;
+                }
+                // Class counts, class-major with the block side by side.
+                counts.clear();
+                counts.resize(cl.len() * BLOCK, 0);
+                if direct {
+                    for (r, rng) in rngs.iter_mut().enumerate() {
+                        let (mut left, mut mass) = (m as u64, m as u64);
+                        for (k, size) in cl.size.iter().enumerate() {
+                            if left == 0 {
+                                break;
+                            }
+                            let x = if *size == mass {
+                                left
+                            } else {
+                                Binomial::new(left, *size as f64 / mass as f64)
+                                    .map_or(0, |d| d.sample(rng))
+                            };
+                            counts[k * BLOCK + r] = x as u32;
+                            left -= x;
+                            mass -= size;
+                        }
+                    }
+                } else {
+                    class_counts(&mut counts, &members[f], &draws);
+                }
+                // Σ count × value per statistic, Σ count × weight.
+                let n_stats = cl.stats;
+                acc.clear();
+                acc.resize(n_stats * BLOCK, 0.0);
+                w.iter_mut().for_each(|x| *x = 0.0);
+                for (k, cnt) in counts.chunks_exact(BLOCK).enumerate() {
+                    let wk = cl.weights[k];
+                    for (x, &c) in w.iter_mut().zip(cnt) {
+                        *x += f64::from(c) * wk;
+                    }
+                    for (s, a) in acc.chunks_exact_mut(BLOCK).enumerate() {
+                        let v = cl.sums[k * n_stats + s];
+                        for (x, &c) in a.iter_mut().zip(cnt) {
+                            *x += f64::from(c) * v;
+                        }
+                    }
+                }
+                for (s, a) in acc.chunks_exact(BLOCK).enumerate() {
+                    let dst = &mut out[(stat_offset[f] + s) * BLOCK..][..BLOCK];
+                    for r in 0..rr {
+                        dst[r] = a[r] / w[r];
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    // Per statistic: its replicates → the interval.
+    let jobs: Vec<(usize, usize)> = families
+        .iter()
+        .enumerate()
+        .flat_map(|(f, fam)| (0..fam.sums.len()).map(move |s| (f, s)))
+        .collect();
+    let estimates: Vec<Estimate> = jobs
+        .par_iter()
+        .map(|&(f, s)| {
+            let fam = &families[f];
+            if !live[f] {
+                return undefined;
+            }
+            let total_w: f64 = fam.weights.iter().sum();
+            let value = fam.sums[s].iter().sum::<f64>() / total_w;
+            let col = stat_offset[f] + s;
+            let mut stats: Vec<f64> = blocks
+                .iter()
+                .enumerate()
+                .flat_map(|(blk, out)| {
+                    let rr = BLOCK.min(b_total - blk * BLOCK);
+                    out[col * BLOCK..col * BLOCK + rr].iter().copied()
+                })
+                .filter(|x| x.is_finite())
+                .collect();
+            let ci = interval_from(&mut stats, value, cfg, || {
+                let clusters: Vec<Cluster> = (0..m)
+                    .map(|i| Cluster {
+                        sum: fam.sums[s][i],
+                        weight: fam.weights[i],
+                    })
+                    .collect();
+                jackknife(&clusters)
+            });
+            Estimate { value, ci }
+        })
+        .collect();
+    let mut it = estimates.into_iter();
+    families
+        .iter()
+        .map(|fam| it.by_ref().take(fam.sums.len()).collect())
+        .collect()
+}
+
+/// Draws m cluster ids for each resample of a block, counting them per
+/// cluster: `draws[i * BLOCK + r]`. Each resample counts into its own
+/// cache-resident row first; the rows are then transposed tile by tile.
+#[inline(never)]
+fn draw_block(draws: &mut [u32], rows: &mut Vec<u32>, rngs: &mut [Xoshiro256PlusPlus], m: u32) {
+    let mu = m as usize;
+    rows.clear();
+    rows.resize(rngs.len() * mu, 0);
+    for (row, rng) in rows.chunks_exact_mut(mu).zip(rngs.iter_mut()) {
+        // Two 32-bit draws from each 64-bit output.
+        for _ in 0..mu / 2 {
+            let x = rng.next_u64();
+            row[bounded_from(x as u32, rng, m) as usize] += 1;
+            row[bounded_from((x >> 32) as u32, rng, m) as usize] += 1;
+        }
+        if mu % 2 == 1 {
+            let x = rng.next_u32();
+            row[bounded_from(x, rng, m) as usize] += 1;
+        }
+    }
+    const TILE: usize = 16;
+    for i0 in (0..mu).step_by(TILE) {
+        let i1 = (i0 + TILE).min(mu);
+        for (r, row) in rows.chunks_exact(mu).enumerate() {
+            for i in i0..i1 {
+                draws[i * BLOCK + r] = row[i];
+            }
+        }
+    }
+}
+
+/// A family's class counts for a block: the draw counts of its clusters summed.
+#[inline(never)]
+fn class_counts(counts: &mut [u32], members: &Members, draws: &[u32]) {
+    for (k, dst) in counts.chunks_exact_mut(BLOCK).enumerate() {
+        for &i in &members.list[members.start[k]..members.start[k + 1]] {
+            let src = &draws[i as usize * BLOCK..(i as usize + 1) * BLOCK];
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d += s;
+            }
+        }
+    }
+}
+
+/// A uniform integer in 0..n from the 32 random bits `x`, exactly
+/// (Lemire's multiply-and-reject; a rejected `x` is replaced from `rng`).
+fn bounded_from(mut x: u32, rng: &mut Xoshiro256PlusPlus, n: u32) -> u32 {
+    let mut mul = u64::from(x) * u64::from(n);
+    let mut low = mul as u32;
+    if low < n {
+        let threshold = n.wrapping_neg() % n;
+        while low < threshold {
+            x = rng.next_u32();
+            mul = u64::from(x) * u64::from(n);
+            low = mul as u32;
+        }
+    }
+    (mul >> 32) as u32
+}
+
+fn jackknife(clusters: &[Cluster]) -> Vec<f64> {
+    let (s, w) = clusters
+        .iter()
+        .fold((0.0, 0.0), |(s, w), c| (s + c.sum, w + c.weight));
+    clusters
+        .iter()
+        .map(|c| (s - c.sum) / (w - c.weight))
+        .filter(|x| x.is_finite())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_resampling_matches_task_resampling_in_distribution() {
+        // 1000 tasks with values 0 or 1 (30% ones): the bootstrap mean has
+        // sd sqrt(0.3·0.7/1000) = 0.01449; the 95% interval ≈ 0.3 ± 0.0284.
+        let clusters: Vec<Cluster> = (0..1000)
+            .map(|i| Cluster::one(if i % 10 < 3 { 1.0 } else { 0.0 }))
+            .collect();
+        let e = cluster_bootstrap(&clusters, &Bootstrap::default());
+        let (l, h) = e.ci.bounds().unwrap();
+        assert!((e.value - 0.3).abs() < 1e-12);
+        assert!((l - (0.3 - 0.0284)).abs() < 0.003, "{l}");
+        assert!((h - (0.3 + 0.0284)).abs() < 0.003, "{h}");
+        // Same data through the task-id path (all values distinct by a tiny offset).
+        let distinct: Vec<Cluster> = clusters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Cluster::one(c.sum + i as f64 * 1e-12))
+            .collect();
+        let (l2, h2) = cluster_bootstrap(&distinct, &Bootstrap::default())
+            .ci
+            .bounds()
+            .unwrap();
+        assert!(
+            (l - l2).abs() < 0.003 && (h - h2).abs() < 0.003,
+            "{l} {h} vs {l2} {h2}"
+        );
+    }
+
+    #[test]
+    fn shared_draws_match_the_normal_approximation() {
+        // Two families over the same 1000 tasks, forced onto shared draws by
+        // the second one's many classes. Family 0: 0/1 values, 30% ones →
+        // interval 0.3 ± 1.96·sqrt(0.21/1000) = 0.3 ± 0.0284. Family 1:
+        // values i/1000 → mean 0.4995, sd of the mean
+        // sqrt((1000²−1)/12)/1000/sqrt(1000) = 0.009129 → ± 0.0179.
+        let m = 1000;
+        let f0 = Family {
+            sums: vec![(0..m).map(|i| f64::from(i % 10 < 3)).collect()],
+            weights: vec![1.0; m],
+        };
+        let f1 = Family {
+            sums: vec![(0..m).map(|i| i as f64 / 1000.0).collect()],
+            weights: vec![1.0; m],
+        };
+        let out = cluster_bootstrap_families(&[f0, f1], &Bootstrap::default());
+        let (l0, h0) = out[0][0].ci.bounds().unwrap();
+        assert!(
+            (l0 - 0.2716).abs() < 0.003 && (h0 - 0.3284).abs() < 0.003,
+            "{l0} {h0}"
+        );
+        let (l1, h1) = out[1][0].ci.bounds().unwrap();
+        assert!((out[1][0].value - 0.4995).abs() < 1e-12);
+        assert!(
+            (l1 - 0.4816).abs() < 0.002 && (h1 - 0.5174).abs() < 0.002,
+            "{l1} {h1}"
+        );
+    }
+
+    #[test]
+    fn weighted_clusters_give_the_ratio_of_sums() {
+        // Clusters of 1 or 3 items; the statistic is Σsum/Σweight.
+        let clusters: Vec<Cluster> = (0..400)
+            .map(|i| {
+                let w = if i % 2 == 0 { 1.0 } else { 3.0 };
+                Cluster {
+                    sum: if i % 4 == 1 { w } else { 0.0 },
+                    weight: w,
+                }
+            })
+            .collect();
+        // Σsum = 100 clusters × 3 = 300; Σweight = 200 + 600 = 800.
+        let e = cluster_bootstrap(&clusters, &Bootstrap::default());
+        assert!((e.value - 0.375).abs() < 1e-12);
+        let (l, h) = e.ci.bounds().unwrap();
+        assert!(l < 0.375 && h > 0.375 && h - l < 0.2, "{l} {h}");
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_thread_count() {
+        let fam = Family {
+            sums: vec![
+                (0..300).map(|i| ((i * 7) % 13) as f64).collect(),
+                (0..300).map(|i| (i % 3) as f64).collect(),
+            ],
+            weights: vec![1.0; 300],
+        };
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    cluster_bootstrap_families(std::slice::from_ref(&fam), &Bootstrap::default())
+                })
+        };
+        assert_eq!(run(1), run(3));
+    }
+}
