@@ -305,5 +305,10 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         let left = out.rfind("\x1b[?1049l").expect("left the alternate screen");
         assert!(left > out.rfind("\x1b[?1049h").unwrap());
         assert!(out.contains("\x1b[?25h"), "SIG{sig}: cursor left hidden");
+        // Frames are drawn as synchronized updates (begin … end).
+        assert!(
+            out.contains("\x1b[?2026h") && out.contains("\x1b[?2026l"),
+            "SIG{sig}: no synchronized update"
+        );
     }
 }

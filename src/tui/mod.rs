@@ -122,9 +122,21 @@ pub fn run(opts: Options) -> Result<()> {
     let mut last_alive = Instant::now();
     loop {
         if dirty {
-            terminal
+            // One synchronized update per frame: terminals that support it
+            // show the whole frame at once (no tearing over slow SSH links);
+            // others ignore the sequence.
+            let _ = crossterm::execute!(
+                std::io::stdout(),
+                crossterm::terminal::BeginSynchronizedUpdate
+            );
+            let drawn = terminal
                 .draw(|f| draw::draw(f, &mut app, &jobs.progress, jobs.phase()))
-                .map_err(|e| Error::Internal(format!("drawing: {e}")))?;
+                .map_err(|e| Error::Internal(format!("drawing: {e}")));
+            let _ = crossterm::execute!(
+                std::io::stdout(),
+                crossterm::terminal::EndSynchronizedUpdate
+            );
+            drawn?;
             dirty = false;
         }
         let polled = Instant::now();
