@@ -312,3 +312,39 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         );
     }
 }
+
+#[test]
+fn overview_and_report_share_the_headline() {
+    let d = demo();
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let found = json["findings"].as_array().unwrap();
+    assert!(!found.is_empty());
+    let mut s = Screen::new(160, 48, d.clone());
+    let screen = s.keys("1");
+    for f in found {
+        let detail = f["detail"].as_str().unwrap();
+        assert!(screen.contains(detail), "{detail:?} missing:\n{screen}");
+    }
+    // Matched-state shares carry their Wilson 95% interval, worked out here
+    // from the count: (p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n).
+    let z: f64 = 1.959_963_984_540_054;
+    for m in json["matched_states"].as_array().unwrap() {
+        let n = m["states"].as_f64().unwrap();
+        let k = (m["better"].as_f64().unwrap() * n).round();
+        let p = k / n;
+        let denom = 1.0 + z * z / n;
+        let centre = (p + z * z / (2.0 * n)) / denom;
+        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+        let want = format!(
+            "RL better in {:.1}% [{:.1}, {:.1}] of {} states",
+            100.0 * p,
+            100.0 * (centre - half),
+            100.0 * (centre + half),
+            n
+        );
+        assert!(
+            found.iter().any(|f| f["detail"] == want.as_str()),
+            "{want:?} not among {found:?}"
+        );
+    }
+}

@@ -169,6 +169,15 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
     out.insert("cost_winners".into(), Value::Array(winners));
     out.insert("budgetmix".into(), Value::Array(budgetmix(audit)));
     out.insert("notes".into(), json!(audit.notes));
+    // Beyond SPEC §3.1: the headline, as in the workbench's Overview.
+    let findings: Vec<Value> = super::findings::findings(audit)
+        .into_iter()
+        .map(|f| {
+            json!({"kind": f.kind, "where": f.place, "detail": f.detail,
+                   "severity": f.severity.name()})
+        })
+        .collect();
+    out.insert("findings".into(), Value::Array(findings));
     Value::Object(out)
 }
 

@@ -34,6 +34,7 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     let mut md = String::new();
     let s = &audit.settings;
     let _ = writeln!(md, "# rl-audit report\n");
+    headline(&mut md, audit);
     inputs(&mut md, set, audit);
     let _ = writeln!(
         md,
@@ -65,6 +66,30 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     more::budgetmix(&mut md, audit);
     images(&mut md, figs, "budgetmix");
     md
+}
+
+/// The headline findings (the workbench's Overview), each with its n and interval.
+fn headline(md: &mut String, audit: &Audit) {
+    let _ = writeln!(md, "## Headline findings\n");
+    let found = super::findings::findings(audit);
+    if found.is_empty() {
+        let _ = writeln!(
+            md,
+            "Nothing stands out: no flips, no BudgetMix violations, no divergent training.\n"
+        );
+        return;
+    }
+    let _ = writeln!(md, "| finding | where | detail |\n|---|---|---|");
+    for f in found {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            esc(f.kind),
+            esc(&f.place),
+            esc(&f.detail)
+        );
+    }
+    md.push('\n');
 }
 
 fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {

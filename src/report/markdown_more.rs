@@ -35,7 +35,8 @@ pub fn score_diff(e: &Option<Estimate>) -> String {
     })
 }
 
-fn wilson_pct(ci: Option<(f64, f64)>) -> String {
+/// A Wilson interval in percent, or nothing.
+pub fn wilson_pct(ci: Option<(f64, f64)>) -> String {
     ci.map_or("".into(), |(l, h)| {
         format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h)
     })

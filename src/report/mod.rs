@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod figures;
+pub mod findings;
 pub mod json;
 pub mod markdown;
 pub mod markdown_more;

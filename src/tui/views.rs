@@ -4,10 +4,11 @@
 use std::collections::BTreeSet;
 
 use crate::analysis::passkt::{cell_counts, Mode};
-use crate::analysis::stats::{pass_at_k, Ci};
+use crate::analysis::stats::pass_at_k;
 use crate::analysis::{Audit, PairNames};
 use crate::jobs::Loaded;
 use crate::report::markdown::{pct, pct_ci, pp};
+use crate::report::markdown_more::signed_ci;
 use crate::schema::{Id, Loc, LogSet};
 
 /// How a row should stand out.
@@ -151,136 +152,26 @@ pub fn current(a: &Audit, sel: &Selection) -> (Option<String>, Option<PairNames>
     (bench, pair)
 }
 
-fn ci_pp(ci: Ci) -> String {
-    match ci {
-        Ci::Interval(l, h) => format!("[{:+.1}, {:+.1}]", 100.0 * l, 100.0 * h),
-        Ci::Degenerate => "[degenerate]".into(),
-        Ci::Undefined => "[–]".into(),
-    }
-}
-
 /// Overview: headline findings, each leading to its panel.
 pub fn findings(l: &Loaded) -> TableData {
-    let a = &l.audit;
+    use crate::report::findings::Severity;
     let mut t = TableData::new(
         "findings",
         "Headline findings (Enter: go to panel)",
         &["finding", "where", "detail"],
     );
-    for adv in a.pass.advantage.iter().filter(|x| x.significant_flip) {
+    for f in crate::report::findings::findings(&l.audit) {
+        let mark = match f.severity {
+            Severity::Good => Mark::Good,
+            Severity::Info => Mark::None,
+            Severity::Warning => Mark::Bad,
+            Severity::Problem => Mark::VeryBad,
+        };
         t.push(
-            vec![
-                "significant flip".into(),
-                format!(
-                    "{} K={} {}% {}",
-                    adv.benchmark,
-                    adv.k,
-                    adv.level,
-                    adv.mode.name()
-                ),
-                format!(
-                    "{} → {}: Δ {} {} (n={})",
-                    adv.base,
-                    adv.rl,
-                    pp(adv.delta),
-                    ci_pp(adv.ci),
-                    adv.tasks
-                ),
-            ],
-            Mark::VeryBad,
-            Target::Panel(1),
+            vec![f.kind.into(), f.place, f.detail],
+            mark,
+            Target::Panel(f.panel),
         );
-    }
-    let flips = a
-        .pass
-        .advantage
-        .iter()
-        .filter(|x| x.flip && !x.significant_flip)
-        .count();
-    if flips > 0 {
-        t.push(
-            vec![
-                "flips (not significant)".into(),
-                format!("{flips} cell(s)"),
-                "Δ < 0 with a CI reaching 0".into(),
-            ],
-            Mark::Bad,
-            Target::Panel(1),
-        );
-    }
-    for adv in a
-        .pass
-        .advantage
-        .iter()
-        .filter(|x| x.k == 1 && x.ci.above_zero())
-        .take(6)
-    {
-        t.push(
-            vec![
-                "RL ahead".into(),
-                format!("{} K=1 {}% {}", adv.benchmark, adv.level, adv.mode.name()),
-                format!(
-                    "{} → {}: Δ {} {} (n={})",
-                    adv.base,
-                    adv.rl,
-                    pp(adv.delta),
-                    ci_pp(adv.ci),
-                    adv.tasks
-                ),
-            ],
-            Mark::Good,
-            Target::Panel(1),
-        );
-    }
-    for m in &a.matched {
-        t.push(
-            vec![
-                "matched states".into(),
-                format!("{} {} → {}", m.benchmark, m.base, m.rl),
-                format!("RL better in {} of {} states", pct(m.better), m.states),
-            ],
-            Mark::None,
-            Target::Panel(3),
-        );
-    }
-    for r in &a.recovery {
-        t.push(
-            vec![
-                "error recovery".into(),
-                format!("{} {} → {}", r.benchmark, r.base, r.rl),
-                format!(
-                    "RL better in {} of {} error states",
-                    pct(r.better),
-                    r.scored
-                ),
-            ],
-            Mark::None,
-            Target::Panel(4),
-        );
-    }
-    for d in a.divergence.iter().filter(|d| d.divergent) {
-        t.push(
-            vec![
-                "divergent training".into(),
-                d.run.clone(),
-                "r_multi ↑ while r_single ↓ (both significant)".into(),
-            ],
-            Mark::Bad,
-            Target::Panel(6),
-        );
-    }
-    for b in &a.budgetmix {
-        for r in b.rules.iter().filter(|r| r.violations > 0) {
-            t.push(
-                vec![
-                    "BudgetMix violation".into(),
-                    format!("{} {}", b.run, r.rule),
-                    format!("{} of {} checked", r.violations, r.checked),
-                ],
-                Mark::VeryBad,
-                Target::Panel(7),
-            );
-        }
     }
     if t.rows.is_empty() {
         t.push(
@@ -482,7 +373,7 @@ pub fn cell_detail(a: &Audit, sel: &Selection) -> Vec<String> {
             out.push(format!(
                 "Δ {} {} over n={} tasks{}; headroom {}",
                 pp(x.delta),
-                ci_pp(x.ci),
+                signed_ci(x.ci, 100.0),
                 x.tasks,
                 if x.significant_flip {
                     " — SIGNIFICANT FLIP"
@@ -518,7 +409,7 @@ pub fn cell_detail(a: &Audit, sel: &Selection) -> Vec<String> {
             "{}: native − truncated {} {} (n={})",
             g.run,
             pp(g.diff),
-            ci_pp(g.ci),
+            signed_ci(g.ci, 100.0),
             g.tasks
         ));
     }
@@ -944,7 +835,9 @@ pub fn recovery_table(a: &Audit, sel: &Selection) -> TableData {
         })
     };
     let diff = |e: &Option<crate::analysis::stats::Estimate>| {
-        e.map_or("–".into(), |e| format!("{} {}", pp(e.value), ci_pp(e.ci)))
+        e.map_or("–".into(), |e| {
+            format!("{} {}", pp(e.value), signed_ci(e.ci, 100.0))
+        })
     };
     t.push(
         vec![
