@@ -95,33 +95,41 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             panel: 1,
         });
     }
+    // "RL better in x% [l, h] of n states", for matched and error states.
+    let share = |kind, place, better, ci, n: u64, states, panel| Finding {
+        kind,
+        place,
+        detail: format!(
+            "RL better in {} {} of {n} {states}",
+            pct(better),
+            wilson_pct(ci)
+        ),
+        severity: Severity::Info,
+        panel,
+    };
     for m in &a.matched {
-        out.push(Finding {
-            kind: "matched states",
-            place: format!("{} {} → {}", m.benchmark, m.base, m.rl),
-            detail: format!(
-                "RL better in {} {} of {} states",
-                pct(m.better),
-                wilson_pct(m.shares_ci[0]),
-                m.states
-            ),
-            severity: Severity::Info,
-            panel: 3,
-        });
+        let place = format!("{} {} → {}", m.benchmark, m.base, m.rl);
+        out.push(share(
+            "matched states",
+            place,
+            m.better,
+            m.shares_ci[0],
+            m.states,
+            "states",
+            3,
+        ));
     }
     for r in &a.recovery {
-        out.push(Finding {
-            kind: "error recovery",
-            place: format!("{} {} → {}", r.benchmark, r.base, r.rl),
-            detail: format!(
-                "RL better in {} {} of {} error states",
-                pct(r.better),
-                wilson_pct(r.better_ci),
-                r.scored
-            ),
-            severity: Severity::Info,
-            panel: 4,
-        });
+        let place = format!("{} {} → {}", r.benchmark, r.base, r.rl);
+        out.push(share(
+            "error recovery",
+            place,
+            r.better,
+            r.better_ci,
+            r.scored,
+            "error states",
+            4,
+        ));
     }
     for d in a.divergence.iter().filter(|d| d.divergent) {
         out.push(Finding {
