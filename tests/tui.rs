@@ -115,9 +115,17 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
         "{screen}"
     );
     assert!(screen.contains("demo/eval.jsonl.gz:"));
-    let screen = s.keys("\n");
+    let mut screen = s.keys("\n");
+    // The record is re-read in the background; the screen stays live.
+    for _ in 0..100 {
+        if !screen.contains("reading") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        screen = s.text();
+    }
     assert!(screen.contains("record "), "{screen}");
-    assert!(screen.contains("observation"));
+    assert!(screen.contains("observation"), "{screen}");
     // Esc walks back up, one level at a time.
     let screen = s.keys("\x1b\x1b\x1b");
     assert!(screen.contains("selected cell"), "{screen}");

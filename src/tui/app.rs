@@ -53,6 +53,9 @@ pub struct App {
     pub no_color: bool,
     /// Cached table of a drill-down (re-reading a record is I/O).
     pub cached: Option<(View, TableData)>,
+    /// A record being re-read in the background (a compressed file is
+    /// decoded whole the first time): the screen stays live meanwhile.
+    reading: Option<(Loc, std::sync::mpsc::Receiver<TableData>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +85,52 @@ impl App {
             pending: None,
             no_color,
             cached: None,
+            reading: None,
         }
+    }
+
+    /// Work under way whose result should be drawn when it arrives.
+    pub fn busy(&self) -> bool {
+        matches!((&self.reading, self.stack.last()),
+            (Some((l, _)), Some(View::Trajectory(v))) if l == v)
+    }
+
+    /// The trajectory view of `loc`, or None while it is still being read.
+    fn trajectory(&mut self, d: &Arc<Loaded>, loc: Loc) -> Option<TableData> {
+        use std::sync::mpsc::TryRecvError;
+        if let Some((l, rx)) = &self.reading {
+            if *l == loc {
+                return match rx.try_recv() {
+                    Ok(t) => {
+                        self.reading = None;
+                        Some(t)
+                    }
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => {
+                        self.reading = None;
+                        let mut t = TableData::new("trajectory", "trajectory", &["error"]);
+                        t.push(
+                            vec!["the record could not be re-read".into()],
+                            views::Mark::Bad,
+                            Target::None,
+                        );
+                        Some(t)
+                    }
+                };
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let set = d.set.clone();
+        let spawned = std::thread::Builder::new()
+            .name("rl-audit-reread".into())
+            .spawn(move || {
+                let _ = tx.send(views::trajectory_table(&set, loc));
+            });
+        if spawned.is_err() {
+            return Some(views::trajectory_table(&d.set, loc));
+        }
+        self.reading = Some((loc, rx));
+        None
     }
 
     pub fn set_data(&mut self, d: Arc<Loaded>) {
@@ -127,7 +175,10 @@ impl App {
                     View::Rollouts { task, level } => {
                         views::rollouts_table(&d, &self.sel, task, *level)
                     }
-                    View::Trajectory(loc) => views::trajectory_table(&d.set, *loc),
+                    View::Trajectory(loc) => match self.trajectory(&d, *loc) {
+                        Some(t) => t,
+                        None => return Some(views::reading_table(&d.set, *loc)),
+                    },
                     View::RuleRecords { run, rule } => views::rule_records(&d, run, *rule),
                 };
                 self.cached = Some((v, t.clone()));

@@ -162,6 +162,9 @@ pub fn run(opts: Options) -> Result<()> {
                 _ => {}
             }
         }
+        if app.busy() {
+            dirty = true;
+        }
         if app.quit || stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
             break;
         }

@@ -580,6 +580,28 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str, level: u32) -> Ta
     t
 }
 
+/// What the trajectory view shows while its record is being re-read.
+pub fn reading_table(set: &LogSet, loc: Loc) -> TableData {
+    let name = set
+        .files
+        .get(loc.file as usize)
+        .cloned()
+        .unwrap_or_default();
+    let mut t = TableData::new(
+        "trajectory",
+        format!("{name}:{} — reading…", loc.line),
+        &["turn"],
+    );
+    t.push(
+        vec![format!(
+            "reading {name} (a compressed file is decoded once, then kept)…"
+        )],
+        Mark::None,
+        Target::None,
+    );
+    t
+}
+
 /// The step-by-step view of one record, re-read from its file.
 pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
     let name = set
