@@ -356,3 +356,45 @@ fn overview_and_report_share_the_headline() {
         );
     }
 }
+
+#[test]
+fn tables_sort_by_column_and_jump_to_either_end() {
+    let d = demo();
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("2ll\n");
+    // s: by the first column (task), ascending; S: descending.
+    let table = |s: &mut Screen| s.app.table().unwrap();
+    s.keys("s");
+    let t = table(&mut s);
+    assert!(t.title.contains("sorted by task ▲"), "{}", t.title);
+    let tasks: Vec<String> = t.rows.iter().map(|r| r[0].clone()).collect();
+    let mut want = tasks.clone();
+    want.sort();
+    assert_eq!(tasks, want);
+    s.keys("S");
+    let t = table(&mut s);
+    let mut want_desc = want.clone();
+    want_desc.reverse();
+    assert_eq!(
+        t.rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(),
+        want_desc
+    );
+    // G and g: the last and first rows; Enter opens the selected row's task.
+    s.keys("G");
+    assert_eq!(s.app.row(), t.rows.len() - 1);
+    let screen = s.keys("\n");
+    assert!(
+        screen.contains(&format!("task {} @ 75%", want_desc[want_desc.len() - 1])),
+        "{screen}"
+    );
+    s.keys("\x1b");
+    assert!(
+        s.app.sort.is_none(),
+        "the sort belongs to the view it was made in"
+    );
+    s.keys("g");
+    assert_eq!(s.app.row(), 0);
+    // The Budget grid keeps its K order.
+    s.keys("\x1bs");
+    assert!(s.app.sort.is_none());
+}

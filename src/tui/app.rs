@@ -56,6 +56,8 @@ pub struct App {
     /// A record being re-read in the background (a compressed file is
     /// decoded whole the first time): the screen stays live meanwhile.
     reading: Option<(Loc, std::sync::mpsc::Receiver<TableData>)>,
+    /// The current table's sort: (column, descending), until the view changes.
+    pub sort: Option<(usize, bool)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +88,7 @@ impl App {
             no_color,
             cached: None,
             reading: None,
+            sort: None,
         }
     }
 
@@ -167,7 +170,7 @@ impl App {
             Some(v) => {
                 if let Some((cv, t)) = &self.cached {
                     if *cv == v {
-                        return Some(t.clone().filtered(&self.filter));
+                        return Some(self.shaped(t.clone()));
                     }
                 }
                 let t = match &v {
@@ -204,7 +207,7 @@ impl App {
                 _ => views::budgetmix_table(&d.audit, &self.sel),
             },
         };
-        Some(t.filtered(&self.filter))
+        Some(self.shaped(t))
     }
 
     /// Applies one command.
@@ -224,6 +227,7 @@ impl App {
                     self.filter.clear();
                 } else if self.stack.pop().is_some() {
                     self.rows.pop();
+                    self.sort = None;
                     self.scroll = 0;
                 } else if cmd == Command::Back {
                     self.quit = true;
@@ -237,6 +241,9 @@ impl App {
             Command::Down => self.move_row(1),
             Command::PageUp => self.move_row(-10),
             Command::PageDown => self.move_row(10),
+            Command::Top => self.move_row(i64::MIN / 2),
+            Command::Bottom => self.move_row(i64::MAX / 2),
+            Command::Sort | Command::SortReverse => self.sort_command(cmd),
             Command::Left | Command::Right => {
                 self.horizontal(if cmd == Command::Left { -1 } else { 1 })
             }
@@ -289,7 +296,22 @@ impl App {
         }
     }
 
+    /// The table as shown: filtered, then sorted if asked.
+    fn shaped(&self, t: TableData) -> TableData {
+        let t = t.filtered(&self.filter);
+        match self.sort {
+            Some((col, desc)) if self.sortable() => t.sorted(col, desc),
+            _ => t,
+        }
+    }
+
+    /// The Budget grid's rows are the K values: it keeps its order.
+    fn sortable(&self) -> bool {
+        !(self.panel == 1 && self.stack.is_empty())
+    }
+
     fn reset_depth(&mut self) {
+        self.sort = None;
         self.stack.clear();
         self.rows = vec![0];
         self.cached = None;
@@ -302,6 +324,25 @@ impl App {
         if self.panel == 1 {
             self.rows = vec![self.sel.k];
         }
+    }
+
+    fn sort_command(&mut self, cmd: Command) {
+        if !self.sortable() {
+            self.message = Some("the Budget grid keeps its K order (drill down to sort)".into());
+            return;
+        }
+        let cols = self.table().map_or(0, |t| t.header.len());
+        if cols == 0 {
+            return;
+        }
+        self.sort = match (cmd, self.sort) {
+            (Command::SortReverse, Some((c, d))) => Some((c, !d)),
+            (Command::SortReverse, None) => Some((0, true)),
+            (_, Some((c, _))) if c + 1 < cols => Some((c + 1, false)),
+            (_, Some(_)) => None,
+            (_, None) => Some((0, false)),
+        };
+        self.set_row(0);
     }
 
     fn move_row(&mut self, by: i64) {
@@ -375,6 +416,7 @@ impl App {
         };
         self.stack.push(view);
         self.rows.push(0);
+        self.sort = None;
         self.scroll = 0;
         self.filter.clear();
     }

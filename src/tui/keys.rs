@@ -21,6 +21,10 @@ pub enum Command {
     Right,
     PageUp,
     PageDown,
+    Top,
+    Bottom,
+    Sort,
+    SortReverse,
     Enter,
     Filter,
     Export,
@@ -70,6 +74,18 @@ pub const BINDINGS: &[Binding] = &[
         keys: "↑↓ / j k",
         name: "move",
         help: "move the selection",
+    },
+    Binding {
+        command: Command::PageDown,
+        keys: "PgUp PgDn / g G / Home End",
+        name: "page",
+        help: "ten rows up or down; first or last row",
+    },
+    Binding {
+        command: Command::Sort,
+        keys: "s / S",
+        name: "sort",
+        help: "sort the table by the next column (numbers as numbers); S reverses",
     },
     Binding {
         command: Command::Right,
@@ -157,6 +173,10 @@ pub fn command_for(key: KeyEvent) -> Option<Command> {
         KeyCode::Right | KeyCode::Char('l') => Command::Right,
         KeyCode::PageUp => Command::PageUp,
         KeyCode::PageDown => Command::PageDown,
+        KeyCode::Home | KeyCode::Char('g') => Command::Top,
+        KeyCode::End | KeyCode::Char('G') => Command::Bottom,
+        KeyCode::Char('s') => Command::Sort,
+        KeyCode::Char('S') => Command::SortReverse,
         KeyCode::Enter => Command::Enter,
         KeyCode::Char('/') => Command::Filter,
         KeyCode::Char('e') => Command::Export,
@@ -173,14 +193,16 @@ pub fn command_for(key: KeyEvent) -> Option<Command> {
 
 /// The short command bar at the bottom of the screen.
 pub fn command_bar() -> String {
-    ["?", "Tab", "Enter", "b", "p", "+/-", "m", "/", "e", "q"]
-        .iter()
-        .filter_map(|k| {
-            BINDINGS
-                .iter()
-                .find(|b| b.keys.split(" / ").any(|x| x.starts_with(k)) || b.keys.starts_with(k))
-                .map(|b| format!("{k} {}", b.name))
-        })
-        .collect::<Vec<_>>()
-        .join("  ")
+    [
+        "?", "Tab", "Enter", "b", "p", "+/-", "m", "/", "s", "e", "q",
+    ]
+    .iter()
+    .filter_map(|k| {
+        BINDINGS
+            .iter()
+            .find(|b| b.keys.split(" / ").any(|x| x.starts_with(k)) || b.keys.starts_with(k))
+            .map(|b| format!("{k} {}", b.name))
+    })
+    .collect::<Vec<_>>()
+    .join("  ")
 }

@@ -85,6 +85,59 @@ impl TableData {
         });
         self
     }
+    /// Rows ordered by column `col` (numbers as numbers — `12.5%`,
+    /// `+0.07 pp`, `62.5% [51.0, 72.8]` by their first number — text as
+    /// text, `–` last), stable; the title says so.
+    pub fn sorted(mut self, col: usize, descending: bool) -> Self {
+        let Some(name) = self.header.get(col).cloned() else {
+            return self;
+        };
+        fn key(cell: &str) -> (u8, f64, String) {
+            let first = cell.split_whitespace().next().unwrap_or("");
+            let num = first
+                .trim_start_matches('+')
+                .trim_end_matches('%')
+                .trim_end_matches(',')
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite());
+            match num {
+                _ if cell.is_empty() || cell == "–" => (2, 0.0, String::new()),
+                Some(x) => (0, x, String::new()),
+                None => (1, 0.0, cell.to_lowercase()),
+            }
+        }
+        let keys: Vec<(u8, f64, String)> = self
+            .rows
+            .iter()
+            .map(|r| key(r.get(col).map_or("", String::as_str)))
+            .collect();
+        let mut order: Vec<usize> = (0..self.rows.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ka, kb) = (&keys[a], &keys[b]);
+            ka.0.cmp(&kb.0).then_with(|| {
+                let o = ka.1.total_cmp(&kb.1).then_with(|| ka.2.cmp(&kb.2));
+                if descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            })
+        });
+        fn permute<T>(v: &mut Vec<T>, order: &[usize]) {
+            let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+            *v = order.iter().filter_map(|&i| old[i].take()).collect();
+        }
+        permute(&mut self.rows, &order);
+        permute(&mut self.marks, &order);
+        permute(&mut self.targets, &order);
+        self.title = format!(
+            "{} — sorted by {name} {}",
+            self.title,
+            if descending { "▼" } else { "▲" }
+        );
+        self
+    }
     pub fn to_csv(&self) -> String {
         let esc = |s: &str| {
             if s.contains([',', '"', '\n']) {
@@ -1169,4 +1222,47 @@ pub fn cost_table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
         );
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorting_reads_numbers_as_numbers_and_keeps_rows_whole() {
+        let mut t = TableData::new("t", "title", &["name", "value"]);
+        for (name, v) in [
+            ("a", "12.5%"),
+            ("b", "–"),
+            ("c", "9.0% [1.0, 20.0]"),
+            ("d", "+0.07 pp"),
+            ("e", "-3"),
+            ("f", "100"),
+        ] {
+            let target = Target::Rollouts {
+                task: name.into(),
+                level: 25,
+            };
+            t.push(vec![name.into(), v.into()], Mark::None, target);
+        }
+        let names = |t: &TableData| t.rows.iter().map(|r| r[0].clone()).collect::<String>();
+        let up = t.clone().sorted(1, false);
+        // -3 < 0.07 < 9.0 < 12.5 < 100, and the missing value last.
+        assert_eq!(names(&up), "edcafb");
+        assert!(up.title.ends_with("sorted by value ▲"));
+        // Each row keeps its own target.
+        for (row, target) in up.rows.iter().zip(&up.targets) {
+            assert_eq!(
+                target,
+                &Target::Rollouts {
+                    task: row[0].clone(),
+                    level: 25
+                }
+            );
+        }
+        // Descending: numbers reversed, the missing value still last.
+        assert_eq!(names(&t.clone().sorted(1, true)), "facdeb");
+        // Text columns sort as text.
+        assert_eq!(names(&t.sorted(0, true)), "fedcba");
+    }
 }
