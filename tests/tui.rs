@@ -344,7 +344,7 @@ fn overview_and_report_share_the_headline() {
         let centre = (p + z * z / (2.0 * n)) / denom;
         let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
         let want = format!(
-            "RL better in {:.1}% [{:.1}, {:.1}] of {} states",
+            "RL better {:.1}% [{:.1}, {:.1}], n={} states",
             100.0 * p,
             100.0 * (centre - half),
             100.0 * (centre + half),

@@ -41,13 +41,14 @@ pub struct Finding {
 pub fn findings(a: &Audit) -> Vec<Finding> {
     let mut out = Vec::new();
     let delta = |adv: &crate::analysis::passkt::Advantage| {
+        // Numbers first: a narrow terminal cuts the end of the line.
         format!(
-            "{} → {}: Δ {} {} (n={})",
-            adv.base,
-            adv.rl,
+            "Δ {} {}, n={} tasks: {} → {}",
             pp(adv.delta),
             signed_ci(adv.ci, 100.0),
-            adv.tasks
+            adv.tasks,
+            adv.base,
+            adv.rl
         )
     };
     for adv in a.pass.advantage.iter().filter(|x| x.significant_flip) {
@@ -100,7 +101,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
         kind,
         place,
         detail: format!(
-            "RL better in {} {} of {n} {states}",
+            "RL better {} {}, n={n} {states}",
             pct(better),
             wilson_pct(ci)
         ),
