@@ -6,6 +6,8 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
+
 use super::passkt::{t_at_level, Mode, PassReport};
 use super::Settings;
 use crate::schema::frames::EvalAggregates;
@@ -66,10 +68,10 @@ pub fn better(a: &CostPoint, b: &CostPoint) -> Ordering {
 
 /// Per (benchmark, run, task, budget): the evaluation rollouts (indices into
 /// [`LogSet::trajectories`]).
-type Attempts = BTreeMap<(Id, Id, Id, u32), Vec<u32>>;
+type Attempts = crate::schema::FastMap<(Id, Id, Id, u32), Vec<u32>>;
 
 fn attempts(set: &LogSet) -> Attempts {
-    let mut m: Attempts = BTreeMap::new();
+    let mut m: Attempts = Default::default();
     for (i, t) in set.trajectories.iter().enumerate() {
         if !t.is_training() {
             m.entry((t.benchmark, t.run, t.task, t.budget))
@@ -110,9 +112,47 @@ pub fn analyse(
 ) -> (Vec<CostPoint>, Vec<Winner>) {
     let att = attempts(set);
     // Per (benchmark, run, level, mode): each task's rollout count and mean
-    // cost of one attempt — the same for every K.
+    // cost of one attempt — the same for every K; the cells in parallel.
     type PerTask = Vec<(u64, f64)>;
-    let mut per_cell: std::collections::HashMap<(Id, Id, u32, Mode), PerTask> = Default::default();
+    let keys: BTreeSet<(Id, Id, u32, Mode)> = pass
+        .cells
+        .iter()
+        .filter(|c| c.tasks > 0)
+        .filter_map(|c| {
+            Some((
+                set.strings.get(&c.benchmark)?,
+                set.strings.get(&c.run)?,
+                c.level,
+                c.mode,
+            ))
+        })
+        .collect();
+    let per_cell: BTreeMap<(Id, Id, u32, Mode), PerTask> = keys
+        .into_par_iter()
+        .map(|(b, r, level, mode)| {
+            let mut out = Vec::new();
+            for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
+                let t = t_at_level(level, info.full_budget);
+                let budget = match mode {
+                    Mode::Native => t,
+                    Mode::Truncated => info.full_budget,
+                };
+                let Some(a) = att.get(&(b, r, task, budget)) else {
+                    continue;
+                };
+                let mean = a
+                    .iter()
+                    .map(|&i| {
+                        let tr = &set.trajectories[i as usize];
+                        attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s)
+                    })
+                    .sum::<f64>()
+                    / a.len() as f64;
+                out.push((a.len() as u64, mean));
+            }
+            ((b, r, level, mode), out)
+        })
+        .collect();
     let mut points = Vec::new();
     for cell in pass.cells.iter().filter(|c| c.tasks > 0) {
         let (Some(b), Some(r)) = (set.strings.get(&cell.benchmark), set.strings.get(&cell.run))
@@ -120,31 +160,9 @@ pub fn analyse(
             continue;
         };
         let Some(value) = cell.value else { continue };
-        let tasks = per_cell
-            .entry((b, r, cell.level, cell.mode))
-            .or_insert_with(|| {
-                let mut out = Vec::new();
-                for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
-                    let t = t_at_level(cell.level, info.full_budget);
-                    let budget = match cell.mode {
-                        Mode::Native => t,
-                        Mode::Truncated => info.full_budget,
-                    };
-                    let Some(a) = att.get(&(b, r, task, budget)) else {
-                        continue;
-                    };
-                    let mean = a
-                        .iter()
-                        .map(|&i| {
-                            let tr = &set.trajectories[i as usize];
-                            attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s)
-                        })
-                        .sum::<f64>()
-                        / a.len() as f64;
-                    out.push((a.len() as u64, mean));
-                }
-                out
-            });
+        let Some(tasks) = per_cell.get(&(b, r, cell.level, cell.mode)) else {
+            continue;
+        };
         let costs: Vec<f64> = tasks
             .iter()
             .filter(|(n, _)| *n >= cell.k)
