@@ -16,6 +16,42 @@ pub fn load_logs_with(
     opts: &Options,
     progress: Option<std::sync::Arc<crate::schema::load::Progress>>,
 ) -> Result<LogSet> {
+    let lo = load_options(opts, progress)?;
+    if opts.paths.is_empty() {
+        crate::demo::load_demo(&lo)
+    } else {
+        load(&opts.paths, &lo)
+    }
+}
+
+/// For `--follow`: a full load that notes how far each file was read, or —
+/// given the previous load — only what was appended since (falling back to
+/// a full load when anything else changed).
+pub fn load_logs_following(
+    opts: &Options,
+    progress: Option<std::sync::Arc<crate::schema::load::Progress>>,
+    previous: Option<(&LogSet, &crate::schema::load::Tracked)>,
+) -> Result<(Option<LogSet>, Option<crate::schema::load::Tracked>)> {
+    use crate::schema::follow::{load_more, More};
+    let lo = load_options(opts, progress)?;
+    if opts.paths.is_empty() {
+        return Ok((Some(crate::demo::load_demo(&lo)?), None));
+    }
+    if let Some((set, tracked)) = previous {
+        match load_more(set, tracked, &opts.paths, &lo)? {
+            More::Unchanged => return Ok((None, Some(tracked.clone()))),
+            More::Grown(set, t) => return Ok((Some(*set), Some(t))),
+            More::Reload => {}
+        }
+    }
+    let (set, t) = crate::schema::load::load_tracked(&opts.paths, &lo)?;
+    Ok((Some(set), Some(t)))
+}
+
+fn load_options(
+    opts: &Options,
+    progress: Option<std::sync::Arc<crate::schema::load::Progress>>,
+) -> Result<LoadOptions> {
     let mapping = match &opts.map {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -26,19 +62,14 @@ pub fn load_logs_with(
         }
         None => None,
     };
-    let lo = LoadOptions {
+    Ok(LoadOptions {
         lenient: opts.lenient,
         skip_dir: opts.headless.then(|| opts.out.clone()),
         follow: opts.follow,
         progress,
         mapping,
         inspect: opts.inspect.clone(),
-    };
-    if opts.paths.is_empty() {
-        crate::demo::load_demo(&lo)
-    } else {
-        load(&opts.paths, &lo)
-    }
+    })
 }
 
 /// Runs the headless audit; returns the reasons of tripped gates.

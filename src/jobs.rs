@@ -63,6 +63,7 @@ impl Jobs {
             phase: phase.clone(),
             opts,
             current: None,
+            tracked: None,
         };
         thread::Builder::new()
             .name("rl-audit-jobs".into())
@@ -101,6 +102,8 @@ struct Worker {
     phase: Arc<Mutex<&'static str>>,
     opts: Options,
     current: Option<Arc<Loaded>>,
+    /// `--follow`: how far each file was read, to read on from there.
+    tracked: Option<crate::schema::load::Tracked>,
 }
 
 impl Worker {
@@ -169,10 +172,30 @@ impl Worker {
                 }
                 let mut o = self.opts.clone();
                 o.settings = settings.clone();
-                Arc::new(crate::headless::load_logs_with(
-                    &o,
-                    Some(self.progress.clone()),
-                )?)
+                if o.follow {
+                    let previous = match (&self.current, &self.tracked) {
+                        (Some(c), Some(t)) => Some((c.set.as_ref(), t)),
+                        _ => None,
+                    };
+                    let (set, tracked) = crate::headless::load_logs_following(
+                        &o,
+                        Some(self.progress.clone()),
+                        previous,
+                    )?;
+                    self.tracked = tracked;
+                    match (set, &self.current) {
+                        (Some(s), _) => Arc::new(s),
+                        (None, Some(c)) => c.set.clone(),
+                        (None, None) => {
+                            return Err(Error::Internal("nothing loaded".into()));
+                        }
+                    }
+                } else {
+                    Arc::new(crate::headless::load_logs_with(
+                        &o,
+                        Some(self.progress.clone()),
+                    )?)
+                }
             }
         };
         if self.stale(g) {

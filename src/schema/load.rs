@@ -43,7 +43,7 @@ pub struct LoadOptions {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Format {
+pub(super) enum Format {
     Jsonl,
     Gzip,
     Zstd,
@@ -54,7 +54,7 @@ enum Format {
     Json,
 }
 
-fn format_of(path: &Path) -> Option<Format> {
+pub(super) fn format_of(path: &Path) -> Option<Format> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
     if name.ends_with(".jsonl") || name.ends_with(".ndjson") {
         Some(Format::Jsonl)
@@ -143,7 +143,7 @@ fn walk(
     Ok(())
 }
 
-fn io_text(e: &std::io::Error) -> String {
+pub(super) fn io_text(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -152,7 +152,7 @@ fn io_text(e: &std::io::Error) -> String {
 }
 
 /// A file's bytes as JSON Lines of records, or why it is passed over.
-enum Decoded {
+pub(super) enum Decoded {
     Lines(Vec<u8>, Vec<String>),
     /// Already parsed by columns (Parquet trajectories).
     Parsed(Vec<super::parquet::ParsedRows>),
@@ -162,7 +162,7 @@ enum Decoded {
 /// Decompresses (or converts) a file's bytes, read once, into JSON Lines.
 /// A `.json` that is not an Inspect log is an error when it was named on the
 /// command line and passed over with a note when found in a directory.
-fn decode(
+pub(super) fn decode(
     name: &str,
     fmt: Format,
     raw: Vec<u8>,
@@ -215,15 +215,18 @@ fn decode(
 }
 
 /// One piece of one file, parsed on its own thread.
-struct Chunk {
+pub(super) struct Chunk {
     file: u32,
     set: LogSet,
     /// (local line, error), in line order.
     errors: Vec<(u64, RecordError)>,
     /// Lines in this chunk (to number the next chunk's lines).
     lines: u64,
-    records: u64,
+    pub(super) records: u64,
     too_long: Option<u64>,
+    /// The chunk ends in a half-written line left for the writer to finish
+    /// (`--follow`).
+    pub(super) deferred: bool,
 }
 
 impl Chunk {
@@ -235,6 +238,7 @@ impl Chunk {
             lines: 0,
             records: 0,
             too_long: None,
+            deferred: false,
         }
     }
 }
@@ -300,6 +304,7 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk
                     c.errors.push((c.lines, e));
                 } else {
                     c.records -= 1;
+                    c.deferred = true;
                 }
             }
         }
@@ -394,6 +399,12 @@ fn parse_step_rows(
 
 /// Loads a log set: every file read once, parsed in parallel, validated.
 pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
+    load_tracked(paths, opts).map(|(set, _)| set)
+}
+
+/// [`load`], also noting how far each file was read, so that a later
+/// `--follow` load can read only what was appended ([`super::follow`]).
+pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tracked)> {
     let mut notes = Vec::new();
     let files = discover(paths, opts, &mut notes)?;
     if let Some(p) = &opts.progress {
@@ -410,6 +421,7 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
     // the parsed records.
     let mut names = Vec::new();
     let mut chunks = Vec::new();
+    let mut tracked = Tracked::default();
     std::thread::scope(|scope| -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
         let reader_files = &files;
@@ -423,15 +435,34 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
         for (p, named) in &files {
             let name = p.display().to_string();
             let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
+            let stamp = stamp(p);
             let raw = rx
                 .recv()
                 .unwrap_or_else(|_| Err(std::io::Error::other("the reader stopped")))
                 .map_err(|e| Error::file(&name, io_text(&e)))?;
+            // Only --follow reads on; plain JSON Lines decode to themselves.
+            let appendable = opts.follow && fmt == Format::Jsonl && appendable_mapping(opts);
+            let mut file = TrackedFile {
+                path: p.clone(),
+                named: *named,
+                stamp,
+                loaded: None,
+            };
             match decode(&name, fmt, raw, opts, *named)? {
                 Decoded::Skip(note) => notes.push(note),
                 Decoded::Lines(bytes, more) => {
                     notes.extend(more);
-                    chunks.extend(parse_file(names.len() as u32, &bytes, opts));
+                    let parsed = parse_file(names.len() as u32, &bytes, opts);
+                    if appendable {
+                        let deferred = parsed.last().is_some_and(|c| c.deferred);
+                        file.loaded = Some(Appended::after(
+                            names.len() as u32,
+                            &bytes,
+                            deferred,
+                            parsed.iter().map(|c| c.records).sum(),
+                        ));
+                    }
+                    chunks.extend(parsed);
                     names.push(name);
                 }
                 Decoded::Parsed(parts) => {
@@ -439,6 +470,7 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
                     names.push(name);
                 }
             }
+            tracked.files.push(file);
         }
         Ok(())
     })?;
@@ -455,7 +487,67 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
     }
     let mut set = merge(chunks, &names, opts)?;
     set.notes.extend(notes);
-    Ok(set)
+    Ok((set, tracked))
+}
+
+/// How far each discovered file was read (SPEC §1's file order).
+#[derive(Debug, Clone, Default)]
+pub struct Tracked {
+    pub(super) files: Vec<TrackedFile>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct TrackedFile {
+    pub(super) path: PathBuf,
+    pub(super) named: bool,
+    pub(super) stamp: Option<(std::time::SystemTime, u64)>,
+    /// Plain JSON Lines that can be read on from where the last load
+    /// stopped; None for every other file (a change means a full reload).
+    pub(super) loaded: Option<Appended>,
+}
+
+/// Where the next read of an appendable file starts.
+#[derive(Debug, Clone)]
+pub(super) struct Appended {
+    /// Index into [`LogSet::files`].
+    pub(super) index: u32,
+    /// Bytes read: up to the end, or to the start of a half-written last
+    /// line left for the writer to finish.
+    pub(super) consumed: u64,
+    /// Newlines within those bytes: the next line's number is this + 1.
+    pub(super) lines: u64,
+    /// Records in the file so far.
+    pub(super) records: u64,
+    /// The last bytes before `consumed`, to notice a file rewritten in place.
+    pub(super) edge: Vec<u8>,
+}
+
+impl Appended {
+    pub(super) fn after(index: u32, raw: &[u8], deferred: bool, records: u64) -> Appended {
+        let consumed = if deferred {
+            memchr::memrchr(b'\n', raw).map_or(0, |i| i + 1)
+        } else {
+            raw.len()
+        };
+        Appended {
+            index,
+            consumed: consumed as u64,
+            lines: memchr::memchr_iter(b'\n', &raw[..consumed]).count() as u64,
+            records,
+            edge: raw[consumed.saturating_sub(EDGE)..consumed].to_vec(),
+        }
+    }
+}
+
+/// Bytes kept from before the read position of an appendable file.
+pub(super) const EDGE: usize = 256;
+
+/// Record-per-line mappings can be read on; step rows are grouped over the
+/// whole file.
+pub(super) fn appendable_mapping(opts: &LoadOptions) -> bool {
+    opts.mapping
+        .as_ref()
+        .is_none_or(|m| !matches!(m.shape, super::mapping::Shape::Step { .. }))
 }
 
 /// Loads in-memory files (the embedded demo): (name, raw bytes).
@@ -491,7 +583,7 @@ fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Resu
 }
 
 /// Chunks from a file parsed by columns; their records are numbered by row.
-fn parsed_chunks(file: u32, parts: Vec<super::parquet::ParsedRows>) -> Vec<Chunk> {
+pub(super) fn parsed_chunks(file: u32, parts: Vec<super::parquet::ParsedRows>) -> Vec<Chunk> {
     let mut base = 0;
     parts
         .into_iter()
@@ -510,13 +602,14 @@ fn parsed_chunks(file: u32, parts: Vec<super::parquet::ParsedRows>) -> Vec<Chunk
                 lines: rows,
                 records: rows,
                 too_long: None,
+                deferred: false,
             }
         })
         .collect()
 }
 
 /// Parses one file's bytes in parallel chunks.
-fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
+pub(super) fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(m) = opts
         .mapping
@@ -542,17 +635,31 @@ fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
 }
 
 fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
-    let mut out = LogSet {
-        files: names.to_vec(),
-        ..LogSet::default()
-    };
+    let zeros = vec![0u64; names.len()];
+    merge_into(LogSet::default(), &zeros, &zeros, chunks, names, opts)
+}
+
+/// Adds parsed chunks to a set: `lines[f]` lines and `records[f]` records
+/// of file f are already in it. Then the cross-record checks over all.
+pub(super) fn merge_into(
+    mut out: LogSet,
+    lines: &[u64],
+    records: &[u64],
+    chunks: Vec<Chunk>,
+    names: &[String],
+    opts: &LoadOptions,
+) -> Result<LogSet> {
+    out.files = names.to_vec();
     for r in SkipReason::ALL {
-        out.skipped.insert(r.name(), 0);
+        out.skipped.entry(r.name()).or_insert(0);
     }
-    let mut per_file_records = vec![0u64; names.len()];
+    let mut per_file_records = records.to_vec();
     let mut first_error: Option<(Loc, RecordError)> = None;
-    let mut line_base = vec![0u64; names.len()];
-    let mut total = 0u64;
+    let mut line_base = lines.to_vec();
+    let mut total = out.trajectories.len() as u64
+        + out.probes.len() as u64
+        + out.checkpoints.len() as u64
+        + out.run_decls.len() as u64;
     // Room for everything at once: growing by doubling would copy the
     // largest vectors (steps, log-probabilities) several times.
     let sum = |f: &dyn Fn(&LogSet) -> usize| chunks.iter().map(|c| f(&c.set)).sum::<usize>();
@@ -592,6 +699,20 @@ fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<Log
         }
         append(&mut out, c.set, base);
     }
+    // Records read on from several files (--follow) go back into file order,
+    // the order a full load has them in.
+    if !out.trajectories.is_sorted_by_key(|t| t.loc) {
+        out.trajectories.sort_by_key(|t| t.loc);
+    }
+    if !out.probes.is_sorted_by_key(|p| p.loc) {
+        out.probes.sort_by_key(|p| p.loc);
+    }
+    if !out.checkpoints.is_sorted_by_key(|c| c.loc) {
+        out.checkpoints.sort_by_key(|c| c.loc);
+    }
+    if !out.run_decls.is_sorted_by_key(|d| d.loc) {
+        out.run_decls.sort_by_key(|d| d.loc);
+    }
     if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
         return Err(Error::file(&names[i], "no records (the file is empty)"));
     }
@@ -602,6 +723,7 @@ fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<Log
     if let Some((loc, e)) = first_error {
         return Err(record_error(names, loc, e));
     }
+    canonicalize_ids(&mut out);
     Ok(out)
 }
 
@@ -614,11 +736,11 @@ fn record_error(names: &[String], loc: Loc, error: RecordError) -> Error {
 }
 
 /// Appends a chunk-local set, renumbering ids, spans and lines.
-fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
+fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     let map: Vec<Id> = (0..set.strings.len() as Id)
         .map(|i| out.strings.intern(set.strings.name(i)))
         .collect();
-    let m = |id: Id| map[id as usize];
+    remap_ids(&mut set, &map);
     let shift = |s: Span, by: usize| Span {
         start: s.start + by as u32,
         len: s.len,
@@ -629,63 +751,101 @@ fn append(out: &mut LogSet, set: LogSet, line_base: u64) {
         out.candidates.len(),
         out.metrics.len(),
     );
-    out.logps
-        .extend(set.logps.into_iter().map(|(r, x)| (m(r), x)));
+    out.logps.extend(set.logps);
     out.steps.extend(set.steps.into_iter().map(|mut s| {
         s.logp = shift(s.logp, logp0);
         s
     }));
-    out.candidates
-        .extend(set.candidates.into_iter().map(|mut c| {
-            c.run = m(c.run);
-            c
-        }));
-    out.metrics
-        .extend(set.metrics.into_iter().map(|(k, x)| (m(k), x)));
+    out.candidates.extend(set.candidates);
+    out.metrics.extend(set.metrics);
     out.trajectories
         .extend(set.trajectories.into_iter().map(|mut t| {
             t.loc.line += line_base;
-            t.run = m(t.run);
-            t.method = t.method.map(m);
-            t.benchmark = m(t.benchmark);
-            t.task = m(t.task);
-            t.group = t.group.map(m);
             t.steps = t.steps.map(|s| shift(s, steps0));
             t
         }));
     out.probes.extend(set.probes.into_iter().map(|mut p| {
         p.loc.line += line_base;
-        p.benchmark = m(p.benchmark);
-        p.task = m(p.task);
-        p.state = m(p.state);
-        p.source = m(p.source);
         p.candidates = shift(p.candidates, cand0);
         p
     }));
     out.checkpoints
         .extend(set.checkpoints.into_iter().map(|mut c| {
             c.loc.line += line_base;
-            c.run = m(c.run);
             c.metrics = shift(c.metrics, met0);
             c
         }));
     out.run_decls.extend(set.run_decls.into_iter().map(|mut d| {
         d.loc.line += line_base;
-        d.run = m(d.run);
-        d.method = m(d.method);
         d
     }));
-    out.aggregates
-        .extend(set.aggregates.into_iter().map(|mut a| {
-            a.benchmark = m(a.benchmark);
-            a.run = m(a.run);
-            a.method = a.method.map(m);
-            a.task = m(a.task);
-            a
-        }));
+    out.aggregates.extend(set.aggregates);
     for (k, n) in set.unknown_kinds {
         *out.unknown_kinds.entry(k).or_default() += n;
     }
+}
+
+/// Rewrites every interned id of a set: `map[old] = new`.
+fn remap_ids(set: &mut LogSet, map: &[Id]) {
+    let m = |id: Id| map[id as usize];
+    for (r, _) in &mut set.logps {
+        *r = m(*r);
+    }
+    for c in &mut set.candidates {
+        c.run = m(c.run);
+    }
+    for (k, _) in &mut set.metrics {
+        *k = m(*k);
+    }
+    for t in &mut set.trajectories {
+        t.run = m(t.run);
+        t.method = t.method.map(m);
+        t.benchmark = m(t.benchmark);
+        t.task = m(t.task);
+        t.group = t.group.map(m);
+    }
+    for p in &mut set.probes {
+        p.benchmark = m(p.benchmark);
+        p.task = m(p.task);
+        p.state = m(p.state);
+        p.source = m(p.source);
+    }
+    for c in &mut set.checkpoints {
+        c.run = m(c.run);
+    }
+    for d in &mut set.run_decls {
+        d.run = m(d.run);
+        d.method = m(d.method);
+    }
+    for a in &mut set.aggregates {
+        a.benchmark = m(a.benchmark);
+        a.run = m(a.run);
+        a.method = a.method.map(m);
+        a.task = m(a.task);
+    }
+    set.run_methods = std::mem::take(&mut set.run_methods)
+        .into_iter()
+        .map(|(r, x)| (m(r), m(x)))
+        .collect();
+}
+
+/// Numbers the names in sorted order, so that everything ordered by id is
+/// ordered by name, however the set was built (one load, or a load and what
+/// `--follow` read on).
+fn canonicalize_ids(set: &mut LogSet) {
+    let n = set.strings.len() as Id;
+    let mut order: Vec<Id> = (0..n).collect();
+    order.sort_by(|&a, &b| set.strings.name(a).cmp(set.strings.name(b)));
+    if order.iter().enumerate().all(|(i, &o)| i as Id == o) {
+        return;
+    }
+    let mut sorted = super::Interner::default();
+    let mut map = vec![0 as Id; n as usize];
+    for &old in &order {
+        map[old as usize] = sorted.intern(set.strings.name(old));
+    }
+    remap_ids(set, &map);
+    set.strings = sorted;
 }
 
 /// Checks that span records, in file order: one method per run, one explicit
@@ -961,7 +1121,7 @@ static RECENT: std::sync::Mutex<Option<Recent>> = std::sync::Mutex::new(None);
 
 /// A file's modification time and size: a cached copy is used only while
 /// they are unchanged.
-fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+pub(super) fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let m = std::fs::metadata(path).ok()?;
     Some((m.modified().ok()?, m.len()))
 }

@@ -4,6 +4,7 @@
 //! in flat, interned columns ([`LogSet`]); [`frames`] turns those columns into
 //! polars frames and per-task aggregates that the analyses share.
 
+pub mod follow;
 pub mod frames;
 pub mod inspect;
 pub mod load;
@@ -217,7 +218,7 @@ pub struct AggregateRow {
 }
 
 /// Everything loaded from a log set, validated.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct LogSet {
     pub files: Vec<String>,
     pub strings: Interner,

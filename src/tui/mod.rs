@@ -113,9 +113,10 @@ pub fn run(opts: Options) -> Result<()> {
     let mut stamp = file_stamp(&opts);
     let mut last_check = Instant::now();
     // --follow re-reads at most half the time: after a reload that took d,
-    // the next check waits max(2 s, d).
+    // the next one waits at least d.
     let mut requested_at = Instant::now();
     let mut last_took = Duration::ZERO;
+    let mut last_done = Instant::now();
     let mut dirty = true;
     let mut last_progress = 0;
     let mut instant_polls = 0u32;
@@ -182,7 +183,7 @@ pub fn run(opts: Options) -> Result<()> {
                 continue;
             }
             last_took = requested_at.elapsed();
-            last_check = Instant::now();
+            last_done = Instant::now();
             match r.result {
                 Ok(d) => {
                     app.set_data(d);
@@ -215,11 +216,13 @@ pub fn run(opts: Options) -> Result<()> {
                 break;
             }
         }
-        let pause = Duration::from_secs(2).max(last_took);
+        // Sizes and times are looked at every 2 s; a re-read starts only
+        // once as long as the last one took has passed since it ended.
         if opts.follow
             && !opts.paths.is_empty()
             && jobs.phase() == "idle"
-            && last_check.elapsed() > pause
+            && last_done.elapsed() >= last_took
+            && last_check.elapsed() > Duration::from_secs(2)
         {
             last_check = Instant::now();
             let now = file_stamp(&opts);

@@ -1,0 +1,202 @@
+//! `--follow` reads on from where the last load stopped: after appends the
+//! set equals a fresh full load of the same files (records, line numbers,
+//! the whole report); anything but an append asks for a full reload.
+
+mod common;
+use common::*;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use rl_audit::analysis::{run_audit, Settings};
+use rl_audit::schema::follow::{load_more, More};
+use rl_audit::schema::load::{load_tracked, Tracked};
+use rl_audit::schema::{LoadOptions, LogSet};
+
+fn opts() -> LoadOptions {
+    LoadOptions {
+        follow: true,
+        ..Default::default()
+    }
+}
+
+fn settings() -> Settings {
+    Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 200,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// A record line for task `t`, sample `i` of run `run`.
+fn line(run: &str, t: usize, i: usize) -> String {
+    let mut v = traj(
+        run,
+        "b",
+        &format!("t{t}"),
+        8,
+        8,
+        (!i.is_multiple_of(3)).then_some(1 + (t + i) as u32 % 8),
+    );
+    v["sample"] = i.into();
+    v["method"] = if run == "base" { "base" } else { "grpo" }.into();
+    format!("{v}\n")
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f.flush().unwrap();
+    // The follow check compares size and modification time.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+}
+
+fn report(set: &LogSet) -> serde_json::Value {
+    let mut r = rl_audit::report::json::report(set, &run_audit(set, &settings()).unwrap());
+    r.as_object_mut().unwrap().remove("inputs");
+    r
+}
+
+/// Reads on; the result must equal a fresh full load of the same files.
+fn grown_equals_full(dir: &Path, prev: &LogSet, tracked: &Tracked) -> (LogSet, Tracked) {
+    let paths = vec![PathBuf::from(dir)];
+    let (set, t) = match load_more(prev, tracked, &paths, &opts()).unwrap() {
+        More::Grown(set, t) => (*set, t),
+        More::Unchanged => panic!("the append was not seen"),
+        More::Reload => panic!("an append asked for a full reload"),
+    };
+    let (full, _) = load_tracked(&paths, &opts()).unwrap();
+    assert_eq!(set.trajectories.len(), full.trajectories.len());
+    let locs = |s: &LogSet| {
+        s.trajectories
+            .iter()
+            .map(|t| (t.loc, t.success_turn))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        locs(&set),
+        locs(&full),
+        "records or their line numbers differ"
+    );
+    assert_eq!(report(&set), report(&full));
+    (set, t)
+}
+
+#[test]
+fn appended_records_are_read_on_and_equal_a_full_load() {
+    let d = temp_dir("follow_append");
+    let eval = d.join("eval.jsonl");
+    let other = d.join("z-more.jsonl");
+    let first: String = (0..6)
+        .flat_map(|t| (0..4).flat_map(move |i| [line("base", t, i), line("rl", t, i)]))
+        .collect();
+    std::fs::write(&eval, &first).unwrap();
+    std::fs::write(&other, line("rl", 9, 0)).unwrap();
+    let paths = vec![d.clone()];
+    let (set, tracked) = load_tracked(&paths, &opts()).unwrap();
+    assert_eq!(set.trajectories.len(), 49);
+    // Nothing changed.
+    assert!(matches!(
+        load_more(&set, &tracked, &paths, &opts()).unwrap(),
+        More::Unchanged
+    ));
+    // Whole lines, then a half-written one the writer has not finished.
+    let more: String = (0..6)
+        .flat_map(|t| [line("base", t, 4), line("rl", t, 4)])
+        .collect();
+    let half = line("base", 0, 5);
+    append(&eval, &format!("{more}{}", &half[..half.len() / 2]));
+    let (set, tracked) = grown_equals_full(&d, &set, &tracked);
+    assert_eq!(set.trajectories.len(), 61);
+    // The writer finishes the line and adds more, to both files.
+    // With a new task in the first file, after the second file introduced
+    // t9: names arrive in another order than in a full load.
+    append(
+        &eval,
+        &format!(
+            "{}{}{}{}",
+            &half[half.len() / 2..],
+            line("rl", 0, 5),
+            line("base", 7, 0),
+            line("rl", 7, 0)
+        ),
+    );
+    append(&other, &line("rl", 9, 1));
+    let (set, tracked) = grown_equals_full(&d, &set, &tracked);
+    assert_eq!(set.trajectories.len(), 66);
+    // A last line complete but without its newline, finished later.
+    let last = line("base", 1, 5);
+    append(&eval, last.trim_end());
+    let (set, tracked) = grown_equals_full(&d, &set, &tracked);
+    assert_eq!(set.trajectories.len(), 67);
+    append(&eval, &format!("\n{}", line("rl", 1, 5)));
+    let (set, tracked) = grown_equals_full(&d, &set, &tracked);
+    assert_eq!(set.trajectories.len(), 68);
+    // A bad record appended: the error names its real line.
+    let n_lines = std::fs::read_to_string(&eval).unwrap().lines().count();
+    append(&eval, "{\"run\": \"base\", \"benchmark\": \"b\"}\n");
+    let e = match load_more(&set, &tracked, &paths, &opts()) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a bad appended record was accepted"),
+    };
+    assert!(e.contains(&format!("eval.jsonl:{}:", n_lines + 1)), "{e}");
+}
+
+#[test]
+fn anything_but_an_append_asks_for_a_full_reload() {
+    let d = temp_dir("follow_reload");
+    let eval = d.join("eval.jsonl");
+    let text: String = (0..4)
+        .flat_map(|t| [line("base", t, 0), line("rl", t, 0)])
+        .collect();
+    std::fs::write(&eval, &text).unwrap();
+    let paths = vec![d.clone()];
+    let (set, tracked) = load_tracked(&paths, &opts()).unwrap();
+    // Rewritten in place with more bytes (the old end no longer matches).
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let rewritten: String = (0..5)
+        .flat_map(|t| [line("rl", t, 1), line("base", t, 1)])
+        .collect();
+    std::fs::write(&eval, &rewritten).unwrap();
+    assert!(matches!(
+        load_more(&set, &tracked, &paths, &opts()).unwrap(),
+        More::Reload
+    ));
+    // Truncated.
+    let (set, tracked) = load_tracked(&paths, &opts()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&eval, line("base", 0, 0) + &line("rl", 0, 0)).unwrap();
+    assert!(matches!(
+        load_more(&set, &tracked, &paths, &opts()).unwrap(),
+        More::Reload
+    ));
+    // A new file.
+    let (set, tracked) = load_tracked(&paths, &opts()).unwrap();
+    std::fs::write(d.join("new.jsonl"), line("rl", 7, 0)).unwrap();
+    assert!(matches!(
+        load_more(&set, &tracked, &paths, &opts()).unwrap(),
+        More::Reload
+    ));
+    // A compressed file that changed.
+    let gz = d.join("new.jsonl");
+    std::fs::remove_file(&gz).unwrap();
+    let zpath = d.join("c.jsonl.gz");
+    let write_gz = |text: &str| {
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&zpath).unwrap(),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(text.as_bytes()).unwrap();
+        enc.finish().unwrap();
+    };
+    write_gz(&line("rl", 8, 0));
+    let (set, tracked) = load_tracked(&paths, &opts()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write_gz(&(line("rl", 8, 0) + &line("rl", 8, 1)));
+    assert!(matches!(
+        load_more(&set, &tracked, &paths, &opts()).unwrap(),
+        More::Reload
+    ));
+}
