@@ -931,12 +931,7 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
             r
         };
         if let Err((prev, mut e)) = check {
-            e.message = format!(
-                "{} (first seen at {}:{})",
-                e.message,
-                file_name(set, prev),
-                prev.line
-            );
+            e.message = format!("{} (first seen at {})", e.message, set.loc_text(prev));
             if !lenient {
                 return Some((loc, e));
             }
@@ -970,13 +965,6 @@ fn cross_checks(set: &mut LogSet, lenient: bool, limit: Option<Loc>) -> Option<(
         }
     }
     None
-}
-
-fn file_name(set: &LogSet, loc: Loc) -> String {
-    set.files
-        .get(loc.file as usize)
-        .cloned()
-        .unwrap_or_else(|| format!("file #{}", loc.file))
 }
 
 type Check = std::result::Result<(), (Loc, RecordError)>;

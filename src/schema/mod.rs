@@ -245,8 +245,14 @@ impl LogSet {
     pub fn name(&self, id: Id) -> &str {
         self.strings.name(id)
     }
+    /// The file a record came from.
+    pub fn file_name(&self, loc: Loc) -> &str {
+        self.files
+            .get(loc.file as usize)
+            .map_or("?", String::as_str)
+    }
     pub fn loc_text(&self, loc: Loc) -> String {
-        format!("{}:{}", self.files[loc.file as usize], loc.line)
+        format!("{}:{}", self.file_name(loc), loc.line)
     }
     pub fn steps_of(&self, t: &Trajectory) -> &[Step] {
         match t.steps {

@@ -635,11 +635,7 @@ pub fn rollouts_table(l: &Loaded, sel: &Selection, task: &str, level: u32) -> Ta
 
 /// What the trajectory view shows while its record is being re-read.
 pub fn reading_table(set: &LogSet, loc: Loc) -> TableData {
-    let name = set
-        .files
-        .get(loc.file as usize)
-        .cloned()
-        .unwrap_or_default();
+    let name = set.file_name(loc).to_string();
     let mut t = TableData::new(
         "trajectory",
         format!("{name}:{} — reading…", loc.line),
@@ -657,11 +653,7 @@ pub fn reading_table(set: &LogSet, loc: Loc) -> TableData {
 
 /// The step-by-step view of one record, re-read from its file.
 pub fn trajectory_table(set: &LogSet, loc: Loc) -> TableData {
-    let name = set
-        .files
-        .get(loc.file as usize)
-        .cloned()
-        .unwrap_or_default();
+    let name = set.file_name(loc).to_string();
     let mut t = TableData::new(
         "trajectory",
         format!("{name}:{}", loc.line),
