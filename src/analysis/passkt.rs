@@ -224,15 +224,15 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
 /// Per-task values of several statistics, each tagged with its sharing group.
 type Grouped<G> = Vec<(G, Vec<(Id, f64)>)>;
 
+/// (section, group within the section)
+type GroupTag = (usize, usize);
+
 /// Every mean over tasks that Pass@(K,T) bootstraps, from every section,
 /// run together: statistics over the very same tasks share each resample's
 /// draw of tasks (the draw is the expensive part), and those of one group
 /// (one cell's K grid, say) form one family whose classes are counted
 /// together — so a K grid costs little more than one K, and every table of
 /// a benchmark little more than one.
-/// (section, group within the section)
-type GroupTag = (usize, usize);
-
 #[derive(Default)]
 struct Batch {
     /// Per-task values, each tagged (section, group).

@@ -116,19 +116,22 @@ pub enum ParquetData {
 /// Every row of a Parquet file as a JSON record, for `--map`: the mapping
 /// reads the file's own columns.
 pub fn read_parquet_records(name: &str, raw: Vec<u8>) -> Result<Vec<u8>> {
-    let df = ParquetReader::new(std::io::Cursor::new(raw))
+    records_from_frame(name, &read_frame(name, &raw, None)?)
+}
+
+/// A Parquet file's rows (or `slice` = (first, count) of them) as a frame.
+fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<DataFrame> {
+    ParquetReader::new(std::io::Cursor::new(raw))
+        .with_slice(slice)
         .finish()
-        .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))?;
-    records_from_frame(name, &df)
+        .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))
 }
 
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
 /// `trajectory`) take the columnar fast path, validated by the same rules.
 pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> {
-    let bad = |m: String| Error::file(name, m);
-    let df = ParquetReader::new(std::io::Cursor::new(raw))
-        .finish()
-        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    let df = read_frame(name, &raw, None)?;
+    drop(raw);
     let all_aggregates = df
         .column("kind")
         .ok()
@@ -524,10 +527,7 @@ pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
         .checked_sub(1)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| bad(format!("row {row} is gone")))?;
-    let one = ParquetReader::new(std::io::Cursor::new(raw))
-        .with_slice(Some((i, 1)))
-        .finish()
-        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+    let one = read_frame(name, raw, Some((i, 1)))?;
     if one.height() == 0 {
         return Err(bad(format!("row {row} is gone")));
     }
