@@ -101,6 +101,15 @@ impl Classes {
 /// clusters is a run of vector adds over the block.
 const BLOCK: usize = 64;
 
+/// A worker's buffers for one block of resamples.
+#[derive(Default)]
+struct Scratch {
+    draws: Vec<u32>,
+    rows: Vec<u32>,
+    counts: Vec<u32>,
+    acc: Vec<f64>,
+}
+
 /// A family's classes with their clusters listed (CSR layout).
 struct Members {
     start: Vec<usize>,
@@ -169,28 +178,29 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
     let m32 = u32::try_from(m).expect("fewer than 2^32 clusters");
     let n_blocks = b_total.div_ceil(BLOCK);
     // Per block: replicates stat-major, `BLOCK` per statistic.
+    // Scratch buffers live per worker thread, reused block after block.
     let blocks: Vec<Vec<f64>> = (0..n_blocks)
         .into_par_iter()
-        .map(|blk| {
+        .map_init(Scratch::default, |scratch, blk| {
             let b0 = blk * BLOCK;
             let rr = BLOCK.min(b_total - b0);
             let mut out = vec![f64::NAN; width * BLOCK];
             if m == 0 {
                 return out;
             }
-            let mut draws = if direct {
-                Vec::new()
-            } else {
-                vec![0u32; m * BLOCK]
-            };
+            let Scratch {
+                draws,
+                rows,
+                counts,
+                acc,
+            } = scratch;
             let mut rngs: Vec<Xoshiro256PlusPlus> =
                 (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
             if !direct {
-                let mut rows = Vec::new();
-                draw_block(&mut draws, &mut rows, &mut rngs, m32);
+                draws.clear();
+                draws.resize(m * BLOCK, 0);
+                draw_block(draws, rows, &mut rngs, m32);
             }
-            let mut counts: Vec<u32> = Vec::new();
-            let mut acc: Vec<f64> = Vec::new();
             let mut w = [0.0f64; BLOCK];
             for (f, cl) in classes.iter().enumerate() {
                 if !live[f] {
@@ -218,7 +228,7 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
                         }
                     }
                 } else {
-                    class_counts(&mut counts, &members[f], &draws);
+                    class_counts(counts, &members[f], draws);
                 }
                 // Σ count × value per statistic, Σ count × weight.
                 let n_stats = cl.stats;
