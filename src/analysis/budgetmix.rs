@@ -170,8 +170,8 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
     for t in &rollouts {
         for st in set.steps_of(t) {
             let remaining = t.budget as i64 - st.turn as i64 + 1;
-            let ok =
-                st.budget_total == Some(t.budget as i64) && st.budget_remaining == Some(remaining);
+            let ok = st.budget_total() == Some(t.budget as i64)
+                && st.budget_remaining() == Some(remaining);
             r[3].check(set, ok, t.loc);
         }
         if !t.success && t.turns >= t.budget {

@@ -99,7 +99,7 @@ pub fn attempt_cost(
     let toks: u64 = steps
         .iter()
         .filter(|st| st.turn <= u)
-        .filter_map(|st| st.output_tokens)
+        .filter_map(|st| st.output_tokens())
         .sum();
     u as f64 * s.cost.turn + toks as f64 * s.cost.token
 }

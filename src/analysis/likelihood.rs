@@ -108,7 +108,7 @@ fn length(set: &LogSet, t: &Trajectory) -> Option<u64> {
     if steps.is_empty() {
         return None;
     }
-    steps.iter().map(|s| s.output_tokens).sum()
+    steps.iter().map(|s| s.output_tokens()).sum()
 }
 
 pub fn analyse(

@@ -600,11 +600,11 @@ fn token_budgets<'a>(
             continue;
         }
         let steps = set.steps_of(t);
-        if t.steps.is_none() || steps.iter().any(|st| st.output_tokens.is_none()) {
+        if t.steps.is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
             *left_out.entry(t.benchmark).or_default() += 1;
             continue;
         }
-        let total: u64 = steps.iter().filter_map(|st| st.output_tokens).sum();
+        let total: u64 = steps.iter().filter_map(|st| st.output_tokens()).sum();
         totals.entry(t.benchmark).or_default().push(total);
         let e = per.entry((t.benchmark, t.run, t.task)).or_default();
         e.0 += 1;
@@ -612,7 +612,7 @@ fn token_budgets<'a>(
             let used: u64 = steps
                 .iter()
                 .filter(|x| x.turn <= st)
-                .filter_map(|x| x.output_tokens)
+                .filter_map(|x| x.output_tokens())
                 .sum();
             e.1.push(used);
         }

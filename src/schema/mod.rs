@@ -137,17 +137,54 @@ impl Trajectory {
     }
 }
 
-/// SPEC §1.1 `steps[]` element (texts are re-read on demand, not kept).
+/// SPEC §1.1 `steps[]` element, as the analyses need it: texts are re-read
+/// on demand and a step's `reward` is validated but not kept. Steps are most
+/// of a log set's memory, so optional numbers are stored without an
+/// `Option` tag (40 bytes a step instead of 80); read them through the
+/// methods.
 #[derive(Debug, Clone)]
 pub struct Step {
     pub turn: u32,
-    pub output_tokens: Option<u64>,
     pub error: Option<bool>,
-    pub reward: Option<f64>,
-    pub budget_total: Option<i64>,
-    pub budget_remaining: Option<i64>,
     /// Range into [`LogSet::logps`]: (run, log-probability in nats).
     pub logp: Span,
+    /// `u64::MAX` when absent (validated counts are below `i64::MAX`).
+    tokens: u64,
+    /// `i64::MIN` when absent (validation rejects that value).
+    total: i64,
+    remaining: i64,
+}
+
+impl Step {
+    /// Absent budget fields: a value validation never lets through.
+    pub const NO_BUDGET: i64 = i64::MIN;
+
+    pub fn new(
+        turn: u32,
+        output_tokens: Option<u64>,
+        error: Option<bool>,
+        budget_total: Option<i64>,
+        budget_remaining: Option<i64>,
+        logp: Span,
+    ) -> Step {
+        Step {
+            turn,
+            error,
+            logp,
+            tokens: output_tokens.unwrap_or(u64::MAX),
+            total: budget_total.unwrap_or(Self::NO_BUDGET),
+            remaining: budget_remaining.unwrap_or(Self::NO_BUDGET),
+        }
+    }
+    pub fn output_tokens(&self) -> Option<u64> {
+        (self.tokens != u64::MAX).then_some(self.tokens)
+    }
+    pub fn budget_total(&self) -> Option<i64> {
+        (self.total != Self::NO_BUDGET).then_some(self.total)
+    }
+    pub fn budget_remaining(&self) -> Option<i64> {
+        (self.remaining != Self::NO_BUDGET).then_some(self.remaining)
+    }
 }
 
 /// SPEC §1.2 `frozenlake` object of a probe.
@@ -295,5 +332,26 @@ impl LogSet {
         m.insert("checkpoint", self.checkpoints.len() as u64);
         m.insert("run", self.run_decls.len() as u64);
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_stays_small_and_keeps_its_optional_fields() {
+        // Steps are most of a log set's memory (SPEC target: peak under 2×
+        // the JSONL).
+        assert!(std::mem::size_of::<Step>() <= 40);
+        let span = Span { start: 3, len: 2 };
+        let full = Step::new(2, Some(0), Some(true), Some(5), Some(-1), span);
+        assert_eq!(full.output_tokens(), Some(0));
+        assert_eq!(full.budget_total(), Some(5));
+        assert_eq!(full.budget_remaining(), Some(-1));
+        let bare = Step::new(1, None, None, None, None, span);
+        assert_eq!(bare.output_tokens(), None);
+        assert_eq!(bare.budget_total(), None);
+        assert_eq!(bare.budget_remaining(), None);
     }
 }

@@ -224,15 +224,28 @@ impl LogSet {
                 start: lp_start,
                 len: self.logps.len() as u32 - lp_start,
             };
-            self.steps.push(Step {
+            if s.reward.is_some_and(|r| !r.is_finite()) {
+                return Err(RecordError::impossible(
+                    field("reward"),
+                    "must be a finite number",
+                ));
+            }
+            for (name, v) in [
+                ("budget_total", s.budget_total),
+                ("budget_remaining", s.budget_remaining),
+            ] {
+                if v == Some(Step::NO_BUDGET) {
+                    return Err(RecordError::impossible(field(name), "out of range"));
+                }
+            }
+            self.steps.push(Step::new(
                 turn,
                 output_tokens,
-                error: s.error,
-                reward: s.reward,
-                budget_total: s.budget_total,
-                budget_remaining: s.budget_remaining,
+                s.error,
+                s.budget_total,
+                s.budget_remaining,
                 logp,
-            });
+            ));
         }
         Ok(Span {
             start,
