@@ -143,10 +143,6 @@ impl Members {
 /// does not depend on the number of threads. Returns, per family, one
 /// estimate per statistic.
 pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
-    let undefined = Estimate {
-        value: f64::NAN,
-        ci: Ci::Undefined,
-    };
     let m = families.first().map_or(0, |f| f.weights.len());
     assert!(
         families
@@ -164,6 +160,48 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
         .iter()
         .zip(&live)
         .all(|(c, l)| !l || c.len() * 60 <= m);
+    // Replicates of at most MAX_REPLICATES values are held at once: families
+    // go in passes, each drawing the very same resamples again (same seeds),
+    // so how they are split does not change any result.
+    let per_pass = (MAX_REPLICATES / cfg.resamples.max(1)).max(1);
+    let mut out = Vec::with_capacity(families.len());
+    let mut start = 0;
+    while start < families.len() {
+        let mut end = start;
+        let mut width = 0;
+        while end < families.len() && (end == start || width + families[end].sums.len() <= per_pass)
+        {
+            width += families[end].sums.len();
+            end += 1;
+        }
+        out.extend(bootstrap_pass(
+            &families[start..end],
+            &classes[start..end],
+            &live[start..end],
+            direct,
+            cfg,
+        ));
+        start = end;
+    }
+    out
+}
+
+/// Replicate values held at once (32 MB of f64).
+const MAX_REPLICATES: usize = 4 << 20;
+
+/// One pass of [`cluster_bootstrap_families`] over some of the families.
+fn bootstrap_pass(
+    families: &[Family],
+    classes: &[Classes],
+    live: &[bool],
+    direct: bool,
+    cfg: &Bootstrap,
+) -> Vec<Vec<Estimate>> {
+    let undefined = Estimate {
+        value: f64::NAN,
+        ci: Ci::Undefined,
+    };
+    let m = families.first().map_or(0, |f| f.weights.len());
     let members: Vec<Members> = if direct {
         Vec::new()
     } else {
@@ -451,6 +489,29 @@ mod tests {
         assert!((e.value - 0.375).abs() < 1e-12);
         let (l, h) = e.ci.bounds().unwrap();
         assert!(l < 0.375 && h > 0.375 && h - l < 0.2, "{l} {h}");
+    }
+
+    #[test]
+    fn families_bootstrapped_in_passes_equal_each_alone() {
+        // 3 × 150 statistics × 10,000 resamples exceed one pass: the
+        // families are bootstrapped in passes that redraw the same resamples.
+        let fam = |shift: usize| Family {
+            sums: (0..200)
+                .map(|s| {
+                    (0..100)
+                        .map(|i| ((i * 31 + s * 7 + shift) % 97) as f64)
+                        .collect()
+                })
+                .collect(),
+            weights: vec![1.0; 100],
+        };
+        let fams = [fam(0), fam(1), fam(2)];
+        const { assert!(450 * 10_000 > MAX_REPLICATES) };
+        let together = cluster_bootstrap_families(&fams, &Bootstrap::default());
+        for (f, got) in fams.iter().zip(&together) {
+            let alone = cluster_bootstrap_families(std::slice::from_ref(f), &Bootstrap::default());
+            assert_eq!(got, &alone[0]);
+        }
     }
 
     #[test]
