@@ -69,6 +69,7 @@ fn load_options(
         progress,
         mapping,
         inspect: opts.inspect.clone(),
+        window: None,
     })
 }
 

@@ -200,3 +200,47 @@ fn anything_but_an_append_asks_for_a_full_reload() {
         More::Reload
     ));
 }
+
+#[test]
+fn reading_in_small_windows_gives_the_same_set() {
+    // JSON Lines files are read in windows of whole lines; 700-byte windows
+    // cross a window end every few records (and grow for a longer line).
+    let d = temp_dir("follow_windows");
+    let eval = d.join("eval.jsonl");
+    let mut text: String = (0..8)
+        .flat_map(|t| (0..4).flat_map(move |i| [line("base", t, i), line("rl", t, i)]))
+        .collect();
+    let mut long = serde_json::from_str::<serde_json::Value>(&line("rl", 9, 0)).unwrap();
+    long["note"] = "x".repeat(3000).into();
+    text.push_str(&format!("{long}\n"));
+    let half = line("base", 9, 1);
+    text.push_str(&half[..half.len() / 2]);
+    std::fs::write(&eval, &text).unwrap();
+    let paths = vec![d.clone()];
+    let small = LoadOptions {
+        window: Some(700),
+        ..opts()
+    };
+    let (a, ta) = load_tracked(&paths, &opts()).unwrap();
+    let (b, tb) = load_tracked(&paths, &small).unwrap();
+    let locs = |s: &LogSet| {
+        s.trajectories
+            .iter()
+            .map(|t| (t.loc, t.task))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(a.trajectories.len(), 65);
+    assert_eq!(locs(&a), locs(&b));
+    assert_eq!(report(&a), report(&b));
+    assert_eq!(
+        format!("{ta:?}"),
+        format!("{tb:?}"),
+        "where --follow goes on"
+    );
+    // And reading on from the small-window load still equals a full load.
+    append(
+        &eval,
+        &format!("{}{}", &half[half.len() / 2..], line("rl", 9, 1)),
+    );
+    grown_equals_full(&d, &b, &tb);
+}

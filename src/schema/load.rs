@@ -40,6 +40,9 @@ pub struct LoadOptions {
     pub mapping: Option<std::sync::Arc<super::mapping::Mapping>>,
     /// How Inspect eval logs become trajectories.
     pub inspect: super::inspect::InspectOptions,
+    /// Bytes per read of a JSON Lines file; default [`WINDOW`] (tests use
+    /// small windows to cross many window ends).
+    pub window: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -416,58 +419,76 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
         p.bytes_total
             .store(total, std::sync::atomic::Ordering::Relaxed);
     }
-    // One file at a time (each parsed in parallel chunks) while a reader
-    // thread reads the next, so at most two files' bytes are in memory beside
-    // the parsed records.
+    // One file at a time, each parsed in parallel chunks, while a reader
+    // thread reads ahead. Plain JSON Lines come in windows of whole lines,
+    // so a big file's bytes are never all in memory beside its records;
+    // other files (compressed, Parquet, Inspect) whole.
     let mut names = Vec::new();
     let mut chunks = Vec::new();
     let mut tracked = Tracked::default();
+    let windowed = |p: &Path| format_of(p) == Some(Format::Jsonl) && appendable_mapping(opts);
     std::thread::scope(|scope| -> Result<()> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Piece>(1);
         let reader_files = &files;
         scope.spawn(move || {
             for (p, _) in reader_files {
-                if tx.send(std::fs::read(p)).is_err() {
+                let sent = if windowed(p) {
+                    send_windows(p, opts.window.unwrap_or(WINDOW).max(1), &tx)
+                } else {
+                    tx.send(Piece::Whole(std::fs::read(p))).is_ok()
+                };
+                if !sent {
                     break;
                 }
             }
         });
+        let next = |name: &str| {
+            rx.recv()
+                .unwrap_or_else(|_| Piece::Whole(Err(std::io::Error::other("the reader stopped"))))
+                .into_result()
+                .map_err(|e| Error::file(name, io_text(&e)))
+        };
         for (p, named) in &files {
             let name = p.display().to_string();
             let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
-            let stamp = stamp(p);
-            let raw = rx
-                .recv()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the reader stopped")))
-                .map_err(|e| Error::file(&name, io_text(&e)))?;
-            // Only --follow reads on; plain JSON Lines decode to themselves.
-            let appendable = opts.follow && fmt == Format::Jsonl && appendable_mapping(opts);
             let mut file = TrackedFile {
                 path: p.clone(),
                 named: *named,
-                stamp,
+                stamp: stamp(p),
                 loaded: None,
             };
-            match decode(&name, fmt, raw, opts, *named)? {
-                Decoded::Skip(note) => notes.push(note),
-                Decoded::Lines(bytes, more) => {
-                    notes.extend(more);
-                    let parsed = parse_file(names.len() as u32, &bytes, opts);
-                    if appendable {
-                        let deferred = parsed.last().is_some_and(|c| c.deferred);
-                        file.loaded = Some(Appended::after(
-                            names.len() as u32,
-                            &bytes,
-                            deferred,
-                            parsed.iter().map(|c| c.records).sum(),
-                        ));
+            let index = names.len() as u32;
+            if windowed(p) {
+                let mut reading = Reading::default();
+                loop {
+                    let (bytes, last) = next(&name)?;
+                    let parsed = parse_file(index, &bytes, opts);
+                    reading.records += parsed.iter().map(|c| c.records).sum::<u64>();
+                    if last {
+                        if opts.follow {
+                            let deferred = parsed.last().is_some_and(|c| c.deferred);
+                            file.loaded = Some(reading.finish(index, &bytes, deferred));
+                        }
+                        chunks.extend(parsed);
+                        break;
                     }
+                    reading.pass(&bytes);
                     chunks.extend(parsed);
-                    names.push(name);
                 }
-                Decoded::Parsed(parts) => {
-                    chunks.extend(parsed_chunks(names.len() as u32, parts));
-                    names.push(name);
+                names.push(name);
+            } else {
+                let (raw, _) = next(&name)?;
+                match decode(&name, fmt, raw, opts, *named)? {
+                    Decoded::Skip(note) => notes.push(note),
+                    Decoded::Lines(bytes, more) => {
+                        notes.extend(more);
+                        chunks.extend(parse_file(index, &bytes, opts));
+                        names.push(name);
+                    }
+                    Decoded::Parsed(parts) => {
+                        chunks.extend(parsed_chunks(index, parts));
+                        names.push(name);
+                    }
                 }
             }
             tracked.files.push(file);
@@ -488,6 +509,95 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     let mut set = merge(chunks, &names, opts)?;
     set.notes.extend(notes);
     Ok((set, tracked))
+}
+
+/// What the reader thread hands over: a whole file, or a window of whole
+/// lines of a JSON Lines file (`true` for its last).
+enum Piece {
+    Whole(std::io::Result<Vec<u8>>),
+    Window(std::io::Result<(Vec<u8>, bool)>),
+}
+
+impl Piece {
+    fn into_result(self) -> std::io::Result<(Vec<u8>, bool)> {
+        match self {
+            Piece::Whole(r) => r.map(|b| (b, true)),
+            Piece::Window(r) => r,
+        }
+    }
+}
+
+/// Bytes read at a time from a JSON Lines file (a window grows to hold a
+/// longer line).
+pub const WINDOW: usize = 64 << 20;
+
+/// Sends a file as windows ending at line ends; false when the receiver is gone.
+fn send_windows(path: &Path, window: usize, tx: &std::sync::mpsc::SyncSender<Piece>) -> bool {
+    use std::io::Read;
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return tx.send(Piece::Window(Err(e))).is_ok(),
+    };
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let mut buf = std::mem::take(&mut carry);
+        let want = buf.len() + window;
+        let got = (&mut file).take(window as u64).read_to_end(&mut buf);
+        let eof = match got {
+            Ok(n) => n == 0 || buf.len() < want,
+            Err(e) => return tx.send(Piece::Window(Err(e))).is_ok(),
+        };
+        if eof {
+            return tx.send(Piece::Window(Ok((buf, true)))).is_ok();
+        }
+        match memchr::memrchr(b'\n', &buf) {
+            Some(i) => {
+                carry = buf.split_off(i + 1);
+                if tx.send(Piece::Window(Ok((buf, false)))).is_err() {
+                    return false;
+                }
+            }
+            // No line end yet: read on into the same window.
+            None => carry = buf,
+        }
+    }
+}
+
+/// How far a windowed JSON Lines file has been read (for `--follow`).
+#[derive(Default)]
+struct Reading {
+    len: u64,
+    newlines: u64,
+    records: u64,
+    /// The last bytes before the current window.
+    before: Vec<u8>,
+}
+
+impl Reading {
+    /// A window that is not the last.
+    fn pass(&mut self, window: &[u8]) {
+        self.len += window.len() as u64;
+        self.newlines += memchr::memchr_iter(b'\n', window).count() as u64;
+        self.before
+            .extend_from_slice(&window[window.len().saturating_sub(EDGE)..]);
+        let cut = self.before.len().saturating_sub(EDGE);
+        self.before.drain(..cut);
+    }
+
+    /// The last window: where the next `--follow` read starts.
+    fn finish(mut self, index: u32, last: &[u8], deferred: bool) -> Appended {
+        let rel = Appended::after(index, last, deferred, 0);
+        self.before
+            .extend_from_slice(&last[..rel.consumed as usize]);
+        let cut = self.before.len().saturating_sub(EDGE);
+        Appended {
+            index,
+            consumed: self.len + rel.consumed,
+            lines: self.newlines + rel.lines,
+            records: self.records,
+            edge: self.before[cut..].to_vec(),
+        }
+    }
 }
 
 /// How far each discovered file was read (SPEC §1's file order).
