@@ -367,6 +367,10 @@ fn tables_sort_by_column_and_jump_to_either_end() {
     s.keys("s");
     let t = table(&mut s);
     assert!(t.title.contains("sorted by task ▲"), "{}", t.title);
+    assert!(
+        !t.title.contains("contribution"),
+        "the old order is no longer named"
+    );
     let tasks: Vec<String> = t.rows.iter().map(|r| r[0].clone()).collect();
     let mut want = tasks.clone();
     want.sort();

@@ -131,9 +131,10 @@ impl TableData {
         permute(&mut self.rows, &order);
         permute(&mut self.marks, &order);
         permute(&mut self.targets, &order);
+        // The new order replaces the one the title named, if it named one.
+        let base = self.title.split(" — sorted by ").next().unwrap_or_default();
         self.title = format!(
-            "{} — sorted by {name} {}",
-            self.title,
+            "{base} — sorted by {name} {}",
             if descending { "▼" } else { "▲" }
         );
         self
