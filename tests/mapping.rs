@@ -62,6 +62,20 @@ fn verl_agent_step_rows_sample() {
     );
 }
 
+/// Runs a strict mapped audit that must fail with exit 2; returns stderr.
+fn mapped_failure(src: &std::path::Path, m: &std::path::Path, out: &std::path::Path) -> String {
+    let o = rl_audit(&[
+        "--headless",
+        src.to_str().unwrap(),
+        "--map",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
 #[test]
 fn broken_mapping_and_bad_source_records() {
     let d = temp_dir("map_broken");
@@ -69,30 +83,12 @@ fn broken_mapping_and_bad_source_records() {
     std::fs::write(&m, "shape = \"split\"\n[trajectory]\nrun = \"r\"\n").unwrap();
     let src = d.join("x.jsonl");
     std::fs::write(&src, "{\"r\": \"a\"}\n").unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        src.to_str().unwrap(),
-        "--map",
-        m.to_str().unwrap(),
-        "--out",
-        d.join("o").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = mapped_failure(&src, &m, &d.join("o"));
     assert!(err.contains("m.toml") && err.contains("split_on"), "{err}");
 
     std::fs::write(&m, "[trajectory]\nrun = \"who\"\nbenchmark = { const = \"b\" }\ntask = \"id\"\nbudget = \"meta.turns\"\nsuccess = \"ok\"\n").unwrap();
     std::fs::write(&src, "{\"who\": \"a\", \"id\": \"t\", \"meta\": {\"turns\": 4}, \"ok\": true}\n{\"who\": \"a\", \"id\": \"t\", \"meta\": {}, \"ok\": true}\n").unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        src.to_str().unwrap(),
-        "--map",
-        m.to_str().unwrap(),
-        "--out",
-        d.join("o").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = mapped_failure(&src, &m, &d.join("o"));
     assert!(
         err.contains("x.jsonl:2: budget: required field is missing (mapped from `meta.turns`"),
         "{err}"

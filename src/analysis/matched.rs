@@ -58,14 +58,7 @@ fn half(states: &[&PairState], s: &Settings) -> Half {
 pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Matched> {
     let mut out = Vec::new();
     for pair in pairs {
-        let all = pair_states(
-            set,
-            pair,
-            false,
-            s.gamma,
-            s.balance.then_some(s.boot.seed),
-            cache,
-        );
+        let all = pair_states(set, pair, false, s, cache);
         if all.is_empty() {
             continue;
         }

@@ -8,7 +8,7 @@ use rand::SeedableRng;
 
 use super::frozenlake::QCache;
 use super::stats::{cluster_bootstrap, Bootstrap, Cluster, Estimate};
-use super::Pair;
+use super::{Pair, Settings};
 use crate::schema::{Candidate, Id, LogSet, Probe};
 
 /// Beyond this, two mean scores differ.
@@ -58,16 +58,16 @@ fn share(cands: &[&Candidate], f: impl Fn(&Candidate) -> Option<bool>) -> Option
 }
 
 /// The pair's states among probes with `error == want_error`, in file order;
-/// with `balance`, only states drawn from the two runs' own trajectories,
-/// the larger side subsampled (seeded) to the smaller.
+/// with `--balance`, only states drawn from the two runs' own trajectories,
+/// the larger side subsampled (seeded by `--seed`) to the smaller.
 pub fn pair_states(
     set: &LogSet,
     pair: &Pair,
     want_error: bool,
-    gamma: f64,
-    balance: Option<u64>,
+    s: &Settings,
     cache: &mut QCache,
 ) -> Vec<PairState> {
+    let (gamma, balance) = (s.gamma, s.balance.then_some(s.boot.seed));
     let mut out = Vec::new();
     for p in set
         .probes

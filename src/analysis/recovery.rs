@@ -84,14 +84,7 @@ fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Recovery> {
     let mut out = Vec::new();
     for pair in pairs {
-        let all = pair_states(
-            set,
-            pair,
-            true,
-            s.gamma,
-            s.balance.then_some(s.boot.seed),
-            cache,
-        );
+        let all = pair_states(set, pair, true, s, cache);
         if all.is_empty() {
             continue;
         }
