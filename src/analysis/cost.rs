@@ -73,7 +73,8 @@ type Attempts = crate::schema::FastMap<(Id, Id, Id, u32), Vec<u32>>;
 fn attempts(set: &LogSet) -> Attempts {
     let mut m: Attempts = Default::default();
     for (i, t) in set.trajectories.iter().enumerate() {
-        if !t.is_training() {
+        // Outcome-only rollouts have no turns to cost (SPEC §4.1).
+        if !t.is_training() && t.turns_known {
             m.entry((t.benchmark, t.run, t.task, t.budget))
                 .or_default()
                 .push(i as u32);

@@ -201,6 +201,16 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let (cost_frontier, cost_winners) = cost::analyse(set, &agg, &pass, settings);
     let budgetmix = budgetmix::analyse(set, &pass, settings);
     notes.extend(set.notes.iter().cloned());
+    let outcome_only = set
+        .trajectories
+        .iter()
+        .filter(|t| !t.is_training() && !t.turns_known)
+        .count();
+    if outcome_only > 0 {
+        notes.push(format!(
+            "{outcome_only} evaluation rollouts have unknown turns (no `turns`, no `steps`: an outcome-only dump): they count only in the native cells of their own budget; Pass@(K,T) at tighter budgets, pass curves, token budgets, costs and likelihood need per-turn logs"
+        ));
+    }
     for name in &settings.audit {
         if set.strings.get(name).is_none() {
             notes.push(format!("--audit {name}: no run of that name in the logs"));

@@ -43,15 +43,19 @@ pub fn cell_counts(
 ) -> Option<(u64, u64)> {
     let b = info.full_budget;
     let t = t_at_level(level, b);
-    let budget = match mode {
-        Mode::Native => t,
-        Mode::Truncated if t < b => b,
-        Mode::Truncated => return None,
-    };
-    groups
-        .iter()
-        .find(|g| g.budget == budget && g.n > 0)
-        .map(|g| (g.n, g.solved_within(t)))
+    match mode {
+        Mode::Native => groups
+            .iter()
+            .find(|g| g.budget == t)
+            .map(BudgetGroup::native_counts)
+            .filter(|&(n, _)| n > 0),
+        // Outcome-only rollouts have no turns to cut at T.
+        Mode::Truncated if t < b => groups
+            .iter()
+            .find(|g| g.budget == b && g.n > 0)
+            .map(|g| (g.n, g.solved_within(t))),
+        Mode::Truncated => None,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -389,7 +393,7 @@ pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> Vec<UpperBound> {
                 continue;
             }
             for g in groups {
-                if let Some(&s) = g.success_turns.first() {
+                if let Some(s) = g.first_success() {
                     let e = first_solve.entry(*t).or_insert(s);
                     *e = (*e).min(s);
                 }

@@ -77,7 +77,7 @@ pub fn load_more(
             p.bytes_total
                 .fetch_add(tail.len() as u64, std::sync::atomic::Ordering::Relaxed);
         }
-        let parsed = parse_file(a.index, tail, opts);
+        let parsed = parse_file(a.index, &name, tail, opts);
         let deferred = parsed.last().is_some_and(|c| c.deferred);
         let added: u64 = parsed.iter().map(|c| c.records).sum();
         let rel = Appended::after(a.index, tail, deferred, added);

@@ -32,8 +32,18 @@ pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
         Column::new(
             "success_turn".into(),
             eval.iter()
-                .map(|t| t.success_turn)
+                .map(|t| t.success_turn.filter(|_| t.turns_known))
                 .collect::<Vec<Option<u32>>>(),
+        ),
+        Column::new(
+            "outcome_only".into(),
+            eval.iter().map(|t| !t.turns_known).collect::<Vec<bool>>(),
+        ),
+        Column::new(
+            "outcome_only_solved".into(),
+            eval.iter()
+                .map(|t| !t.turns_known && t.success)
+                .collect::<Vec<bool>>(),
         ),
         Column::new(
             "min_turns".into(),
@@ -53,15 +63,36 @@ fn polars_bug(e: PolarsError) -> Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BudgetGroup {
     pub budget: u32,
+    /// Rollouts whose turns are known.
     pub n: u64,
-    /// Success turns of the successful rollouts, ascending.
+    /// Success turns of the successful rollouts with known turns, ascending.
     pub success_turns: Vec<u32>,
+    /// Outcome-only rollouts (unknown turns, SPEC §4.1) and how many of
+    /// them succeeded: they count only in the native cell of this budget.
+    pub outcome_only: u64,
+    pub outcome_only_solved: u64,
 }
 
 impl BudgetGroup {
-    /// Rollouts solved within T turns.
+    /// Rollouts with known turns solved within T turns.
     pub fn solved_within(&self, t: u32) -> u64 {
         self.success_turns.partition_point(|&s| s <= t) as u64
+    }
+    /// (n, c) of the native cell at T = this budget: every rollout, solved
+    /// within T (an outcome-only rollout is solved iff it succeeded).
+    pub fn native_counts(&self) -> (u64, u64) {
+        (
+            self.n + self.outcome_only,
+            self.solved_within(self.budget) + self.outcome_only_solved,
+        )
+    }
+    /// The earliest turn at which any rollout of the group solved the task.
+    pub fn first_success(&self) -> Option<u32> {
+        let oo = (self.outcome_only_solved > 0).then_some(self.budget);
+        match (self.success_turns.first().copied(), oo) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -127,6 +158,14 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         .group_by([col("benchmark"), col("run"), col("task"), col("budget")])
         .agg([
             len().cast(DataType::UInt32).alias("n"),
+            col("outcome_only")
+                .sum()
+                .cast(DataType::UInt32)
+                .alias("outcome_only"),
+            col("outcome_only_solved")
+                .sum()
+                .cast(DataType::UInt32)
+                .alias("outcome_only_solved"),
             col("success_turn")
                 .drop_nulls()
                 .sort(SortOptions::default())
@@ -140,6 +179,10 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         u32s(&groups, "task")?,
         u32s(&groups, "budget")?,
         u32s(&groups, "n")?,
+    );
+    let (oo, oo_solved) = (
+        u32s(&groups, "outcome_only")?,
+        u32s(&groups, "outcome_only_solved")?,
     );
     let turns = groups
         .column("turns")
@@ -157,10 +200,13 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
             None => Vec::new(),
         };
         let key = (req(b[i])?, req(r[i])?, req(t[i])?);
+        let outcome_only = req(oo[i])? as u64;
         out.groups.entry(key).or_default().push(BudgetGroup {
             budget: req(bu[i])?,
-            n: req(n[i])? as u64,
+            n: req(n[i])? as u64 - outcome_only,
             success_turns,
+            outcome_only,
+            outcome_only_solved: req(oo_solved[i])? as u64,
         });
     }
     merge_aggregates(set, &mut out);
@@ -182,11 +228,15 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
                 g.n += a.n;
                 g.success_turns.extend(&a.success_turns);
                 g.success_turns.sort_unstable();
+                g.outcome_only += a.outcome_only;
+                g.outcome_only_solved += a.outcome_only_solved;
             }
             None => groups.push(BudgetGroup {
                 budget: a.budget,
                 n: a.n,
                 success_turns: a.success_turns.clone(),
+                outcome_only: a.outcome_only,
+                outcome_only_solved: a.outcome_only_solved,
             }),
         }
     }
@@ -204,6 +254,7 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
     let mut task: Vec<&str> = Vec::new();
     let (mut budget, mut full, mut min_turns, mut n) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut oo, mut oo_solved) = (Vec::new(), Vec::new());
     let mut turns: Vec<Option<Series>> = Vec::new();
     for (&(b, r, t), groups) in &agg.groups {
         let info = agg.tasks.get(&(b, t)).copied().unwrap_or(TaskInfo {
@@ -219,6 +270,8 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
             full.push(info.full_budget);
             min_turns.push(info.min_turns);
             n.push(g.n);
+            oo.push(g.outcome_only);
+            oo_solved.push(g.outcome_only_solved);
             turns.push(Some(Series::new("".into(), g.success_turns.clone())));
         }
     }
@@ -234,6 +287,8 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
         Column::new("full_budget".into(), full),
         Column::new("min_turns".into(), min_turns),
         Column::new("n".into(), n),
+        Column::new("outcome_only".into(), oo),
+        Column::new("outcome_only_solved".into(), oo_solved),
         turns.with_name("success_turns".into()).into_series().into(),
     ])
     .map_err(polars_bug)?;

@@ -111,6 +111,19 @@ pub fn discover(
     // A file named on the command line and found in a directory counts as named.
     files.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     files.dedup_by(|a, b| a.0 == b.0);
+    if let Some(m) = &opts.mapping {
+        files.retain(|(p, _)| {
+            let name = p.display().to_string();
+            let keep = m.reads(&name);
+            if !keep {
+                notes.push(format!(
+                    "{name}: passed over (not matched by the `files` pattern of {})",
+                    m.name
+                ));
+            }
+            keep
+        });
+    }
     Ok(files)
 }
 
@@ -199,6 +212,15 @@ pub(super) fn decode(
             let (b, notes) = super::inspect::read(name, &raw, &opts.inspect)?;
             Ok(Decoded::Lines(b, notes))
         }
+        // A mapping reads a whole `.json` file as one record.
+        Format::Json if opts.mapping.is_some() => {
+            let one_line: Vec<u8> = raw
+                .iter()
+                .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+                .chain(std::iter::once(b'\n'))
+                .collect();
+            lines(one_line)
+        }
         Format::Json => {
             let is_inspect = serde_json::from_slice::<serde_json::Value>(&raw)
                 .map(|v| super::inspect::is_inspect_json(&v))
@@ -263,9 +285,15 @@ fn split_chunks(bytes: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk {
+fn parse_chunk(file: u32, name: &str, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk {
     let follow = opts.follow;
     let mut c = Chunk::new(file);
+    let position_paths = opts
+        .mapping
+        .as_ref()
+        .map(|m| m.position_paths())
+        .unwrap_or_default();
+    let mut positions = super::mapping::Positions::default();
     let mut rest = bytes;
     while !rest.is_empty() {
         let (line, terminated) = match memchr::memchr(b'\n', rest) {
@@ -295,7 +323,15 @@ fn parse_chunk(file: u32, bytes: &[u8], last: bool, opts: &LoadOptions) -> Chunk
             line: c.lines,
         };
         let added = match &opts.mapping {
-            Some(m) => add_mapped(&mut c.set, m, loc, line),
+            Some(m) => add_mapped(&mut c.set, m, loc, line, |v| {
+                let positions = positions.next(&position_paths, v);
+                let cx = super::mapping::Context {
+                    path: name,
+                    run_label: opts.inspect.run_label.as_deref(),
+                    positions: &positions,
+                };
+                m.map_record(v, &cx)
+            }),
             None => c.set.add_json(loc, line),
         };
         match added {
@@ -321,11 +357,12 @@ fn add_mapped(
     m: &super::mapping::Mapping,
     loc: Loc,
     line: &[u8],
+    map: impl FnOnce(&serde_json::Value) -> Vec<serde_json::Value>,
 ) -> std::result::Result<Added, RecordError> {
     let v: serde_json::Value = serde_json::from_slice(line)
         .map_err(|e| RecordError::new(SkipReason::Syntax, "", format!("invalid JSON: {e}")))?;
     let mut last = Ok(Added::Record);
-    for rec in m.map_record(&v) {
+    for rec in map(&v) {
         let bytes = serde_json::to_vec(&rec).unwrap_or_default();
         last = set.add_json(loc, &bytes).map_err(|e| explain_mapped(m, e));
         last.as_ref().map_err(Clone::clone)?;
@@ -347,6 +384,7 @@ fn explain_mapped(m: &super::mapping::Mapping, mut e: RecordError) -> RecordErro
 /// into trajectories, each located at its first row.
 fn parse_step_rows(
     file: u32,
+    name: &str,
     bytes: &[u8],
     m: &super::mapping::Mapping,
     opts: &LoadOptions,
@@ -386,7 +424,12 @@ fn parse_step_rows(
     if bytes.ends_with(b"\n") {
         c.lines -= 1;
     }
-    for (first, rec) in m.map_steps(&rows) {
+    let cx = super::mapping::Context {
+        path: name,
+        run_label: opts.inspect.run_label.as_deref(),
+        positions: &[],
+    };
+    for (first, rec) in m.map_steps(&rows, &cx) {
         let loc = Loc {
             file,
             line: row_lines[first],
@@ -462,7 +505,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 let mut reading = Reading::default();
                 loop {
                     let (bytes, last) = next(&name)?;
-                    let parsed = parse_file(index, &bytes, opts);
+                    let parsed = parse_file(index, &name, &bytes, opts);
                     reading.records += parsed.iter().map(|c| c.records).sum::<u64>();
                     if last {
                         if opts.follow {
@@ -482,7 +525,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     Decoded::Skip(note) => notes.push(note),
                     Decoded::Lines(bytes, more) => {
                         notes.extend(more);
-                        chunks.extend(parse_file(index, &bytes, opts));
+                        chunks.extend(parse_file(index, &name, &bytes, opts));
                         names.push(name);
                     }
                     Decoded::Parsed(parts) => {
@@ -655,9 +698,7 @@ pub(super) const EDGE: usize = 256;
 /// Record-per-line mappings can be read on; step rows are grouped over the
 /// whole file.
 pub(super) fn appendable_mapping(opts: &LoadOptions) -> bool {
-    opts.mapping
-        .as_ref()
-        .is_none_or(|m| !matches!(m.shape, super::mapping::Shape::Step { .. }))
+    opts.mapping.as_ref().is_none_or(|m| !m.sequential())
 }
 
 /// Loads in-memory files (the embedded demo): (name, raw bytes).
@@ -687,7 +728,7 @@ fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Resu
     let chunks = contents
         .iter()
         .enumerate()
-        .flat_map(|(i, bytes)| parse_file(i as u32, bytes, opts))
+        .flat_map(|(i, bytes)| parse_file(i as u32, &names[i], bytes, opts))
         .collect();
     merge(chunks, names, opts)
 }
@@ -719,14 +760,18 @@ pub(super) fn parsed_chunks(file: u32, parts: Vec<super::parquet::ParsedRows>) -
 }
 
 /// Parses one file's bytes in parallel chunks.
-pub(super) fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
+pub(super) fn parse_file(file: u32, name: &str, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(m) = opts
         .mapping
         .as_ref()
         .filter(|m| matches!(m.shape, super::mapping::Shape::Step { .. }))
     {
-        return vec![parse_step_rows(file, bytes, m, opts)];
+        return vec![parse_step_rows(file, name, bytes, m, opts)];
+    }
+    // Positions count records in file order: one chunk.
+    if opts.mapping.as_ref().is_some_and(|m| m.sequential()) {
+        return vec![parse_chunk(file, name, bytes, true, opts)];
     }
     let pieces = split_chunks(bytes);
     let n = pieces.len();
@@ -734,7 +779,7 @@ pub(super) fn parse_file(file: u32, bytes: &[u8], opts: &LoadOptions) -> Vec<Chu
         .into_par_iter()
         .enumerate()
         .map(|(j, b)| {
-            let c = parse_chunk(file, b, j + 1 == n, opts);
+            let c = parse_chunk(file, name, b, j + 1 == n, opts);
             if let Some(p) = &opts.progress {
                 p.bytes_done.fetch_add(b.len() as u64, Relaxed);
                 p.records.fetch_add(c.records, Relaxed);

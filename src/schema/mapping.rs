@@ -12,27 +12,45 @@
 //! Mapped records then pass the same validation as native ones; errors name
 //! the file, the source record and the source field.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Number, Value};
 
 /// Where a SPEC field's value comes from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Source {
     Path(String),
     Const(Value),
     Equals(String, Value),
     AtLeast(String, f64),
-    Count(String),
-    Sum(String),
+    /// Length of an array; `empty_missing`: an empty array is no value.
+    Count(String, bool),
+    /// Sum of an array's numbers; `empty_missing` as for `Count`.
+    Sum(String, bool),
     Split {
         path: String,
         sep: String,
         index: i64,
     },
+    /// A component of the source file's path (−1 = the file name).
+    PathPart(i64),
+    /// The first capture group of a regular expression over the file's path.
+    PathRegex(regex::Regex),
+    /// The record's position (0-based) among the file's records with the
+    /// same value at this path.
+    PositionIn(String),
+    /// A stable 64-bit FNV-1a hash (16 hex digits) of the value at a path.
+    Hash(String),
+    /// Several sources' texts joined with a separator.
+    Join(Vec<FieldMap>, String),
+    /// A JSON document held in a string field, then a path inside it.
+    Json(String, String),
+    /// `--run-label` when given, else this default.
+    RunLabel(String),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct FieldMap {
     pub target: String,
     pub source: Source,
@@ -51,7 +69,7 @@ pub enum Shape {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Mapping {
     pub name: String,
     pub shape: Shape,
@@ -61,7 +79,42 @@ pub struct Mapping {
     pub step: Vec<FieldMap>,
     /// run → source of that run's log-probability per step.
     pub logp: Vec<(String, FieldMap)>,
+    /// Only files whose path matches are read; others are passed over.
+    pub files: Option<regex::Regex>,
 }
+
+/// What a source record's mapping may read besides the record itself.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Context<'a> {
+    /// The source file's path, as given.
+    pub path: &'a str,
+    /// `--run-label`.
+    pub run_label: Option<&'a str>,
+    /// Positions of this record for the mapping's `position_in` paths.
+    pub positions: &'a [(String, u64)],
+}
+
+const SOURCE_KEYS: &[&str] = &[
+    "path",
+    "const",
+    "count",
+    "sum",
+    "equals",
+    "at_least",
+    "split",
+    "index",
+    "default",
+    "as",
+    "empty",
+    "path_part",
+    "path_regex",
+    "position_in",
+    "hash",
+    "join",
+    "sep",
+    "json",
+    "run_label",
+];
 
 fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
     let bad = |m: &str| format!("{target}: {m}");
@@ -75,13 +128,53 @@ fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
         }),
         toml::Value::Table(t) => {
             let get_str = |k: &str| t.get(k).and_then(|x| x.as_str()).map(str::to_string);
+            let empty_missing = match get_str("empty").as_deref() {
+                None => false,
+                Some("missing") => true,
+                Some(o) => {
+                    return Err(bad(&format!(
+                        "empty = {o:?}: the only choice is \"missing\""
+                    )))
+                }
+            };
             let path = get_str("path");
             let source = if let Some(c) = t.get("const") {
                 Source::Const(to_json(c)?)
             } else if let Some(p) = get_str("count") {
-                Source::Count(p)
+                Source::Count(p, empty_missing)
             } else if let Some(p) = get_str("sum") {
-                Source::Sum(p)
+                Source::Sum(p, empty_missing)
+            } else if let Some(i) = t.get("path_part") {
+                Source::PathPart(
+                    i.as_integer()
+                        .ok_or_else(|| bad("path_part must be an integer (−1 = file name)"))?,
+                )
+            } else if let Some(r) = get_str("path_regex") {
+                let re = regex::Regex::new(&r).map_err(|e| bad(&format!("path_regex: {e}")))?;
+                if re.captures_len() < 2 {
+                    return Err(bad(
+                        "path_regex needs a capture group, e.g. \"step_(\\d+)\"",
+                    ));
+                }
+                Source::PathRegex(re)
+            } else if let Some(p) = get_str("position_in") {
+                Source::PositionIn(p)
+            } else if let Some(p) = get_str("hash") {
+                Source::Hash(p)
+            } else if let Some(parts) = t.get("join") {
+                let parts = parts
+                    .as_array()
+                    .ok_or_else(|| bad("join must be a list of sources"))?;
+                let parts = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| parse_source(&format!("{target}.join[{i}]"), p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Source::Join(parts, get_str("sep").unwrap_or_default())
+            } else if let Some(j) = get_str("json") {
+                Source::Json(j, path.clone().unwrap_or_default())
+            } else if let Some(d) = get_str("run_label") {
+                Source::RunLabel(d)
             } else if let Some(p) = path.clone() {
                 if let Some(e) = t.get("equals") {
                     Source::Equals(p, to_json(e)?)
@@ -101,17 +194,17 @@ fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
                     Source::Path(p)
                 }
             } else {
-                return Err(bad("needs one of path, const, count or sum"));
+                return Err(bad(
+                    "needs one of path, const, count, sum, path_part, path_regex, position_in, hash, join, json or run_label",
+                ));
             };
             for k in t.keys() {
-                if ![
-                    "path", "const", "count", "sum", "equals", "at_least", "split", "index",
-                    "default", "as",
-                ]
-                .contains(&k.as_str())
-                {
+                if !SOURCE_KEYS.contains(&k.as_str()) {
                     return Err(bad(&format!("unknown key {k:?}")));
                 }
+            }
+            if empty_missing && !matches!(source, Source::Count(..) | Source::Sum(..)) {
+                return Err(bad("empty = \"missing\" goes with count or sum"));
             }
             let cast = get_str("as");
             if let Some(c) = &cast {
@@ -156,6 +249,9 @@ impl Mapping {
             },
             other => return Err(format!("shape: {other:?} is not trajectory, split or step")),
         };
+        let files = s("files")
+            .map(|r| regex::Regex::new(&r).map_err(|e| format!("files: {e}")))
+            .transpose()?;
         let mut m = Mapping {
             name: name.into(),
             shape,
@@ -163,6 +259,7 @@ impl Mapping {
             trajectory: Vec::new(),
             step: Vec::new(),
             logp: Vec::new(),
+            files,
         };
         for k in doc.keys() {
             if ![
@@ -171,6 +268,7 @@ impl Mapping {
                 "group_by",
                 "order_by",
                 "steps",
+                "files",
                 "trajectory",
                 "step",
             ]
@@ -214,6 +312,9 @@ impl Mapping {
                 }
             }
         }
+        if !matches!(m.shape, Shape::Trajectory) && !m.position_paths().is_empty() {
+            return Err("position_in is for shape = \"trajectory\" (one record per row)".into());
+        }
         Ok(m)
     }
 
@@ -236,6 +337,31 @@ impl Mapping {
             .find(|f| f.target == name)
             .map(|f| describe_source(&f.source))
     }
+
+    /// The paths `position_in` counts records by (trajectory fields only).
+    pub fn position_paths(&self) -> Vec<String> {
+        fn walk(f: &FieldMap, out: &mut Vec<String>) {
+            match &f.source {
+                Source::PositionIn(p) if !out.contains(p) => out.push(p.clone()),
+                Source::Join(parts, _) => parts.iter().for_each(|p| walk(p, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.trajectory.iter().for_each(|f| walk(f, &mut out));
+        out
+    }
+
+    /// A file must be read whole and in order: rows are grouped (step
+    /// shape) or numbered by position.
+    pub fn sequential(&self) -> bool {
+        matches!(self.shape, Shape::Step { .. }) || !self.position_paths().is_empty()
+    }
+
+    /// Does this mapping read that file (its `files` pattern)?
+    pub fn reads(&self, path: &str) -> bool {
+        self.files.as_ref().is_none_or(|r| r.is_match(path))
+    }
 }
 
 fn describe_source(s: &Source) -> String {
@@ -244,33 +370,69 @@ fn describe_source(s: &Source) -> String {
         | Source::Equals(p, _)
         | Source::AtLeast(p, _)
         | Source::Split { path: p, .. } => format!("`{p}`"),
-        Source::Count(p) => format!("count of `{p}`"),
-        Source::Sum(p) => format!("sum of `{p}`"),
+        Source::Count(p, _) => format!("count of `{p}`"),
+        Source::Sum(p, _) => format!("sum of `{p}`"),
         Source::Const(v) => format!("constant {v}"),
+        Source::PathPart(i) => format!("path component {i}"),
+        Source::PathRegex(r) => format!("path pattern `{r}`"),
+        Source::PositionIn(p) => format!("position among records with the same `{p}`"),
+        Source::Hash(p) => format!("hash of `{p}`"),
+        Source::Join(parts, sep) => {
+            let parts: Vec<String> = parts.iter().map(|p| describe_source(&p.source)).collect();
+            format!("{} joined with {sep:?}", parts.join(", "))
+        }
+        Source::Json(f, p) => format!("`{p}` inside the JSON text of `{f}`"),
+        Source::RunLabel(d) => format!("--run-label (default {d:?})"),
     }
 }
 
-/// Looks up a dotted path with array indexing (`a.b[0].c`, `[-1]` = last).
+/// Looks up a dotted path with array indexing (`a.b[0].c`, `[-1]` = last)
+/// and filters (`messages[role=assistant]`: the array's objects whose
+/// `role` is the text `assistant`, or the number or bool it spells).
 /// A leading `^` reads `outer` instead of `inner`.
-pub fn lookup<'a>(inner: &'a Value, outer: Option<&'a Value>, path: &str) -> Option<&'a Value> {
-    let (mut cur, path) = match path.strip_prefix('^') {
+pub fn lookup<'a>(
+    inner: &'a Value,
+    outer: Option<&'a Value>,
+    path: &str,
+) -> Option<Cow<'a, Value>> {
+    let (root, path) = match path.strip_prefix('^') {
         Some(p) => (outer.unwrap_or(inner), p),
         None => (inner, path),
     };
+    let mut cur = Cow::Borrowed(root);
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let (key, idx) = match part.find('[') {
             Some(i) => (&part[..i], Some(&part[i..])),
             None => (part, None),
         };
         if !key.is_empty() {
-            cur = cur.get(key)?;
+            cur = match cur {
+                Cow::Borrowed(v) => Cow::Borrowed(v.get(key)?),
+                Cow::Owned(v) => Cow::Owned(v.get(key)?.clone()),
+            };
         }
         if let Some(mut rest) = idx {
             while let Some(close) = rest.find(']') {
-                let n: i64 = rest[1..close].trim().parse().ok()?;
-                let arr = cur.as_array()?;
-                let i = if n < 0 { arr.len() as i64 + n } else { n };
-                cur = arr.get(usize::try_from(i).ok()?)?;
+                let inside = rest[1..close].trim();
+                cur = if let Some((k, want)) = inside.split_once('=') {
+                    let (k, want) = (k.trim(), want.trim());
+                    let kept: Vec<Value> = cur
+                        .as_array()?
+                        .iter()
+                        .filter(|x| x.get(k).is_some_and(|v| spells(v, want)))
+                        .cloned()
+                        .collect();
+                    Cow::Owned(Value::Array(kept))
+                } else {
+                    let n: i64 = inside.parse().ok()?;
+                    let arr = cur.as_array()?;
+                    let i = if n < 0 { arr.len() as i64 + n } else { n };
+                    let i = usize::try_from(i).ok()?;
+                    match cur {
+                        Cow::Borrowed(v) => Cow::Borrowed(v.as_array()?.get(i)?),
+                        Cow::Owned(v) => Cow::Owned(v.as_array()?.get(i)?.clone()),
+                    }
+                };
                 rest = &rest[close + 1..];
             }
         }
@@ -278,36 +440,111 @@ pub fn lookup<'a>(inner: &'a Value, outer: Option<&'a Value>, path: &str) -> Opt
     Some(cur)
 }
 
-fn eval(f: &FieldMap, inner: &Value, outer: Option<&Value>) -> Option<Value> {
+/// Does a JSON value spell this filter text (`assistant`, `3`, `true`)?
+fn spells(v: &Value, want: &str) -> bool {
+    match v {
+        Value::String(s) => s == want,
+        Value::Null => false,
+        other => other.to_string() == want,
+    }
+}
+
+/// A value's text for hashing, joining and position keys: strings as
+/// they are, anything else as JSON.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// 64-bit FNV-1a: stable across platforms and releases (unlike the
+/// standard library's hasher), so task ids made from it are too.
+pub fn fnv1a_hex(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn non_empty_array(v: Cow<'_, Value>, empty_missing: bool) -> Option<Vec<Value>> {
+    let a = v.as_array()?;
+    if a.is_empty() && empty_missing {
+        return None;
+    }
+    Some(a.clone())
+}
+
+fn eval(f: &FieldMap, inner: &Value, outer: Option<&Value>, cx: &Context) -> Option<Value> {
+    let look = |p: &str| lookup(inner, outer, p);
     let v = match &f.source {
         Source::Const(v) => Some(v.clone()),
-        Source::Path(p) => lookup(inner, outer, p).filter(|v| !v.is_null()).cloned(),
-        Source::Equals(p, want) => lookup(inner, outer, p).map(|v| {
-            Value::Bool(v == want || (v.as_f64().is_some() && v.as_f64() == want.as_f64()))
+        Source::Path(p) => look(p).filter(|v| !v.is_null()).map(Cow::into_owned),
+        Source::Equals(p, want) => look(p).map(|v| {
+            Value::Bool(*v == *want || (v.as_f64().is_some() && v.as_f64() == want.as_f64()))
         }),
-        Source::AtLeast(p, x) => lookup(inner, outer, p)
-            .and_then(Value::as_f64)
+        Source::AtLeast(p, x) => look(p)
+            .and_then(|v| v.as_f64())
             .map(|v| Value::Bool(v >= *x)),
-        Source::Count(p) => lookup(inner, outer, p)
-            .and_then(Value::as_array)
+        Source::Count(p, em) => look(p)
+            .and_then(|v| non_empty_array(v, *em))
             .map(|a| Value::from(a.len() as u64)),
-        Source::Sum(p) => lookup(inner, outer, p).and_then(Value::as_array).map(|a| {
+        Source::Sum(p, em) => look(p).and_then(|v| non_empty_array(v, *em)).map(|a| {
             let s: f64 = a.iter().filter_map(Value::as_f64).sum();
             Number::from_f64(s).map_or(Value::Null, Value::Number)
         }),
-        Source::Split { path, sep, index } => lookup(inner, outer, path)
-            .and_then(Value::as_str)
-            .and_then(|s| {
-                let parts: Vec<&str> = s.split(sep.as_str()).collect();
-                let i = if *index < 0 {
-                    parts.len() as i64 + index
-                } else {
-                    *index
-                };
-                parts
-                    .get(usize::try_from(i).ok()?)
-                    .map(|p| Value::String(p.to_string()))
-            }),
+        Source::Split { path, sep, index } => look(path).and_then(|v| {
+            let s = v.as_str()?;
+            let parts: Vec<&str> = s.split(sep.as_str()).collect();
+            let i = if *index < 0 {
+                parts.len() as i64 + index
+            } else {
+                *index
+            };
+            parts
+                .get(usize::try_from(i).ok()?)
+                .map(|p| Value::String(p.to_string()))
+        }),
+        Source::PathPart(i) => {
+            let parts: Vec<&str> = cx
+                .path
+                .split(['/', '\\'])
+                .filter(|p| !p.is_empty())
+                .collect();
+            let j = if *i < 0 { parts.len() as i64 + i } else { *i };
+            usize::try_from(j)
+                .ok()
+                .and_then(|j| parts.get(j))
+                .map(|p| Value::String(p.to_string()))
+        }
+        Source::PathRegex(re) => re
+            .captures(cx.path)
+            .and_then(|c| c.get(1))
+            .map(|m| Value::String(m.as_str().to_string())),
+        Source::PositionIn(p) => cx
+            .positions
+            .iter()
+            .find(|(k, _)| k == p)
+            .map(|&(_, n)| Value::from(n)),
+        Source::Hash(p) => look(p)
+            .filter(|v| !v.is_null())
+            .map(|v| Value::String(fnv1a_hex(&text_of(&v)))),
+        Source::Join(parts, sep) => {
+            let texts: Option<Vec<String>> = parts
+                .iter()
+                .map(|p| eval(p, inner, outer, cx).map(|v| text_of(&v)))
+                .collect();
+            texts.map(|t| Value::String(t.join(sep)))
+        }
+        Source::Json(field, path) => look(field).and_then(|v| {
+            let doc: Value = serde_json::from_str(v.as_str()?).ok()?;
+            lookup(&doc, None, path)
+                .filter(|v| !v.is_null())
+                .map(Cow::into_owned)
+        }),
+        Source::RunLabel(d) => Some(Value::String(cx.run_label.unwrap_or(d).to_string())),
     };
     let v = v.or_else(|| f.default.clone())?;
     Some(match f.cast.as_deref() {
@@ -343,27 +580,51 @@ fn eval(f: &FieldMap, inner: &Value, outer: Option<&Value>) -> Option<Value> {
     })
 }
 
+/// Counts records by the mapping's `position_in` keys, in file order.
+#[derive(Debug, Default)]
+pub struct Positions {
+    seen: Vec<BTreeMap<String, u64>>,
+}
+
+impl Positions {
+    /// This record's position for each path (and counts it).
+    pub fn next(&mut self, paths: &[String], record: &Value) -> Vec<(String, u64)> {
+        self.seen.resize_with(paths.len(), BTreeMap::new);
+        paths
+            .iter()
+            .zip(&mut self.seen)
+            .map(|(p, seen)| {
+                let key = lookup(record, None, p).map_or_else(|| "null".into(), |v| text_of(&v));
+                let n = seen.entry(key).or_insert(0);
+                *n += 1;
+                (p.clone(), *n - 1)
+            })
+            .collect()
+    }
+}
+
 impl Mapping {
     fn fill(
         fields: &[FieldMap],
         inner: &Value,
         outer: Option<&Value>,
+        cx: &Context,
         out: &mut Map<String, Value>,
     ) {
         for f in fields {
-            if let Some(v) = eval(f, inner, outer) {
+            if let Some(v) = eval(f, inner, outer, cx) {
                 out.insert(f.target.clone(), v);
             }
         }
     }
 
-    fn step_record(&self, s: &Value, outer: Option<&Value>) -> Value {
+    fn step_record(&self, s: &Value, outer: Option<&Value>, cx: &Context) -> Value {
         let mut m = Map::new();
-        Self::fill(&self.step, s, outer, &mut m);
+        Self::fill(&self.step, s, outer, cx, &mut m);
         if !self.logp.is_empty() {
             let mut lp = Map::new();
             for (run, f) in &self.logp {
-                if let Some(v) = eval(f, s, outer) {
+                if let Some(v) = eval(f, s, outer, cx) {
                     lp.insert(run.clone(), v);
                 }
             }
@@ -374,31 +635,39 @@ impl Mapping {
         Value::Object(m)
     }
 
-    fn trajectory_record(&self, t: &Value, outer: Option<&Value>) -> Value {
+    fn trajectory_record(&self, t: &Value, outer: Option<&Value>, cx: &Context) -> Value {
         let mut m = Map::new();
-        Self::fill(&self.trajectory, t, outer, &mut m);
+        Self::fill(&self.trajectory, t, outer, cx, &mut m);
         if let Some(p) = &self.steps {
-            if let Some(arr) = lookup(t, outer, p).and_then(Value::as_array) {
-                m.insert(
-                    "steps".into(),
-                    Value::Array(arr.iter().map(|s| self.step_record(s, Some(t))).collect()),
-                );
+            if let Some(arr) = lookup(t, outer, p) {
+                if let Some(arr) = arr.as_array() {
+                    m.insert(
+                        "steps".into(),
+                        Value::Array(
+                            arr.iter()
+                                .map(|s| self.step_record(s, Some(t), cx))
+                                .collect(),
+                        ),
+                    );
+                }
             }
         }
         Value::Object(m)
     }
 
     /// Maps one source record (trajectory and split shapes).
-    pub fn map_record(&self, v: &Value) -> Vec<Value> {
+    pub fn map_record(&self, v: &Value, cx: &Context) -> Vec<Value> {
         match &self.shape {
-            Shape::Trajectory => vec![self.trajectory_record(v, None)],
+            Shape::Trajectory => vec![self.trajectory_record(v, None, cx)],
             Shape::Split(on) => lookup(v, None, on)
-                .and_then(Value::as_array)
-                .map(|items| {
-                    items
-                        .iter()
-                        .map(|t| self.trajectory_record(t, Some(v)))
-                        .collect()
+                .and_then(|items| {
+                    Some(
+                        items
+                            .as_array()?
+                            .iter()
+                            .map(|t| self.trajectory_record(t, Some(v), cx))
+                            .collect(),
+                    )
                 })
                 .unwrap_or_default(),
             Shape::Step { .. } => Vec::new(),
@@ -407,7 +676,7 @@ impl Mapping {
 
     /// Groups step rows into trajectories (step shape): (index of the group's
     /// first row, record), in order of first appearance.
-    pub fn map_steps(&self, rows: &[Value]) -> Vec<(usize, Value)> {
+    pub fn map_steps(&self, rows: &[Value], cx: &Context) -> Vec<(usize, Value)> {
         let Shape::Step { group_by, order_by } = &self.shape else {
             return Vec::new();
         };
@@ -430,7 +699,7 @@ impl Mapping {
                     idx.sort_by(|&a, &b| {
                         let f = |i: usize| {
                             lookup(&rows[i], None, o)
-                                .and_then(Value::as_f64)
+                                .and_then(|v| v.as_f64())
                                 .unwrap_or(f64::NAN)
                         };
                         f(a).total_cmp(&f(b))
@@ -438,10 +707,10 @@ impl Mapping {
                 }
                 let last = &rows[*idx.last().unwrap_or(&0)];
                 let mut m = Map::new();
-                Self::fill(&self.trajectory, last, None, &mut m);
+                Self::fill(&self.trajectory, last, None, cx, &mut m);
                 let steps: Vec<Value> = idx
                     .iter()
-                    .map(|&i| self.step_record(&rows[i], None))
+                    .map(|&i| self.step_record(&rows[i], None, cx))
                     .collect();
                 m.insert("steps".into(), Value::Array(steps));
                 (idx.iter().copied().min().unwrap_or(0), Value::Object(m))
@@ -458,11 +727,12 @@ mod tests {
     #[test]
     fn paths_with_indexing_and_parents() {
         let v = json!({"a": {"b": [1, {"c": "x"}, 3]}});
-        assert_eq!(lookup(&v, None, "a.b[1].c"), Some(&json!("x")));
-        assert_eq!(lookup(&v, None, "a.b[-1]"), Some(&json!(3)));
-        assert_eq!(lookup(&v, None, "a.b[7]"), None);
+        let get = |v, o, p| lookup(v, o, p).map(Cow::into_owned);
+        assert_eq!(get(&v, None, "a.b[1].c"), Some(json!("x")));
+        assert_eq!(get(&v, None, "a.b[-1]"), Some(json!(3)));
+        assert_eq!(get(&v, None, "a.b[7]"), None);
         let outer = json!({"id": "t:3"});
-        assert_eq!(lookup(&v, Some(&outer), "^id"), Some(&json!("t:3")));
+        assert_eq!(get(&v, Some(&outer), "^id"), Some(json!("t:3")));
     }
 
     #[test]
@@ -483,6 +753,7 @@ mod tests {
         .unwrap();
         let out = m.map_record(
             &json!({"id": "t7:3", "score": 1.0, "steps": [1, 2], "rewards": [0.5, 0.25]}),
+            &Context::default(),
         );
         assert_eq!(
             out,

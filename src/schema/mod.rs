@@ -41,6 +41,7 @@ pub const TRAJECTORY_FIELDS: &[&str] = &[
     "min_turns",
     "train_step",
     "group",
+    "termination",
 ];
 
 /// A hash map with a fast non-cryptographic hash, for the per-record
@@ -125,6 +126,46 @@ pub struct Trajectory {
     pub group: Option<Id>,
     /// `None` when the record has no `steps` array.
     pub steps: Option<Span>,
+    /// Why the rollout ended: explicit, set by an importer, or derived (SPEC §4.1).
+    pub termination: Termination,
+    /// False for an outcome-only record (neither `turns` nor `steps`, SPEC
+    /// §4.1): it counts only in the native cells of its own budget.
+    pub turns_known: bool,
+}
+
+/// SPEC §4.1 `termination`: why a rollout ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Termination {
+    Success,
+    Budget,
+    Wrong,
+    Error,
+    Invalid,
+    Other,
+}
+
+impl Termination {
+    pub const ALL: [Termination; 6] = [
+        Termination::Success,
+        Termination::Budget,
+        Termination::Wrong,
+        Termination::Error,
+        Termination::Invalid,
+        Termination::Other,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Termination::Success => "success",
+            Termination::Budget => "budget",
+            Termination::Wrong => "wrong",
+            Termination::Error => "error",
+            Termination::Invalid => "invalid",
+            Termination::Other => "other",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Termination> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
 }
 
 impl Trajectory {
@@ -252,6 +293,9 @@ pub struct AggregateRow {
     pub min_turns: Option<u32>,
     pub n: u64,
     pub success_turns: Vec<u32>,
+    /// Outcome-only rollouts (unknown turns) and their successes.
+    pub outcome_only: u64,
+    pub outcome_only_solved: u64,
 }
 
 /// Everything loaded from a log set, validated.

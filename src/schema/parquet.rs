@@ -371,6 +371,7 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
         strs(s("benchmark")),
         strs(s("task")),
     );
+    let termination = strs(s("termination"));
     let (sample, budget, max_budget, turns, success_turn, min_turns, train_step) = (
         ints(s("sample")),
         ints(s("budget")),
@@ -450,6 +451,9 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
                         group: group
                             .get(i, "group", "a string or an integer")?
                             .map(|g| GroupKey(Cow::Owned(g))),
+                        termination: termination
+                            .get(i, "termination", "a string")?
+                            .map(Cow::Borrowed),
                         ..Default::default()
                     };
                     if let Some(d) = &steps_wrong {
@@ -559,6 +563,8 @@ fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<Parsed
         need("n")?,
     );
     let turns = need("success_turns")?;
+    let (oo, oo_solved) = (col("outcome_only"), col("outcome_only_solved"));
+    let (oo, oo_solved) = (ints(oo.as_ref()), ints(oo_solved.as_ref()));
     let (b, r, m, t) = (
         strs(Some(&b)),
         strs(Some(&r)),
@@ -626,6 +632,12 @@ fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<Parsed
                     .and_then(|x| u32::try_from(x).ok()),
                 n: n_rows,
                 success_turns,
+                outcome_only: oo
+                    .get(i, "outcome_only", "an integer")?
+                    .map_or(0, |x| x.max(0) as u64),
+                outcome_only_solved: oo_solved
+                    .get(i, "outcome_only_solved", "an integer")?
+                    .map_or(0, |x| x.max(0) as u64),
             })
         })();
         match row {

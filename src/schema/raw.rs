@@ -37,6 +37,8 @@ pub struct RawRecord<'a> {
     #[serde(borrow)]
     pub group: Option<GroupKey<'a>>,
     #[serde(borrow)]
+    pub termination: Option<Str<'a>>,
+    #[serde(borrow)]
     pub steps: Option<Vec<RawStep<'a>>>,
     // probe
     #[serde(borrow)]
@@ -219,6 +221,7 @@ const TOP: &[(&str, Ty)] = &[
     ("min_turns", Ty::Int),
     ("train_step", Ty::Int),
     ("group", Ty::StrOrInt),
+    ("termination", Ty::Str),
     ("steps", Ty::Array),
     ("state", Ty::Str),
     ("source", Ty::Str),

@@ -4,7 +4,8 @@ use serde_json::Value;
 
 use super::raw::{diagnose_types, ActionValue, RawCandidate, RawRecord, RawStep};
 use super::{
-    Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Trajectory,
+    Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Termination,
+    Trajectory,
 };
 use crate::error::{RecordError, SkipReason};
 
@@ -116,6 +117,7 @@ impl LogSet {
             .map(|m| nonneg_u32(m, "min_turns", 1))
             .transpose()?;
         let n_steps = r.steps.as_ref().map(|s| s.len() as u32);
+        let turns_known = r.turns.is_some() || n_steps.is_some();
         let turns = match r.turns {
             Some(t) => nonneg_u32(t, "turns", 0)?,
             None => n_steps.unwrap_or(0),
@@ -131,6 +133,8 @@ impl LogSet {
                 }
                 Some(s)
             }
+            // Outcome-only: solved iff success, within its own budget only.
+            (true, None) if !turns_known => Some(budget),
             (true, None) => Some(turns),
             (false, Some(s)) => {
                 nonneg_u32(s, "success_turn", 1)?;
@@ -151,6 +155,28 @@ impl LogSet {
                 return Err(RecordError::impossible("reward", "must be finite"));
             }
         }
+        let termination = match r.termination.as_deref() {
+            Some(name) => {
+                let t = Termination::parse(name).ok_or_else(|| {
+                    RecordError::impossible(
+                        "termination",
+                        format!(
+                            "{name:?} is not one of success, budget, wrong, error, invalid, other"
+                        ),
+                    )
+                })?;
+                if (t == Termination::Success) != success {
+                    return Err(RecordError::impossible(
+                        "termination",
+                        format!("{name:?} contradicts success: {success}"),
+                    ));
+                }
+                t
+            }
+            None if success => Termination::Success,
+            None if turns_known && turns >= budget => Termination::Budget,
+            None => Termination::Wrong,
+        };
         // Steps go last: everything that can reject the record is checked above.
         let steps = match r.steps {
             Some(raw_steps) => Some(self.add_steps(raw_steps)?),
@@ -173,6 +199,8 @@ impl LogSet {
             train_step: r.train_step,
             group: r.group.map(|g| self.strings.intern(&g.0)),
             steps,
+            termination,
+            turns_known,
         };
         self.trajectories.push(t);
         Ok(())
