@@ -140,7 +140,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
         "inputs".into(),
         json!({
             "files": set.files, "records": records, "skipped": skipped,
-            "unknown_kinds": set.unknown_kinds,
+            "unknown_kinds": set.unknown_kinds, "ignored_files": set.ignored_files,
         }),
     );
     out.insert(

@@ -30,7 +30,7 @@ pub fn load_more(
     opts: &LoadOptions,
 ) -> Result<More> {
     let mut notes = Vec::new();
-    let files = discover(paths, opts, &mut notes)?;
+    let files = discover(paths, opts, &mut notes, &mut Vec::new())?;
     let old = &tracked.files;
     if files.len() != old.len()
         || files

@@ -81,6 +81,7 @@ pub fn discover(
     paths: &[PathBuf],
     opts: &LoadOptions,
     notes: &mut Vec<String>,
+    ignored: &mut Vec<String>,
 ) -> Result<Vec<(PathBuf, bool)>> {
     let skip = opts
         .skip_dir
@@ -91,7 +92,7 @@ pub fn discover(
         let meta = std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk(p, skip.as_deref(), &mut found, notes)?;
+            walk(p, skip.as_deref(), &mut found, notes, ignored)?;
             if found.is_empty() {
                 return Err(Error::file(
                     p.display(),
@@ -120,6 +121,7 @@ pub fn discover(
                     "{name}: passed over (not matched by the `files` pattern of {})",
                     m.name
                 ));
+                ignored.push(name);
             }
             keep
         });
@@ -132,6 +134,7 @@ fn walk(
     skip: Option<&Path>,
     out: &mut Vec<PathBuf>,
     notes: &mut Vec<String>,
+    ignored: &mut Vec<String>,
 ) -> Result<()> {
     if let (Some(skip), Ok(c)) = (skip, std::fs::canonicalize(dir)) {
         if c == skip {
@@ -146,7 +149,7 @@ fn walk(
             continue;
         };
         if ft.is_dir() {
-            walk(&p, skip, out, notes)?;
+            walk(&p, skip, out, notes, ignored)?;
         } else if format_of(&p).is_some() {
             out.push(p);
         } else if p.extension().is_some_and(|e| e == "json" || e == "eval") {
@@ -154,6 +157,7 @@ fn walk(
                 "{}: passed over (not a JSON Lines log)",
                 p.display()
             ));
+            ignored.push(p.display().to_string());
         }
     }
     Ok(())
@@ -452,7 +456,20 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
 /// `--follow` load can read only what was appended ([`super::follow`]).
 pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tracked)> {
     let mut notes = Vec::new();
-    let files = discover(paths, opts, &mut notes)?;
+    let mut ignored = Vec::new();
+    let files = discover(paths, opts, &mut notes, &mut ignored)?;
+    // rLLM episode folders: converted in one pass (budgets span every run).
+    let mut prepared = match &opts.mapping {
+        Some(_) => BTreeMap::new(),
+        None => super::rllm::prepare(
+            &files,
+            opts.inspect.run_label.as_deref(),
+            opts.inspect.budget,
+            opts.lenient,
+            &mut notes,
+        )?,
+    };
+    let mut lenient_skips: Vec<SkipReason> = Vec::new();
     if let Some(p) = &opts.progress {
         let total = files
             .iter()
@@ -473,9 +490,12 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     std::thread::scope(|scope| -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Piece>(1);
         let reader_files = &files;
+        let already: std::collections::BTreeSet<PathBuf> = prepared.keys().cloned().collect();
         scope.spawn(move || {
             for (p, _) in reader_files {
-                let sent = if windowed(p) {
+                let sent = if already.contains(p) {
+                    tx.send(Piece::Whole(Ok(Vec::new()))).is_ok()
+                } else if windowed(p) {
                     send_windows(p, opts.window.unwrap_or(WINDOW).max(1), &tx)
                 } else {
                     tx.send(Piece::Whole(std::fs::read(p))).is_ok()
@@ -501,7 +521,25 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 loaded: None,
             };
             let index = names.len() as u32;
-            if windowed(p) {
+            if let Some(prep) = prepared.remove(p) {
+                next(&name)?;
+                match prep {
+                    super::rllm::Prepared::Record(line) => {
+                        chunks.extend(parse_file(index, &name, &line, opts));
+                        names.push(name);
+                    }
+                    super::rllm::Prepared::Ignored => ignored.push(name),
+                    super::rllm::Prepared::Bad(e) if opts.lenient => lenient_skips.push(e.reason),
+                    super::rllm::Prepared::Bad(e) => {
+                        let what = if e.field.is_empty() {
+                            e.message
+                        } else {
+                            format!("{}: {}", e.field, e.message)
+                        };
+                        return Err(Error::file(name, what));
+                    }
+                }
+            } else if windowed(p) {
                 let mut reading = Reading::default();
                 loop {
                     let (bytes, last) = next(&name)?;
@@ -522,7 +560,10 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             } else {
                 let (raw, _) = next(&name)?;
                 match decode(&name, fmt, raw, opts, *named)? {
-                    Decoded::Skip(note) => notes.push(note),
+                    Decoded::Skip(note) => {
+                        notes.push(note);
+                        ignored.push(name);
+                    }
                     Decoded::Lines(bytes, more) => {
                         notes.extend(more);
                         chunks.extend(parse_file(index, &name, &bytes, opts));
@@ -551,6 +592,11 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     }
     let mut set = merge(chunks, &names, opts)?;
     set.notes.extend(notes);
+    for r in lenient_skips {
+        *set.skipped.entry(r.name()).or_default() += 1;
+    }
+    ignored.sort();
+    set.ignored_files = ignored;
     Ok((set, tracked))
 }
 

@@ -11,6 +11,7 @@ pub mod load;
 pub mod mapping;
 mod parquet;
 mod raw;
+pub mod rllm;
 mod validate;
 
 use std::collections::{BTreeMap, HashMap};
@@ -320,6 +321,10 @@ pub struct LogSet {
     pub unknown_kinds: BTreeMap<String, u64>,
     /// Things worth telling the reader about the load (passed-over files, …).
     pub notes: Vec<String>,
+    /// Files found but holding no records to read (rLLM's `meta.json` and
+    /// `batch_summary.json`, `.json` files that are not logs, files a
+    /// mapping's `files` pattern leaves out), in path order.
+    pub ignored_files: Vec<String>,
 }
 
 impl LogSet {
