@@ -1,65 +1,179 @@
-//! `--map`: the shipped mappings load their sample files with the values
-//! worked out by hand; broken mappings and bad source records are reported
-//! with the file, the record and the source field.
+//! `--map`: the shipped mappings load dumps laid out exactly as verl, SkyRL,
+//! AReaL and (patched) verl-agent write them — each fixture made by a script
+//! following the framework's own writer (`tests/data/<framework>/make.py`,
+//! commit and lines in its header), with `expected.json` computed there
+//! from the rows; broken mappings and bad source records are reported with
+//! the file, the record and the source field.
 
 mod common;
 use common::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
-fn mapped(sample: &str, mapping: &str, out: &std::path::Path) -> serde_json::Value {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let s = format!("{root}/assets/mappings/{sample}");
-    let m = format!("{root}/assets/mappings/{mapping}");
-    audit_json(
-        std::path::Path::new(&s),
-        out,
-        &["--map", &m, "--resamples", "50"],
-    )
+fn root() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[test]
-fn rllm_episodes_sample() {
-    let d = temp_dir("map_rllm");
-    let r = mapped(
-        "rllm-episodes.sample.jsonl",
-        "rllm-episodes.toml",
-        &d.join("out"),
-    );
-    assert_eq!(r["inputs"]["records"]["trajectory"], 3);
-    // Budget 8; at 25% T = 2: lc-101 solved by 1 of 2 rollouts (at turn 2), lc-202 by 1 of 1.
-    let c = one(
-        &r,
-        "pass_at_kt",
-        &[
+/// A headless audit of a fixture folder through a shipped mapping.
+fn mapped(data: &str, mapping: &str, out: &std::path::Path, extra: &[&str]) -> Value {
+    let m = root().join("assets/mappings").join(mapping);
+    let mut args = vec!["--map", m.to_str().unwrap(), "--resamples", "50"];
+    args.extend_from_slice(extra);
+    audit_json(&root().join("tests/data").join(data), out, &args)
+}
+
+fn expected(framework: &str) -> Value {
+    let p = root()
+        .join("tests/data")
+        .join(framework)
+        .join("expected.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Each expected run's task count and Pass@1 at its own budget (100%),
+/// and the total rollouts; `key` names (run, benchmark) of an expected entry.
+fn check_outcome_runs(r: &Value, exp: &Value, key: impl Fn(&str) -> (String, Option<String>)) {
+    let (mut rows, mut most) = (0, 0u64);
+    for (name, e) in exp["runs"].as_object().unwrap() {
+        let (run, bench) = key(name);
+        let mut keys = vec![
+            ("run", json!(run)),
             ("k", json!(1)),
-            ("level", json!(25)),
-            ("t_mode", json!("truncated")),
-        ],
+            ("level", json!(100)),
+            ("t_mode", json!("native")),
+        ];
+        if let Some(b) = bench {
+            keys.push(("benchmark", json!(b)));
+        }
+        let c = one(r, "pass_at_kt", &keys);
+        close(&c["value"], e["pass1"].as_f64().unwrap());
+        assert_eq!(c["tasks"], e["tasks"], "{name}");
+        most = most.max(e["samples_per_task"][0].as_u64().unwrap());
+        rows += e["rows"].as_u64().unwrap();
+    }
+    // Samples per task (the row's position among its prompt's rows) set
+    // the K grid: powers of two up to the most samples of any task.
+    let top = 1u64 << (63 - most.leading_zeros());
+    assert_eq!(
+        r["settings"]["ks"].as_array().unwrap().last(),
+        Some(&json!(top))
     );
-    close(&c["value"], (0.5 + 1.0) / 2.0);
-    assert_eq!(c["tasks"], 2);
-    // Token budgets from response_ids counts: lc-101:0 uses 3 + 2 = 5 tokens.
-    let t = &r["settings"]["token_budgets"]["deepcoder-mt"];
-    assert_eq!(t, &json!([1, 4, 5]));
+    assert_eq!(r["inputs"]["records"]["trajectory"], rows);
+    // Outcome only: nothing truncated, no curve, and the report says why.
+    assert!(rows_of(r, "pass_at_kt")
+        .iter()
+        .all(|c| c["t_mode"] == "native"));
+    assert!(rows_of(r, "pass_curve").is_empty());
+    assert!(rows_of(r, "token_budget").is_empty());
+    assert!(rows_of(r, "cost_frontier").is_empty());
+}
+
+fn rows_of<'a>(r: &'a Value, section: &str) -> &'a Vec<Value> {
+    r[section].as_array().unwrap()
+}
+
+fn says_turns_unknown(out: &std::path::Path) {
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("have unknown turns") && md.contains("need per-turn logs"),
+        "report.md does not say what is missing"
+    );
 }
 
 #[test]
-fn verl_agent_step_rows_sample() {
-    let d = temp_dir("map_verl");
+fn verl_generation_dumps() {
+    let d = temp_dir("map_verl_gen");
+    let r = mapped("verl/val", "verl-generations.toml", &d.join("out"), &[]);
+    check_outcome_runs(&r, &expected("verl"), |n| (n.to_string(), None));
+    says_turns_unknown(&d.join("out"));
+    // --run-label names the runs' label part.
     let r = mapped(
-        "verl-agent-steps.sample.jsonl",
+        "verl/val",
+        "verl-generations.toml",
+        &d.join("lab"),
+        &["--run-label", "qwen3-grpo"],
+    );
+    assert!(rows_of(&r, "pass_at_kt")
+        .iter()
+        .all(|c| c["run"].as_str().unwrap().starts_with("qwen3-grpo@")));
+}
+
+#[test]
+fn skyrl_eval_dumps() {
+    let d = temp_dir("map_skyrl");
+    let r = mapped("skyrl/export", "skyrl-evals.toml", &d.join("out"), &[]);
+    // Keys are "<run>/<data_source>" (data sources may hold a '/').
+    check_outcome_runs(&r, &expected("skyrl"), |n| {
+        let (run, bench) = n.split_once('/').unwrap();
+        (run.to_string(), Some(bench.to_string()))
+    });
+    // The metrics files hold no rollouts: passed over and listed.
+    let ignored = rows_of(&r["inputs"], "ignored_files");
+    assert_eq!(ignored.len(), 3);
+    assert!(ignored
+        .iter()
+        .all(|f| f.as_str().unwrap().ends_with("/aggregated_results.jsonl")));
+    says_turns_unknown(&d.join("out"));
+}
+
+#[test]
+fn areal_eval_rollouts() {
+    let d = temp_dir("map_areal");
+    let r = mapped("areal/fileroot", "areal-rollouts.toml", &d.join("out"), &[]);
+    check_outcome_runs(&r, &expected("areal"), |n| {
+        (n.to_string(), Some("gsm8k-grpo".to_string()))
+    });
+    // The training `rollout/` folder is not this mapping's.
+    assert_eq!(rows_of(&r["inputs"], "ignored_files").len(), 1);
+}
+
+#[test]
+fn verl_agent_patched_step_rows() {
+    let d = temp_dir("map_verl_agent");
+    let r = mapped(
+        "verl-agent/rollout_data",
         "verl-agent-steps.toml",
         &d.join("out"),
+        &["--run-label", "gigpo", "--audit", "gigpo"],
     );
-    // Rows group into a1 (2 steps, reward 10 → success) and b2 (3 steps, failure).
-    assert_eq!(r["inputs"]["records"]["trajectory"], 2);
-    let c = one(&r, "pass_at_kt", &[("k", json!(1)), ("level", json!(100))]);
-    close(&c["value"], 0.5);
-    // U(T) at 25% of 50 (T = 13): a1 succeeded at turn 2.
-    close(
-        &one(&r, "upper_bound", &[("level", json!(25))])["value"],
-        1.0,
-    );
+    let exp = &expected("verl-agent")["steps"];
+    let sum = |k: &str| -> u64 {
+        exp.as_object()
+            .unwrap()
+            .values()
+            .map(|s| s[k].as_u64().unwrap())
+            .sum()
+    };
+    // Rows shuffled by the trainer's balancing regroup into trajectories.
+    assert_eq!(r["inputs"]["records"]["trajectory"], sum("trajectories"));
+    let rules = rows_of(&r["budgetmix"][0], "rules");
+    let rule = |n: &str| rules.iter().find(|x| x["rule"] == n).unwrap();
+    // One GRPO group per (training step, uid).
+    assert_eq!(rule("group_consistency")["checked"], sum("groups"));
+    // Successful rollouts: the patch's traj_success.
+    assert_eq!(rule("no_success_past_budget")["checked"], sum("solved"));
+    // Every kept row is one step.
+    assert_eq!(rule("budget_disclosure")["checked"], sum("rows"));
+    use rl_audit::schema::load::{load, LoadOptions};
+    let m = rl_audit::schema::mapping::Mapping::parse(
+        "verl-agent-steps.toml",
+        &std::fs::read_to_string(root().join("assets/mappings/verl-agent-steps.toml")).unwrap(),
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        mapping: Some(std::sync::Arc::new(m)),
+        ..Default::default()
+    };
+    let set = load(&[root().join("tests/data/verl-agent/rollout_data")], &opts).unwrap();
+    let tokens: u64 = set.steps.iter().filter_map(|s| s.output_tokens()).sum();
+    let invalid = set.steps.iter().filter(|s| s.error == Some(true)).count() as u64;
+    assert_eq!(tokens, sum("tokens"));
+    assert_eq!(invalid, sum("invalid_steps"));
+    // Steps in env_step order within each trajectory.
+    for t in &set.trajectories {
+        let turns: Vec<u32> = set.steps_of(t).iter().map(|s| s.turn).collect();
+        assert_eq!(turns, (1..=turns.len() as u32).collect::<Vec<_>>());
+        assert_eq!(t.turns as usize, turns.len());
+    }
 }
 
 /// Runs a strict mapped audit that must fail with exit 2; returns stderr.
@@ -97,23 +211,22 @@ fn broken_mapping_and_bad_source_records() {
 
 #[test]
 fn a_mapping_reads_parquet_too() {
-    // The verl-agent sample written as Parquet by pandas 3.1 / pyarrow 26
+    // A verl-agent dump written as Parquet by pandas 3.1 / pyarrow 26
     // (tests/data/pyarrow/make.py): the same audit as from its JSONL.
     let d = temp_dir("map_parquet");
-    let root = env!("CARGO_MANIFEST_DIR");
-    let m = format!("{root}/assets/mappings/verl-agent-steps.toml");
-    let pq = format!("{root}/tests/data/pyarrow/verl-agent-steps.sample.parquet");
-    let got = audit_json(
-        std::path::Path::new(&pq),
+    let got = mapped(
+        "pyarrow/verl-agent/1.parquet",
+        "verl-agent-steps.toml",
         &d.join("pq"),
-        &["--map", &m, "--resamples", "50"],
+        &[],
     );
     let want = mapped(
-        "verl-agent-steps.sample.jsonl",
+        "verl-agent/rollout_data/1.jsonl",
         "verl-agent-steps.toml",
         &d.join("jsonl"),
+        &[],
     );
-    assert_eq!(got["inputs"]["records"]["trajectory"], 2);
+    assert_eq!(got["inputs"]["records"]["trajectory"], 6);
     for (k, v) in want.as_object().unwrap() {
         if k != "inputs" {
             assert_eq!(v, &got[k], "section {k} differs between Parquet and JSONL");

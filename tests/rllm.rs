@@ -115,7 +115,7 @@ fn empty_token_arrays_are_missing_never_zero() {
 fn multi_trajectory_episodes_are_one_rollout() {
     use rl_audit::schema::load::{load, LoadOptions};
     let run_dir = data("eval/bfcl-mt_Qwen3-4B-grpo_20261201_000000");
-    let set = load(&[run_dir.clone()], &LoadOptions::default()).unwrap();
+    let set = load(std::slice::from_ref(&run_dir), &LoadOptions::default()).unwrap();
     assert_eq!(set.trajectories.len(), 20);
     // Task 1 has a solver and a judge trajectory: steps of both, in order.
     for f in episode_files(&run_dir) {

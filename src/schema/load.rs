@@ -118,7 +118,7 @@ pub fn discover(
             let keep = m.reads(&name);
             if !keep {
                 notes.push(format!(
-                    "{name}: passed over (not matched by the `files` pattern of {})",
+                    "{name}: passed over (left out by the `files` / `skip_files` patterns of {})",
                     m.name
                 ));
                 ignored.push(name);

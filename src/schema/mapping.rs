@@ -24,6 +24,8 @@ pub enum Source {
     Const(Value),
     Equals(String, Value),
     AtLeast(String, f64),
+    /// A number strictly above a threshold (→ bool).
+    Above(String, f64),
     /// Length of an array; `empty_missing`: an empty array is no value.
     Count(String, bool),
     /// Sum of an array's numbers; `empty_missing` as for `Count`.
@@ -81,6 +83,8 @@ pub struct Mapping {
     pub logp: Vec<(String, FieldMap)>,
     /// Only files whose path matches are read; others are passed over.
     pub files: Option<regex::Regex>,
+    /// Files whose path matches are passed over (a dump's summary files).
+    pub skip_files: Option<regex::Regex>,
 }
 
 /// What a source record's mapping may read besides the record itself.
@@ -101,6 +105,7 @@ const SOURCE_KEYS: &[&str] = &[
     "sum",
     "equals",
     "at_least",
+    "above",
     "split",
     "index",
     "default",
@@ -184,6 +189,12 @@ fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
                         .or_else(|| x.as_integer().map(|i| i as f64))
                         .ok_or_else(|| bad("at_least must be a number"))?;
                     Source::AtLeast(p, x)
+                } else if let Some(x) = t.get("above") {
+                    let x = x
+                        .as_float()
+                        .or_else(|| x.as_integer().map(|i| i as f64))
+                        .ok_or_else(|| bad("above must be a number"))?;
+                    Source::Above(p, x)
                 } else if let Some(sep) = get_str("split") {
                     Source::Split {
                         path: p,
@@ -249,9 +260,11 @@ impl Mapping {
             },
             other => return Err(format!("shape: {other:?} is not trajectory, split or step")),
         };
-        let files = s("files")
-            .map(|r| regex::Regex::new(&r).map_err(|e| format!("files: {e}")))
-            .transpose()?;
+        let pattern = |k: &str| {
+            s(k).map(|r| regex::Regex::new(&r).map_err(|e| format!("{k}: {e}")))
+                .transpose()
+        };
+        let (files, skip_files) = (pattern("files")?, pattern("skip_files")?);
         let mut m = Mapping {
             name: name.into(),
             shape,
@@ -260,6 +273,7 @@ impl Mapping {
             step: Vec::new(),
             logp: Vec::new(),
             files,
+            skip_files,
         };
         for k in doc.keys() {
             if ![
@@ -269,6 +283,7 @@ impl Mapping {
                 "order_by",
                 "steps",
                 "files",
+                "skip_files",
                 "trajectory",
                 "step",
             ]
@@ -361,6 +376,7 @@ impl Mapping {
     /// Does this mapping read that file (its `files` pattern)?
     pub fn reads(&self, path: &str) -> bool {
         self.files.as_ref().is_none_or(|r| r.is_match(path))
+            && !self.skip_files.as_ref().is_some_and(|r| r.is_match(path))
     }
 }
 
@@ -369,6 +385,7 @@ fn describe_source(s: &Source) -> String {
         Source::Path(p)
         | Source::Equals(p, _)
         | Source::AtLeast(p, _)
+        | Source::Above(p, _)
         | Source::Split { path: p, .. } => format!("`{p}`"),
         Source::Count(p, _) => format!("count of `{p}`"),
         Source::Sum(p, _) => format!("sum of `{p}`"),
@@ -386,9 +403,10 @@ fn describe_source(s: &Source) -> String {
     }
 }
 
-/// Looks up a dotted path with array indexing (`a.b[0].c`, `[-1]` = last)
-/// and filters (`messages[role=assistant]`: the array's objects whose
-/// `role` is the text `assistant`, or the number or bool it spells).
+/// Looks up a dotted path with array indexing (`a.b[0].c`, `[-1]` = last),
+/// filters (`messages[role=assistant]`: the array's objects whose `role`
+/// is the text `assistant`, or the number or bool it spells) and fields of
+/// arrays (`messages[role=tool].cost`: each element's `cost`).
 /// A leading `^` reads `outer` instead of `inner`.
 pub fn lookup<'a>(
     inner: &'a Value,
@@ -407,6 +425,13 @@ pub fn lookup<'a>(
         };
         if !key.is_empty() {
             cur = match cur {
+                // A field of an array: that field of each element that has it.
+                c if c.is_array() => Cow::Owned(Value::Array(
+                    c.as_array()?
+                        .iter()
+                        .filter_map(|x| x.get(key).cloned())
+                        .collect(),
+                )),
                 Cow::Borrowed(v) => Cow::Borrowed(v.get(key)?),
                 Cow::Owned(v) => Cow::Owned(v.get(key)?.clone()),
             };
@@ -444,8 +469,9 @@ pub fn lookup<'a>(
 fn spells(v: &Value, want: &str) -> bool {
     match v {
         Value::String(s) => s == want,
-        Value::Null => false,
-        other => other.to_string() == want,
+        Value::Bool(b) => want == if *b { "true" } else { "false" },
+        Value::Number(n) => n.as_f64().is_some() && want.parse::<f64>().ok() == n.as_f64(),
+        _ => false,
     }
 }
 
@@ -488,6 +514,9 @@ fn eval(f: &FieldMap, inner: &Value, outer: Option<&Value>, cx: &Context) -> Opt
         Source::AtLeast(p, x) => look(p)
             .and_then(|v| v.as_f64())
             .map(|v| Value::Bool(v >= *x)),
+        Source::Above(p, x) => look(p)
+            .and_then(|v| v.as_f64())
+            .map(|v| Value::Bool(v > *x)),
         Source::Count(p, em) => look(p)
             .and_then(|v| non_empty_array(v, *em))
             .map(|a| Value::from(a.len() as u64)),
@@ -777,5 +806,145 @@ mod tests {
                 .contains("needs one of")
         );
         assert!(Mapping::parse("m", "[trajectory\n").is_err());
+    }
+
+    fn one(m: &str, v: Value, cx: &Context) -> Value {
+        let m = Mapping::parse("m", m).unwrap();
+        m.map_record(&v, cx).remove(0)
+    }
+
+    #[test]
+    fn values_from_the_path() {
+        let cx = Context {
+            path: "runs/exp/dumped_evals/global_step_40_evals/openai_gsm8k.jsonl",
+            ..Default::default()
+        };
+        let got = one(
+            r#"
+            [trajectory]
+            benchmark = { path_part = -1 }
+            task = { path_part = -3 }
+            train_step = { path_regex = 'global_step_([0-9]+)_evals', as = "int" }
+            group = { path_regex = 'nowhere_([0-9]+)', default = "none" }
+            "#,
+            json!({}),
+            &cx,
+        );
+        assert_eq!(
+            got,
+            json!({"benchmark": "openai_gsm8k.jsonl", "task": "dumped_evals", "train_step": 40, "group": "none"})
+        );
+        assert!(
+            Mapping::parse("m", "[trajectory]\ntask = { path_regex = 'x' }\n")
+                .unwrap_err()
+                .contains("capture group")
+        );
+    }
+
+    #[test]
+    fn positions_hashes_and_joins() {
+        let m = Mapping::parse(
+            "m",
+            r#"
+            [trajectory]
+            task = { hash = "input" }
+            sample = { position_in = "input" }
+            run = { join = [{ run_label = "verl" }, { path = "step", as = "string" }], sep = "@" }
+            "#,
+        )
+        .unwrap();
+        let paths = m.position_paths();
+        let mut pos = Positions::default();
+        let rows = [
+            json!({"input": "a", "step": 3}),
+            json!({"input": "b", "step": 3}),
+            json!({"input": "a", "step": 3}),
+        ];
+        let got: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                let p = pos.next(&paths, r);
+                let cx = Context {
+                    positions: &p,
+                    run_label: Some("grpo"),
+                    ..Default::default()
+                };
+                m.map_record(r, &cx).remove(0)
+            })
+            .collect();
+        // FNV-1a 64 of "a" and "b" (reference values of the FNV spec).
+        assert_eq!(
+            got[0],
+            json!({"task": "af63dc4c8601ec8c", "sample": 0, "run": "grpo@3"})
+        );
+        assert_eq!(
+            got[1],
+            json!({"task": "af63df4c8601f1a5", "sample": 0, "run": "grpo@3"})
+        );
+        assert_eq!(got[2]["sample"], 1);
+        assert!(m.sequential());
+        // Without --run-label, the default.
+        assert_eq!(
+            m.map_record(&rows[0], &Context::default()).remove(0)["run"],
+            "verl@3"
+        );
+    }
+
+    #[test]
+    fn json_strings_filters_and_empty_arrays() {
+        let got = one(
+            r#"
+            [trajectory]
+            turns = { json = "metadata", path = "turns" }
+            task = { json = "metadata", path = "task.id" }
+            min_turns = { count = "messages[role=assistant]" }
+            reward = { sum = "messages[role=tool].cost" }
+            success = { path = "messages[role=assistant][-1].done" }
+            sample = { count = "ids", empty = "missing" }
+            max_budget = { sum = "lp", empty = "missing", default = 7 }
+            "#,
+            json!({
+                "metadata": "{\"turns\": 3, \"task\": {\"id\": \"t9\"}}",
+                "messages": [
+                    {"role": "user"},
+                    {"role": "assistant", "done": false},
+                    {"role": "tool", "cost": 0.5},
+                    {"role": "assistant", "done": true},
+                    {"role": "tool", "cost": 0.25}
+                ],
+                "ids": [],
+                "lp": []
+            }),
+            &Context::default(),
+        );
+        assert_eq!(
+            got,
+            json!({"turns": 3, "task": "t9", "min_turns": 2, "reward": 0.75, "success": true, "max_budget": 7})
+        );
+        // Without empty = "missing", an empty array counts 0.
+        let got = one(
+            "[trajectory]\nsample = { count = \"ids\" }\nreward = { path = \"s\", above = 0 }\n",
+            json!({"ids": [], "s": 0}),
+            &Context::default(),
+        );
+        assert_eq!(got, json!({"sample": 0, "reward": false}));
+        assert!(Mapping::parse(
+            "m",
+            "[trajectory]\ntask = { path = \"x\", empty = \"missing\" }\n"
+        )
+        .unwrap_err()
+        .contains("goes with count or sum"));
+    }
+
+    #[test]
+    fn file_patterns() {
+        let m = Mapping::parse(
+            "m",
+            "files = 'dumped_evals/'\nskip_files = 'aggregated_results'\n[trajectory]\nrun = \"r\"\n",
+        )
+        .unwrap();
+        assert!(m.reads("x/dumped_evals/a/gsm8k.jsonl"));
+        assert!(!m.reads("x/dumped_evals/a/aggregated_results.jsonl"));
+        assert!(!m.reads("x/other/gsm8k.jsonl"));
     }
 }

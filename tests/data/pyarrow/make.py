@@ -38,7 +38,8 @@ pq.write_table(
     compression="snappy",
 )
 
-# The verl-agent step-row sample as Parquet (verl-agent rollouts are often
-# dumped by pandas): for `--map` on Parquet.
-steps = [json.loads(l) for l in open(os.path.join(HERE, "../../../assets/mappings/verl-agent-steps.sample.jsonl"))]
-pd.DataFrame(steps).to_parquet(os.path.join(HERE, "verl-agent-steps.sample.parquet"), engine="pyarrow")
+# A verl-agent step-row dump (tests/data/verl-agent/rollout_data/1.jsonl)
+# converted with pandas, as teams do to keep dumps small: for `--map` on Parquet.
+steps = [json.loads(l) for l in open(os.path.join(HERE, "../verl-agent/rollout_data/1.jsonl"))]
+os.makedirs(os.path.join(HERE, "verl-agent"), exist_ok=True)
+pd.DataFrame(steps).to_parquet(os.path.join(HERE, "verl-agent", "1.parquet"), engine="pyarrow")
