@@ -110,3 +110,39 @@ fn json_that_is_not_inspect() {
         String::from_utf8_lossy(&o.stderr).contains("broken.eval: not a readable .eval archive")
     );
 }
+
+#[test]
+fn samples_cut_off_by_a_limit_end_in_budget() {
+    use rl_audit::schema::load::{load, LoadOptions};
+    let set = load(&[data("calc.json")], &LoadOptions::default()).unwrap();
+    // Independently, from the log: each sample's `limit`, `error` and score.
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("calc.json")).unwrap()).unwrap();
+    let samples = log["samples"].as_array().unwrap();
+    assert_eq!(set.trajectories.len(), samples.len());
+    let mut limited = 0;
+    for s in samples {
+        let id = s["id"].as_str().unwrap();
+        let epoch = s["epoch"].as_i64().unwrap();
+        let t = set
+            .trajectories
+            .iter()
+            .find(|t| set.name(t.task) == id && t.sample == Some(epoch - 1))
+            .unwrap();
+        let want = if t.success {
+            "success"
+        } else if !s["error"].is_null() {
+            "error"
+        } else if !s["limit"].is_null() {
+            limited += 1;
+            "budget"
+        } else {
+            "wrong"
+        };
+        assert_eq!(t.termination.name(), want, "{id} epoch {epoch}");
+    }
+    assert!(
+        limited > 0,
+        "the log has samples that hit the message limit"
+    );
+}

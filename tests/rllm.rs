@@ -310,3 +310,24 @@ fn bad_episodes_name_the_file_and_field() {
     );
     assert_eq!(r["pass_at_kt"][0]["run"], "mine");
 }
+
+#[test]
+fn the_trajectory_view_rereads_an_episode() {
+    let f = episode_files(&data("eval/bfcl-mt_Qwen3-4B-grpo_20261201_000000")).remove(4);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    let rec = rl_audit::schema::load::read_record(f.to_str().unwrap(), 1).unwrap();
+    let steps: Vec<&Value> = v["trajectories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["steps"].as_array().unwrap())
+        .collect();
+    assert_eq!(rec["steps"].as_array().unwrap().len(), steps.len());
+    for (got, want) in rec["steps"].as_array().unwrap().iter().zip(steps) {
+        let action = match &want["action"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        assert_eq!(got["action"], json!(action));
+    }
+}

@@ -194,6 +194,22 @@ pub fn score_success(v: &Value, threshold: f64) -> bool {
     }
 }
 
+/// SPEC §4.1 `termination` of a sample: an `error` ended it (the harness,
+/// a tool or the model API failed), a `limit` (messages, tokens, time,
+/// cost…) cut it off, or it ended unsolved within its limits.
+fn termination(s: &Value, success: bool) -> &'static str {
+    let set = |k: &str| s.get(k).is_some_and(|v| !v.is_null());
+    if success {
+        "success"
+    } else if set("error") {
+        "error"
+    } else if set("limit") {
+        "budget"
+    } else {
+        "wrong"
+    }
+}
+
 fn sample_record(
     s: &Value,
     run: &str,
@@ -326,6 +342,7 @@ fn sample_record(
     if let Some(v) = score.and_then(Value::as_f64) {
         r.insert("reward".into(), json!(v));
     }
+    r.insert("termination".into(), json!(termination(s, success)));
     r.insert("steps".into(), Value::Array(steps));
     (r, has_logp, has_tokens)
 }

@@ -1248,6 +1248,11 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
             }
         };
     }
+    if fmt == Format::Json && embedded.is_none() {
+        if let Some(v) = super::rllm::reread(path)? {
+            return Ok(v);
+        }
+    }
     if fmt == Format::Jsonl && embedded.is_none() {
         // Plain text: stream to the line, holding one buffer at a time.
         let file = std::fs::File::open(path).map_err(|e| Error::file(name, io_text(&e)))?;

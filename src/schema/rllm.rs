@@ -444,3 +444,18 @@ pub fn prepare(
     }
     Ok(out)
 }
+
+/// One rLLM episode file as the SPEC record the load made of it (for the
+/// trajectory view), or `None` when the file is not an rLLM episode.
+pub fn reread(path: &Path) -> Result<Option<Value>, Error> {
+    let name = path.display().to_string();
+    let mut notes = Vec::new();
+    let files = [(path.to_path_buf(), true)];
+    match prepare(&files, None, None, true, &mut notes)?.remove(path) {
+        Some(Prepared::Record(line)) => serde_json::from_slice(&line)
+            .map(Some)
+            .map_err(|e| Error::file(name, e.to_string())),
+        Some(Prepared::Bad(e)) => Err(Error::file(name, format!("{}: {}", e.field, e.message))),
+        Some(Prepared::Ignored) | None => Ok(None),
+    }
+}
