@@ -10,8 +10,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use rl_audit::analysis::bootstrap::cluster_bootstrap;
 use rl_audit::analysis::frozenlake::QCache;
-use rl_audit::analysis::stats::{cluster_bootstrap, Bootstrap, Cluster};
+use rl_audit::analysis::stats::{Bootstrap, Cluster};
 use rl_audit::analysis::{
     budgetmix, cost, dynamics, likelihood, matched, passkt, recovery, resolve_pairs, Settings,
 };

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use rl_audit::analysis::frozenlake::Lake;
+use rl_audit::env::frozenlake::Lake;
 use serde_json::{json, Value};
 
 const G: usize = 8; // rollouts per GRPO group and candidates per probe

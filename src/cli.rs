@@ -117,6 +117,21 @@ pub struct Options {
     pub settings: Settings,
 }
 
+impl Options {
+    /// Where the logs come from, for [`crate::loading`].
+    pub fn source(&self) -> crate::loading::Source {
+        crate::loading::Source {
+            paths: self.paths.clone(),
+            map: self.map.clone(),
+            lenient: self.lenient,
+            follow: self.follow,
+            inspect: self.inspect.clone(),
+            skip_dir: self.headless.then(|| self.out.clone()),
+            cancel: Default::default(),
+        }
+    }
+}
+
 fn list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
     s.split(',')
         .map(|x| x.trim())
@@ -265,6 +280,7 @@ impl Cli {
                     resamples: self.resamples,
                     seed: self.seed,
                     method,
+                    ..Default::default()
                 },
                 cost: parse_cost(&self.cost)?,
                 token_budgets,

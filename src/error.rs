@@ -81,6 +81,9 @@ pub enum Error {
     /// The output directory cannot be written.
     #[error("{path}: {message}")]
     Output { path: String, message: String },
+    /// The work was superseded by a newer request (the workbench drops it).
+    #[error("cancelled: a newer request replaced this one")]
+    Cancelled,
     /// A bug: an invariant of our own code failed.
     #[error("internal error: {0} (this is a bug in rl-audit; please report it with the command you ran)")]
     Internal(String),

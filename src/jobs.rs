@@ -1,6 +1,7 @@
-//! Background loading and recomputation for the TUI: the newest request
-//! replaces a waiting one, and results of superseded requests are dropped,
-//! so the screen never waits on stale work.
+//! Background loading and recomputation for the workbench: the newest
+//! request replaces a waiting one and cancels the running one (loading
+//! stops at the next chunk, the bootstrap at the next block), so the screen
+//! never waits on stale work.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -8,9 +9,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use crate::analysis::{run_audit, Audit, Settings};
-use crate::cli::Options;
+use crate::cancel::{supersede, Cancel};
 use crate::error::{Error, Result};
-use crate::schema::load::Progress;
+use crate::loading::Source;
+use crate::schema::load::{Progress, Tracked};
 use crate::schema::LogSet;
 
 /// A loaded log set and its audit.
@@ -28,14 +30,25 @@ pub enum Request {
     Audit(Settings),
 }
 
+/// How a job ended.
+pub enum Outcome {
+    /// New results to show.
+    Done(Arc<Loaded>),
+    /// `--follow` found nothing new: the results on screen stand.
+    Unchanged,
+    Failed(Error),
+    /// The worker hit a bug (it panicked): the workbench must leave.
+    Fatal(String),
+}
+
 pub struct JobResult {
     pub generation: u64,
-    pub result: Result<Arc<Loaded>>,
+    pub outcome: Outcome,
     pub reloaded: bool,
 }
 
-/// The one waiting request (generation, request) and its wake-up.
-type Slot = Arc<(Mutex<Option<(u64, Request)>>, Condvar)>;
+/// The one waiting request (generation, request, its cancel token) and its wake-up.
+type Slot = Arc<(Mutex<Option<(u64, Request, Cancel)>>, Condvar)>;
 
 /// Handle to the worker thread.
 pub struct Jobs {
@@ -49,7 +62,9 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    pub fn start(opts: Options) -> Jobs {
+    /// Starts the worker; a thread that cannot be started is an error the
+    /// caller shows (not an endless "loading").
+    pub fn start(source: Source) -> Result<Jobs> {
         let slot: Slot = Arc::new((Mutex::new(None), Condvar::new()));
         let (tx, rx) = channel();
         let progress = Arc::new(Progress::default());
@@ -61,29 +76,32 @@ impl Jobs {
             progress: progress.clone(),
             generation: generation.clone(),
             phase: phase.clone(),
-            opts,
+            source,
             current: None,
             tracked: None,
         };
         thread::Builder::new()
             .name("rl-audit-jobs".into())
             .spawn(move || worker.run())
-            .ok();
-        Jobs {
+            .map_err(|e| Error::Internal(format!("cannot start the background worker: {e}")))?;
+        Ok(Jobs {
             slot,
             results: rx,
             progress,
             generation,
             phase,
-        }
+        })
     }
 
-    /// Queues a request; a request still waiting is replaced.
+    /// Queues a request: a request still waiting is replaced, the running
+    /// one cancelled.
     pub fn request(&self, r: Request) -> u64 {
         let g = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        supersede();
+        let token = Cancel::begin();
         let (lock, cv) = &*self.slot;
         if let Ok(mut s) = lock.lock() {
-            *s = Some((g, r));
+            *s = Some((g, r, token));
             cv.notify_one();
         }
         g
@@ -100,10 +118,10 @@ struct Worker {
     progress: Arc<Progress>,
     generation: Arc<AtomicU64>,
     phase: Arc<Mutex<&'static str>>,
-    opts: Options,
+    source: Source,
     current: Option<Arc<Loaded>>,
     /// `--follow`: how far each file was read, to read on from there.
-    tracked: Option<crate::schema::load::Tracked>,
+    tracked: Option<Tracked>,
 }
 
 impl Worker {
@@ -115,7 +133,7 @@ impl Worker {
 
     fn run(mut self) {
         loop {
-            let (g, req) = {
+            let (g, req, cancel) = {
                 let (lock, cv) = &*self.slot;
                 let Ok(mut s) = lock.lock() else { return };
                 loop {
@@ -129,22 +147,31 @@ impl Worker {
                 }
             };
             let reloaded = matches!(req, Request::Load(_)) || self.current.is_none();
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work(g, req)))
-                    .unwrap_or_else(|_| Err(Error::Internal("a background job panicked".into())));
-            if let Ok(l) = &result {
-                self.current = Some(l.clone());
+            // A panic here is a bug: it is reported and ends the workbench
+            // (exit 3), never swallowed while the screen goes on.
+            let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.work(req, cancel)
+            })) {
+                Ok(Ok(Some(l))) => {
+                    self.current = Some(l.clone());
+                    Outcome::Done(l)
+                }
+                Ok(Ok(None)) => Outcome::Unchanged,
+                Ok(Err(Error::Cancelled)) => continue,
+                Ok(Err(e)) => Outcome::Failed(e),
+                Err(p) => Outcome::Fatal(panic_text(&p)),
+            };
+            if self.stale(g) && !matches!(outcome, Outcome::Fatal(_)) {
+                continue;
             }
             self.set_phase("idle");
-            if self
-                .tx
-                .send(JobResult {
-                    generation: g,
-                    result,
-                    reloaded,
-                })
-                .is_err()
-            {
+            let fatal = matches!(outcome, Outcome::Fatal(_));
+            let sent = self.tx.send(JobResult {
+                generation: g,
+                outcome,
+                reloaded,
+            });
+            if sent.is_err() || fatal {
                 return;
             }
         }
@@ -154,11 +181,18 @@ impl Worker {
         self.generation.load(Ordering::SeqCst) != g
     }
 
-    fn work(&mut self, g: u64, req: Request) -> Result<Arc<Loaded>> {
-        let (settings, reload) = match req {
+    /// The job; `None` when `--follow` found nothing new.
+    fn work(&mut self, req: Request, cancel: Cancel) -> Result<Option<Arc<Loaded>>> {
+        // A test hook: the screen tests check that a bug here ends the
+        // workbench cleanly (terminal restored, exit 3).
+        if std::env::var_os("RL_AUDIT_FAULT").is_some_and(|v| v == "worker-panic") {
+            panic!("injected fault (RL_AUDIT_FAULT=worker-panic)");
+        }
+        let (mut settings, reload) = match req {
             Request::Load(s) => (s, true),
             Request::Audit(s) => (s, false),
         };
+        settings.boot.cancel = cancel;
         let set = match (&self.current, reload) {
             (Some(cur), false) => cur.set.clone(),
             _ => {
@@ -170,39 +204,44 @@ impl Worker {
                 ] {
                     c.store(0, Ordering::Relaxed);
                 }
-                let mut o = self.opts.clone();
-                o.settings = settings.clone();
-                if o.follow {
+                let source = Source {
+                    cancel,
+                    ..self.source.clone()
+                };
+                if source.follow {
                     let previous = match (&self.current, &self.tracked) {
                         (Some(c), Some(t)) => Some((c.set.as_ref(), t)),
                         _ => None,
                     };
-                    let (set, tracked) = crate::headless::load_logs_following(
-                        &o,
-                        Some(self.progress.clone()),
-                        previous,
-                    )?;
+                    let (set, tracked) =
+                        source.load_following(Some(self.progress.clone()), previous)?;
                     self.tracked = tracked;
                     match (set, &self.current) {
                         (Some(s), _) => Arc::new(s),
-                        (None, Some(c)) => c.set.clone(),
-                        (None, None) => {
-                            return Err(Error::Internal("nothing loaded".into()));
-                        }
+                        // Nothing appended: no new audit either.
+                        (None, Some(_)) => return Ok(None),
+                        (None, None) => return Err(Error::Internal("nothing loaded".into())),
                     }
                 } else {
-                    Arc::new(crate::headless::load_logs_with(
-                        &o,
-                        Some(self.progress.clone()),
-                    )?)
+                    Arc::new(source.load(Some(self.progress.clone()))?)
                 }
             }
         };
-        if self.stale(g) {
-            return Err(Error::Usage("superseded".into()));
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
         }
         self.set_phase("computing");
         let audit = run_audit(&set, &settings)?;
-        Ok(Arc::new(Loaded { set, audit }))
+        if cancel.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        Ok(Some(Arc::new(Loaded { set, audit })))
     }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a background job panicked".into())
 }

@@ -5,11 +5,14 @@
 //! [`report`] renders headless reports; [`tui`] is the terminal workbench.
 
 pub mod analysis;
+pub mod cancel;
 pub mod cli;
 pub mod demo;
+pub mod env;
 pub mod error;
 pub mod headless;
 pub mod jobs;
+pub mod loading;
 pub mod report;
 pub mod schema;
 pub mod tui;

@@ -7,9 +7,8 @@
 //! values) and shared task draws (many) — must agree within Monte Carlo
 //! error.
 
-use rl_audit::analysis::stats::{
-    cluster_bootstrap, cluster_bootstrap_families, Bootstrap, CiMethod, Cluster, Family,
-};
+use rl_audit::analysis::bootstrap::{cluster_bootstrap, cluster_bootstrap_families, Family};
+use rl_audit::analysis::stats::{Bootstrap, CiMethod, Cluster};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// splitmix64: a generator unrelated to the engine's.

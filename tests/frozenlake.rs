@@ -4,7 +4,7 @@
 
 #![allow(clippy::needless_range_loop)] // written to mirror gymnasium's index loops
 
-use rl_audit::analysis::frozenlake::Lake;
+use rl_audit::env::frozenlake::Lake;
 
 /// gymnasium's `P`: per state, per action, the (prob, next_state, reward, terminated) outcomes.
 type Table = Vec<Vec<Vec<(f64, usize, f64, bool)>>>;

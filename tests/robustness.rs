@@ -6,8 +6,9 @@ use common::*;
 use proptest::prelude::*;
 use serde_json::json;
 
+use rl_audit::analysis::bootstrap::cluster_bootstrap;
 use rl_audit::analysis::likelihood::{length_matched_pairs, Scored};
-use rl_audit::analysis::stats::{cluster_bootstrap, pass_at_k, Bootstrap, Cluster};
+use rl_audit::analysis::stats::{pass_at_k, Bootstrap, Cluster};
 use rl_audit::schema::Loc;
 
 fn good_line() -> String {

@@ -264,9 +264,13 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_rl-audit");
-    for (sig, code) in [("TERM", 143), ("HUP", 129), ("q", 0)] {
+    for (sig, code) in [("TERM", 143), ("HUP", 129), ("q", 0), ("panic", 3)] {
+        // "panic": the background worker hits a bug (a test hook injects
+        // it): the workbench must restore the terminal, say so and exit 3.
+        let fault = if sig == "panic" { "worker-panic" } else { "" };
         let mut child = std::process::Command::new("script")
             .args(["-qec", &format!("exec {bin}"), "/dev/null"])
+            .env("RL_AUDIT_FAULT", fault)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -282,7 +286,9 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         }
         let pid = pid.expect("rl-audit started under script");
         std::thread::sleep(std::time::Duration::from_millis(1500));
-        if sig == "q" {
+        if sig == "panic" {
+            // Nothing to do: the worker's first job panics.
+        } else if sig == "q" {
             // A key press, through the pseudo-terminal.
             use std::io::Write;
             let mut stdin = child.stdin.take().unwrap();
@@ -313,6 +319,15 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         let left = out.rfind("\x1b[?1049l").expect("left the alternate screen");
         assert!(left > out.rfind("\x1b[?1049h").unwrap());
         assert!(out.contains("\x1b[?25h"), "SIG{sig}: cursor left hidden");
+        if sig == "panic" {
+            // The bug message, after the terminal was restored.
+            let msg = out
+                .rfind("rl-audit: internal error: background job: injected fault")
+                .expect("the bug is reported");
+            assert!(msg > left, "reported on the restored terminal");
+            assert!(out.contains("please report it"));
+            continue;
+        }
         // Frames are drawn as synchronized updates (begin … end).
         assert!(
             out.contains("\x1b[?2026h") && out.contains("\x1b[?2026l"),

@@ -223,7 +223,7 @@ fn bootstrap_pass(
             let b0 = blk * BLOCK;
             let rr = BLOCK.min(b_total - b0);
             let mut out = vec![f64::NAN; width * BLOCK];
-            if m == 0 {
+            if m == 0 || cfg.cancel.is_cancelled() {
                 return out;
             }
             let Scratch {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
-use super::passkt::{t_at_level, Mode, PassReport};
+use super::passkt::{cell_budget, CellBudget, Mode, PassReport};
 use super::Settings;
 use crate::schema::frames::EvalAggregates;
 use crate::schema::{Id, LogSet};
@@ -133,10 +133,10 @@ pub fn analyse(
         .map(|(b, r, level, mode)| {
             let mut out = Vec::new();
             for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
-                let t = t_at_level(level, info.full_budget);
-                let budget = match mode {
-                    Mode::Native => t,
-                    Mode::Truncated => info.full_budget,
+                // The cell's own rollouts: the same membership as Pass, so a
+                // point's cost and pass come from one task set.
+                let Some(CellBudget { budget, t }) = cell_budget(*info, level, mode) else {
+                    continue;
                 };
                 let Some(a) = att.get(&(b, r, task, budget)) else {
                     continue;
@@ -194,6 +194,31 @@ pub fn analyse(
     }
     let winners = winners(&points);
     (points, winners)
+}
+
+/// Each run's best point costing at most `ceiling` (the winner ordering),
+/// in run-name order: the Cost panel's table.
+pub fn best_per_run<'a>(points: &'a [CostPoint], bench: &str, ceiling: f64) -> Vec<&'a CostPoint> {
+    let mut best: BTreeMap<&str, &CostPoint> = BTreeMap::new();
+    for p in points
+        .iter()
+        .filter(|p| p.benchmark == bench && le(p.cost, ceiling))
+    {
+        let e = best.entry(p.run.as_str()).or_insert(p);
+        if better(p, e) == Ordering::Less {
+            *e = p;
+        }
+    }
+    best.into_values().collect()
+}
+
+/// The `cost_winners` row in force at a cost ceiling, if any point is that cheap.
+pub fn winner_at<'a>(winners: &'a [Winner], bench: &str, ceiling: f64) -> Option<&'a Winner> {
+    winners.iter().filter(|w| w.benchmark == bench).find(|w| {
+        le(w.from_cost, ceiling)
+            && w.to_cost
+                .is_none_or(|to| ceiling < to && !approx_eq(ceiling, to))
+    })
 }
 
 /// For every cost ceiling, the best point costing at most that much;

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::stats::{cluster_bootstrap, median, Cluster, Estimate};
+use super::bootstrap::cluster_bootstrap;
+use super::stats::{median, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::EvalAggregates;
 use crate::schema::{Id, Loc, LogSet, Trajectory};

@@ -4,13 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::stats::{
-    cluster_bootstrap_families, nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate,
-    Family,
-};
+use super::bootstrap::{cluster_bootstrap_families, Family};
+use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
-use crate::schema::{Id, LogSet};
+use crate::schema::{Id, LogSet, Trajectory};
 
 /// Native: the rollout ran with budget T. Truncated: a full-budget rollout cut at T.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,6 +32,35 @@ pub fn t_at_level(level: u32, full: u32) -> u32 {
     (((level as u64) * (full as u64)).div_ceil(100)).max(1) as u32
 }
 
+/// Which rollouts of a task form its (level, mode) cell: those that ran with
+/// `budget`, judged within `t` turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellBudget {
+    pub budget: u32,
+    pub t: u32,
+}
+
+/// The one place that decides cell membership (SPEC §2.1): native — the
+/// rollouts that ran with budget T; truncated — the full-budget rollouts
+/// cut at T, only where T < B (at T = B they count once, as native).
+pub fn cell_budget(info: TaskInfo, level: u32, mode: Mode) -> Option<CellBudget> {
+    let b = info.full_budget;
+    let t = t_at_level(level, b);
+    match mode {
+        Mode::Native => Some(CellBudget { budget: t, t }),
+        Mode::Truncated if t < b => Some(CellBudget { budget: b, t }),
+        Mode::Truncated => None,
+    }
+}
+
+/// Is this evaluation rollout one of its task's (level, mode) cell? An
+/// outcome-only rollout (unknown turns) has no turns to cut at T.
+pub fn in_cell(tr: &Trajectory, info: TaskInfo, level: u32, mode: Mode) -> bool {
+    !tr.is_training()
+        && cell_budget(info, level, mode)
+            .is_some_and(|c| tr.budget == c.budget && (mode == Mode::Native || tr.turns_known))
+}
+
 /// (n, c) of one task in one (run, level, mode) cell, if it has rollouts there.
 pub fn cell_counts(
     groups: &[BudgetGroup],
@@ -41,21 +68,89 @@ pub fn cell_counts(
     level: u32,
     mode: Mode,
 ) -> Option<(u64, u64)> {
-    let b = info.full_budget;
-    let t = t_at_level(level, b);
-    match mode {
-        Mode::Native => groups
-            .iter()
-            .find(|g| g.budget == t)
-            .map(BudgetGroup::native_counts)
-            .filter(|&(n, _)| n > 0),
-        // Outcome-only rollouts have no turns to cut at T.
-        Mode::Truncated if t < b => groups
-            .iter()
-            .find(|g| g.budget == b && g.n > 0)
-            .map(|g| (g.n, g.solved_within(t))),
-        Mode::Truncated => None,
+    let cb = cell_budget(info, level, mode)?;
+    let g = groups.iter().find(|g| g.budget == cb.budget)?;
+    let (n, c) = match mode {
+        Mode::Native => g.native_counts(),
+        Mode::Truncated => (g.n, g.solved_within(cb.t)),
+    };
+    (n > 0).then_some((n, c))
+}
+
+/// One task of an advantage cell: each run's (n, c) there, its Pass@K, and
+/// its share of Δ — (Pass_RL − Pass_base) / m over the m tasks Δ averages
+/// (both runs with ≥ K rollouts), so the shares add up to Δ exactly; None
+/// for a task Δ leaves out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskDelta {
+    pub task: Id,
+    pub info: TaskInfo,
+    pub base: Option<(u64, u64)>,
+    pub rl: Option<(u64, u64)>,
+    pub pass_base: Option<f64>,
+    pub pass_rl: Option<f64>,
+    pub contribution: Option<f64>,
+}
+
+/// The tasks behind one advantage cell: every task of the benchmark where
+/// either run has rollouts in the cell, in task-id order.
+pub fn delta_by_task(
+    agg: &EvalAggregates,
+    bench: Id,
+    (base, rl): (Id, Id),
+    k: u64,
+    level: u32,
+    mode: Mode,
+) -> Vec<TaskDelta> {
+    let mut rows: Vec<TaskDelta> = agg
+        .tasks
+        .range((bench, 0)..=(bench, Id::MAX))
+        .filter_map(|(&(_, task), &info)| {
+            let get = |run| {
+                agg.groups
+                    .get(&(bench, run, task))
+                    .and_then(|g| cell_counts(g, info, level, mode))
+            };
+            let (b, r) = (get(base), get(rl));
+            if b.is_none() && r.is_none() {
+                return None;
+            }
+            let pass =
+                |x: Option<(u64, u64)>| x.filter(|(n, _)| *n >= k).map(|(n, c)| pass_at_k(n, c, k));
+            Some(TaskDelta {
+                task,
+                info,
+                base: b,
+                rl: r,
+                pass_base: pass(b),
+                pass_rl: pass(r),
+                contribution: None,
+            })
+        })
+        .collect();
+    let m = rows
+        .iter()
+        .filter(|r| r.pass_base.is_some() && r.pass_rl.is_some())
+        .count();
+    for r in &mut rows {
+        if let (Some(b), Some(x)) = (r.pass_base, r.pass_rl) {
+            r.contribution = Some((x - b) / m as f64);
+        }
     }
+    rows
+}
+
+/// Views with one number per cell prefer native (SPEC §2.1): among the
+/// rows of one cell, the native one where it exists, else the truncated one.
+pub fn preferred<T>(rows: impl IntoIterator<Item = T>, mode: impl Fn(&T) -> Mode) -> Option<T> {
+    let mut truncated = None;
+    for r in rows {
+        match mode(&r) {
+            Mode::Native => return Some(r),
+            Mode::Truncated => truncated = truncated.or(Some(r)),
+        }
+    }
+    truncated
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +186,17 @@ pub struct TokenCell {
     pub ci: Ci,
     pub tasks: usize,
     pub tasks_left_out: usize,
+}
+
+/// U at an absolute number of turns t (the Pass-vs-T figure's bound): a
+/// task is solvable at t when `min_turns ≤ min(t, B)`, else by the
+/// empirical rule, exactly as the curve takes a task at min(t, B).
+#[derive(Debug, Clone)]
+pub struct UpperPoint {
+    pub benchmark: String,
+    pub t: u32,
+    pub value: f64,
+    pub kind: &'static str,
 }
 
 #[derive(Debug, Clone)]
@@ -141,6 +247,7 @@ pub struct PassReport {
     /// Per benchmark: rollouts left out of the token view (no steps or missing tokens).
     pub token_left_out: BTreeMap<String, u64>,
     pub upper: Vec<UpperBound>,
+    pub upper_curve: Vec<UpperPoint>,
     pub advantage: Vec<Advantage>,
     pub mode_gap: Vec<ModeGap>,
 }
@@ -375,6 +482,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     });
     rep.cells = cells;
     rep.upper = upper_bounds(input, &s.levels);
+    rep.upper_curve = upper_bound_curve(input);
     rep.curve = curves(input, &ks);
     rep.advantage = finish_advantages(&all, &rep.upper);
     rep.mode_gap = finish_gaps(&all);
@@ -382,48 +490,81 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     rep
 }
 
+/// Earliest solving turn of each task of a benchmark over every evaluation
+/// rollout, and whether the bound is oracle, empirical or mixed.
+fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInfo)>, &'static str) {
+    let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
+    for ((bb, _, t), groups) in &input.agg.groups {
+        if *bb != b {
+            continue;
+        }
+        for g in groups {
+            if let Some(s) = g.first_success() {
+                let e = first_solve.entry(*t).or_insert(s);
+                *e = (*e).min(s);
+            }
+        }
+    }
+    let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
+    let with_oracle = tasks.iter().filter(|(_, i)| i.min_turns.is_some()).count();
+    let kind = if with_oracle == tasks.len() {
+        "oracle"
+    } else if with_oracle == 0 {
+        "empirical"
+    } else {
+        "mixed"
+    };
+    (first_solve, tasks, kind)
+}
+
+/// Share of tasks solvable within `tl(task)` turns.
+fn solvable_share(
+    tasks: &[(Id, TaskInfo)],
+    first_solve: &BTreeMap<Id, u32>,
+    tl: impl Fn(&TaskInfo) -> u32,
+) -> f64 {
+    let n = tasks
+        .iter()
+        .filter(|(t, info)| {
+            let tl = tl(info);
+            match info.min_turns {
+                Some(m) => m <= tl,
+                None => first_solve.get(t).is_some_and(|&s| s <= tl),
+            }
+        })
+        .count();
+    n as f64 / tasks.len().max(1) as f64
+}
+
 /// U(T) per benchmark and level (SPEC §2.1).
 pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> Vec<UpperBound> {
     let mut out = Vec::new();
     for b in input.benchmarks() {
-        // Earliest solving turn of each task over every evaluation rollout.
-        let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
-        for ((bb, _, t), groups) in &input.agg.groups {
-            if *bb != b {
-                continue;
-            }
-            for g in groups {
-                if let Some(s) = g.first_success() {
-                    let e = first_solve.entry(*t).or_insert(s);
-                    *e = (*e).min(s);
-                }
-            }
-        }
-        let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
-        let with_oracle = tasks.iter().filter(|(_, i)| i.min_turns.is_some()).count();
-        let kind = if with_oracle == tasks.len() {
-            "oracle"
-        } else if with_oracle == 0 {
-            "empirical"
-        } else {
-            "mixed"
-        };
+        let (first_solve, tasks, kind) = solvability(input, b);
         for &l in levels {
-            let solvable = tasks
-                .iter()
-                .filter(|(t, info)| {
-                    let tl = t_at_level(l, info.full_budget);
-                    match info.min_turns {
-                        Some(m) => m <= tl,
-                        None => first_solve.get(t).is_some_and(|&s| s <= tl),
-                    }
-                })
-                .count();
             out.push(UpperBound {
                 benchmark: input.name(b),
                 level: l,
-                value: solvable as f64 / tasks.len().max(1) as f64,
+                value: solvable_share(&tasks, &first_solve, |i| t_at_level(l, i.full_budget)),
                 tasks: tasks.len(),
+                kind,
+            });
+        }
+    }
+    out
+}
+
+/// U at every integer t from 1 to the benchmark's largest full budget.
+pub fn upper_bound_curve(input: &PassInput) -> Vec<UpperPoint> {
+    let mut out = Vec::new();
+    for b in input.benchmarks() {
+        let (first_solve, tasks, kind) = solvability(input, b);
+        let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
+        for t in 1..=max_b {
+            out.push(UpperPoint {
+                benchmark: input.name(b),
+                t,
+                value: solvable_share(&tasks, &first_solve, |i| t.min(i.full_budget)),
                 kind,
             });
         }

@@ -6,8 +6,9 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+use super::bootstrap::cluster_bootstrap;
 use super::frozenlake::QCache;
-use super::stats::{cluster_bootstrap, Bootstrap, Cluster, Estimate};
+use super::stats::{Bootstrap, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::{Candidate, Id, LogSet, Probe};
 

@@ -1,12 +1,9 @@
 //! Statistics shared by every analysis: bootstrap settings and intervals
 //! (percentile or BCa), the Wilson interval, numpy-style quantiles, and the
-//! Pass@(K,T) estimators. The resampling itself is in [`super::bootstrap`].
+//! Pass@(K,T) estimators. The resampling itself is in `bootstrap`, which
+//! builds on this module (never the other way round).
 
 use statrs::distribution::{ContinuousCDF, Normal};
-
-pub use super::bootstrap::{
-    cluster_bootstrap, cluster_bootstrap_families, cluster_bootstrap_many, resample_rng, Family,
-};
 
 /// How intervals are computed (`--ci`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +27,9 @@ pub struct Bootstrap {
     pub resamples: usize,
     pub seed: u64,
     pub method: CiMethod,
+    /// Checked per block of resamples: a cancelled audit stops early (its
+    /// result is then dropped, never shown).
+    pub cancel: crate::cancel::Cancel,
 }
 
 impl Default for Bootstrap {
@@ -38,6 +38,7 @@ impl Default for Bootstrap {
             resamples: 10_000,
             seed: 0,
             method: CiMethod::Percentile,
+            cancel: crate::cancel::Cancel::default(),
         }
     }
 }
@@ -267,7 +268,7 @@ mod tests {
 
     #[test]
     fn selection_quantile_equals_the_sorted_one() {
-        let mut rng = resample_rng(5, 0);
+        let mut rng = super::super::bootstrap::resample_rng(5, 0);
         for n in [1usize, 2, 3, 10, 101, 1000] {
             let v: Vec<f64> = (0..n).map(|_| rng.random::<f64>()).collect();
             let mut sorted = v.clone();

@@ -211,11 +211,12 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
             if series.is_empty() {
                 continue;
             }
+            // The bound per absolute t, computed like the curve (a task at min(t, B)).
             let ub: Vec<(f64, f64)> = p
-                .upper
+                .upper_curve
                 .iter()
                 .filter(|u| &u.benchmark == b)
-                .map(|u| ((u.level as f64 / 100.0 * max_b as f64).ceil(), u.value))
+                .map(|u| (u.t as f64, u.value))
                 .collect();
             series.push(Series {
                 name: "upper bound U(T)".into(),

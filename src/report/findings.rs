@@ -4,8 +4,7 @@
 
 use crate::analysis::Audit;
 
-use super::markdown::{pct, pp};
-use super::markdown_more::{signed_ci, wilson_pct};
+use super::format::{pct, pp, signed_ci, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -95,6 +95,11 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
         .iter()
         .map(|u| json!({"benchmark": u.benchmark, "level": u.level, "value": num(u.value), "kind": u.kind, "tasks": u.tasks}))
         .collect();
+    let upper_bound_curve: Vec<Value> = p
+        .upper_curve
+        .iter()
+        .map(|u| json!({"benchmark": u.benchmark, "t": u.t, "value": num(u.value), "kind": u.kind}))
+        .collect();
     let advantage: Vec<Value> = p
         .advantage
         .iter()
@@ -156,6 +161,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
     out.insert("pass_curve".into(), Value::Array(pass_curve));
     out.insert("token_budget".into(), Value::Array(token_budget));
     out.insert("upper_bound".into(), Value::Array(upper_bound));
+    out.insert("upper_bound_curve".into(), Value::Array(upper_bound_curve));
     out.insert("advantage".into(), Value::Array(advantage));
     out.insert("mode_gap".into(), Value::Array(mode_gap));
     let (dynamics, divergence) = dynamics(audit);

@@ -2,33 +2,11 @@
 
 use std::fmt::Write;
 
+use super::format::{esc, pct, pct_ci, pp};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
 use crate::schema::LogSet;
-
-/// `12.3%`.
-pub fn pct(x: Option<f64>) -> String {
-    x.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x))
-}
-
-/// `[10.2, 14.0]` in percent, or why there is no interval.
-pub fn pct_ci(ci: Ci) -> String {
-    match ci {
-        Ci::Interval(l, h) => format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h),
-        Ci::Degenerate => "[degenerate]".into(),
-        Ci::Undefined => "[–]".into(),
-    }
-}
-
-/// Signed percentage points: `+2.5 pp`.
-pub fn pp(x: f64) -> String {
-    format!("{:+.1} pp", 100.0 * x)
-}
-
-pub fn esc(s: &str) -> String {
-    s.replace('|', "\\|")
-}
 
 pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> String {
     let mut md = String::new();
@@ -46,7 +24,7 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
         s.boot.method.name(),
         s.gamma
     );
-    use super::markdown_more as more;
+    use super::md as more;
     pass_section(&mut md, audit);
     images(&mut md, figs, "pass");
     advantage_section(&mut md, audit);

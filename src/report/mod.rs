@@ -4,9 +4,10 @@
 pub mod csv;
 pub mod figures;
 pub mod findings;
+pub mod format;
 pub mod json;
 pub mod markdown;
-pub mod markdown_more;
+pub mod md;
 pub mod svg;
 
 use std::path::{Path, PathBuf};

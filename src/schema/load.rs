@@ -43,6 +43,8 @@ pub struct LoadOptions {
     /// Bytes per read of a JSON Lines file; default [`WINDOW`] (tests use
     /// small windows to cross many window ends).
     pub window: Option<usize>,
+    /// Checked per file and per window: a superseded load stops.
+    pub cancel: crate::cancel::Cancel,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -55,6 +57,11 @@ pub(super) enum Format {
     Eval,
     /// `.json`: an Inspect log, recognised by content.
     Json,
+}
+
+/// Is this a file a log set can hold (by its name)? `--follow` watches only these.
+pub fn is_log_file(path: &Path) -> bool {
+    format_of(path).is_some()
 }
 
 pub(super) fn format_of(path: &Path) -> Option<Format> {
@@ -512,6 +519,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 .map_err(|e| Error::file(name, io_text(&e)))
         };
         for (p, named) in &files {
+            if opts.cancel.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
             let name = p.display().to_string();
             let fmt = format_of(p).ok_or_else(|| Error::file(&name, "not a log file"))?;
             let mut file = TrackedFile {
@@ -542,6 +552,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             } else if windowed(p) {
                 let mut reading = Reading::default();
                 loop {
+                    if opts.cancel.is_cancelled() {
+                        return Err(Error::Cancelled);
+                    }
                     let (bytes, last) = next(&name)?;
                     let parsed = parse_file(index, &name, &bytes, opts);
                     reading.records += parsed.iter().map(|c| c.records).sum::<u64>();

@@ -306,7 +306,7 @@ impl LogSet {
                     steps_left,
                     slippery: fl.slippery.unwrap_or(false),
                 };
-                crate::analysis::frozenlake::validate_spec(&spec)
+                crate::env::frozenlake::validate_spec(&spec)
                     .map_err(|(f, m)| RecordError::impossible(format!("frozenlake.{f}"), m))?;
                 Some(spec)
             }

@@ -13,7 +13,7 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
 use crate::cli::Options;
 use crate::error::{Error, Result};
-use crate::jobs::{Jobs, Request};
+use crate::jobs::{Jobs, Outcome, Request};
 use app::{App, Pending, Status};
 
 /// Restores the terminal however the TUI ends (panics are covered by
@@ -33,7 +33,8 @@ fn restore_terminal() {
     let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
 }
 
-/// Sizes and times of the log files, to notice growth with --follow.
+/// Sizes and times of the log files, to notice growth with --follow (only
+/// files a log set can hold: the workbench's own CSV exports are not).
 fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
     let mut out = Vec::new();
     let mut stack: Vec<std::path::PathBuf> = opts.paths.clone();
@@ -43,7 +44,7 @@ fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
                 if let Ok(rd) = std::fs::read_dir(&p) {
                     stack.extend(rd.filter_map(|e| e.ok().map(|e| e.path())));
                 }
-            } else {
+            } else if crate::schema::load::is_log_file(&p) {
                 out.push((m.len(), m.modified().ok()));
             }
         }
@@ -106,7 +107,7 @@ pub fn run(opts: Options) -> Result<()> {
                 }
             });
     }
-    let jobs = Jobs::start(opts.clone());
+    let jobs = Jobs::start(opts.source())?;
     let mut settings = opts.settings.clone();
     let mut wanted = jobs.request(Request::Load(settings.clone()));
     let mut app = App::new(no_color, settings.balance);
@@ -179,19 +180,25 @@ pub fn run(opts: Options) -> Result<()> {
             dirty = true;
         }
         while let Ok(r) = jobs.results.try_recv() {
+            if let Outcome::Fatal(what) = r.outcome {
+                // A bug in the worker: leave (the guard restores the
+                // terminal; main reports it and exits 3).
+                return Err(Error::Internal(format!("background job: {what}")));
+            }
             if r.generation != wanted {
                 continue;
             }
             last_took = requested_at.elapsed();
             last_done = Instant::now();
-            match r.result {
-                Ok(d) => {
+            match r.outcome {
+                Outcome::Done(d) => {
                     app.set_data(d);
                     if r.reloaded && opts.follow {
                         app.message = Some("logs re-read".into());
                     }
                 }
-                Err(e) => {
+                Outcome::Unchanged | Outcome::Fatal(_) => {}
+                Outcome::Failed(e) => {
                     if app.data.is_some() {
                         app.message = Some(format!("kept the previous results: {e}"));
                     } else {

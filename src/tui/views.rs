@@ -7,8 +7,7 @@ use crate::analysis::passkt::{cell_counts, Mode};
 use crate::analysis::stats::pass_at_k;
 use crate::analysis::{Audit, PairNames};
 use crate::jobs::Loaded;
-use crate::report::markdown::{pct, pct_ci, pp};
-use crate::report::markdown_more::signed_ci;
+use crate::report::format::{pct, pct_ci, pp, score_diff, signed_ci};
 use crate::schema::{Id, Loc, LogSet};
 
 /// How a row should stand out.
@@ -818,7 +817,7 @@ pub fn matched_table(a: &Audit) -> TableData {
                 format!("{}{}", pct(m.better), w(0)),
                 format!("{}{}", pct(m.tie), w(1)),
                 format!("{}{}", pct(m.worse), w(2)),
-                crate::report::markdown_more::score_diff(&m.mean_diff),
+                score_diff(&m.mean_diff),
             ],
             Mark::None,
             Target::None,
@@ -875,7 +874,7 @@ pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
                 name.into(),
                 h.states.to_string(),
                 pct(h.better),
-                crate::report::markdown_more::score_diff(&h.mean_diff),
+                score_diff(&h.mean_diff),
             ],
             Mark::None,
             Target::None,
@@ -999,11 +998,7 @@ pub fn likelihood_table(a: &Audit) -> TableData {
                 s(&l.llr[0]),
                 s(&l.llr[1]),
                 lm.mean_diff.map_or("–".into(), |e| {
-                    format!(
-                        "{:.2} {}",
-                        e.value,
-                        crate::report::markdown_more::signed_ci(e.ci, 1.0)
-                    )
+                    format!("{:.2} {}", e.value, signed_ci(e.ci, 1.0))
                 }),
                 format!("{}/{}", lm.tasks, lm.pairs),
             ],

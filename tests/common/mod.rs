@@ -111,7 +111,7 @@ pub fn strict_failure(name: &str, file: &str, bytes: &[u8]) -> String {
         err.contains(f.to_str().unwrap()),
         "{name}: message lacks the file: {err}"
     );
-    assert!(!err.contains("panicked"), "{name}: {err}");
+    assert!(!err.contains("internal error"), "{name}: {err}");
     assert!(
         !d.join("out/report.json").exists(),
         "{name}: a report was written"

@@ -1,0 +1,3 @@
+//! Environments whose dynamics rl-audit knows exactly.
+
+pub mod frozenlake;

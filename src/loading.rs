@@ -1,0 +1,87 @@
+//! Loading a log set: the one entry point that `--headless`, `--summarize`,
+//! the background jobs and the workbench call. It knows where the logs
+//! come from ([`Source`]) — paths or the embedded demo — and nothing of
+//! the command line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::schema::follow::{load_more, More};
+use crate::schema::load::{load_tracked, Progress, Tracked};
+use crate::schema::{load, LoadOptions, LogSet};
+
+/// Where the logs come from and how to read them.
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// Files and directories; none means the embedded demo.
+    pub paths: Vec<PathBuf>,
+    /// `--map`.
+    pub map: Option<PathBuf>,
+    pub lenient: bool,
+    pub follow: bool,
+    pub inspect: crate::schema::inspect::InspectOptions,
+    /// A report directory being written (headless): never read from it.
+    pub skip_dir: Option<PathBuf>,
+    /// The job's token (the workbench cancels superseded loads).
+    pub cancel: crate::cancel::Cancel,
+}
+
+impl Source {
+    fn options(&self, progress: Option<Arc<Progress>>) -> Result<LoadOptions> {
+        let mapping = match &self.map {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| Error::file(p.display(), e.to_string()))?;
+                let m = crate::schema::mapping::Mapping::parse(&p.display().to_string(), &text)
+                    .map_err(|e| Error::file(p.display(), format!("bad mapping: {e}")))?;
+                Some(Arc::new(m))
+            }
+            None => None,
+        };
+        Ok(LoadOptions {
+            lenient: self.lenient,
+            skip_dir: self.skip_dir.clone(),
+            follow: self.follow,
+            progress,
+            mapping,
+            inspect: self.inspect.clone(),
+            window: None,
+            cancel: self.cancel,
+        })
+    }
+
+    /// Loads the log set (the bundled demo when no path is given).
+    pub fn load(&self, progress: Option<Arc<Progress>>) -> Result<LogSet> {
+        let lo = self.options(progress)?;
+        if self.paths.is_empty() {
+            crate::demo::load_demo(&lo)
+        } else {
+            load(&self.paths, &lo)
+        }
+    }
+
+    /// For `--follow`: a full load that notes how far each file was read,
+    /// or — given the previous load — only what was appended since
+    /// (`None`: nothing changed), falling back to a full load when
+    /// anything else changed.
+    pub fn load_following(
+        &self,
+        progress: Option<Arc<Progress>>,
+        previous: Option<(&LogSet, &Tracked)>,
+    ) -> Result<(Option<LogSet>, Option<Tracked>)> {
+        let lo = self.options(progress)?;
+        if self.paths.is_empty() {
+            return Ok((Some(crate::demo::load_demo(&lo)?), None));
+        }
+        if let Some((set, tracked)) = previous {
+            match load_more(set, tracked, &self.paths, &lo)? {
+                More::Unchanged => return Ok((None, Some(tracked.clone()))),
+                More::Grown(set, t) => return Ok((Some(*set), Some(t))),
+                More::Reload => {}
+            }
+        }
+        let (set, t) = load_tracked(&self.paths, &lo)?;
+        Ok((Some(set), Some(t)))
+    }
+}

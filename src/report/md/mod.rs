@@ -1,0 +1,15 @@
+//! `report.md` sections past the Pass@(K,T) family, one file each.
+
+mod budgetmix;
+mod cost;
+mod dynamics;
+mod likelihood;
+mod matched;
+mod recovery;
+
+pub use budgetmix::budgetmix;
+pub use cost::cost;
+pub use dynamics::dynamics;
+pub use likelihood::likelihood;
+pub use matched::matched;
+pub use recovery::recovery;
