@@ -26,15 +26,5 @@ const DEMO: &[(&str, &[u8])] = &[
 
 /// Loads the embedded demo.
 pub fn load_demo(opts: &LoadOptions) -> Result<LogSet> {
-    load_sources(
-        DEMO.iter()
-            .map(|(n, b)| (n.to_string(), b.to_vec()))
-            .collect(),
-        opts,
-    )
-}
-
-/// The embedded bytes of a demo file, by its name in the log set.
-pub fn source(name: &str) -> Option<&'static [u8]> {
-    DEMO.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    load_sources(DEMO, opts)
 }

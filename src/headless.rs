@@ -45,24 +45,8 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
             }
             Gate::AdvantageBelow { points, level } => {
                 for p in &audit.pairs {
-                    let rows: Vec<_> = audit
-                        .pass
-                        .advantage
-                        .iter()
-                        .filter(|a| {
-                            a.benchmark == p.benchmark
-                                && a.base == p.base
-                                && a.rl == p.rl
-                                && a.k == 1
-                                && a.level == *level
-                        })
-                        .collect();
                     // Preferred mode: native where it exists.
-                    let pick = rows
-                        .iter()
-                        .find(|a| a.mode == crate::analysis::passkt::Mode::Native)
-                        .or_else(|| rows.first());
-                    if let Some(a) = pick {
+                    if let Some(a) = audit.pass.advantage_at(p.key(), 1, *level, None) {
                         if 100.0 * a.delta < *points {
                             out.push(format!(
                                 "advantage<{points}@{level}: {} {} → {} ({}): Δ = {:+.2} pp",

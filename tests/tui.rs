@@ -1,8 +1,12 @@
 //! The workbench driven by key presses on ratatui's TestBackend, at 80×24
 //! and 160×48: every panel, the drill-down to a trajectory, the help overlay,
-//! and the same numbers as the headless report.
+//! the key map, and the same numbers as the headless report. Whole screens
+//! are compared with reviewed snapshots in `tests/screens/`
+//! (`UPDATE_SCREENS=1 cargo test --test tui` rewrites them; review the diff).
 
 use std::sync::Arc;
+
+use serde_json::json;
 
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -12,7 +16,10 @@ use rl_audit::jobs::Loaded;
 use rl_audit::schema::load::Progress;
 use rl_audit::schema::LoadOptions;
 use rl_audit::tui::app::App;
-use rl_audit::tui::{draw, keys};
+use rl_audit::tui::{draw, keymap};
+
+mod common;
+use common::{one, rows};
 
 fn demo() -> Arc<Loaded> {
     let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
@@ -108,7 +115,7 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
     // Budget, 75% (two steps right from 25%), K=1: Enter opens the tasks.
     let screen = s.keys("2ll\n");
     assert!(screen.contains("tasks K=1 75%"), "{screen}");
-    assert!(screen.contains("Δ contrib"));
+    assert!(screen.contains("share of Δ"));
     let screen = s.keys("\n");
     assert!(
         screen.contains("rollouts") || screen.contains("task fl-"),
@@ -135,8 +142,20 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
 fn help_overlay_lists_the_real_key_map() {
     let mut s = Screen::new(160, 48, demo());
     let screen = s.keys("2?");
-    for b in keys::BINDINGS {
-        assert!(screen.contains(b.help), "help lacks {:?}\n{screen}", b.help);
+    // The help box (100 columns, centred on 160): its text with the
+    // wrapping undone.
+    let inner: String = screen
+        .lines()
+        .map(|l| l.chars().skip(31).take(98).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let inner = flat(&inner);
+    for line in keymap::help_lines() {
+        assert!(
+            inner.contains(&flat(&line)),
+            "help lacks {line:?}\n{screen}"
+        );
     }
     assert!(screen.contains("Budget — how to read it"));
     let screen = s.keys("x");
@@ -157,6 +176,10 @@ fn budget_panel_shows_the_report_numbers() {
         .iter()
         .find(|a| a.rl == pair.rl && a.k == 1 && a.level == 75 && a.mode.name() == "native")
         .unwrap();
+    assert!(
+        screen.contains("(native)"),
+        "the preferred cell at 75% is native"
+    );
     let want = format!("Δ {:+.1} pp", 100.0 * adv.delta);
     assert!(screen.contains(&want), "{want} missing:\n{screen}");
     assert!(screen.contains(&format!("n={} tasks", adv.tasks)));
@@ -167,15 +190,13 @@ fn filter_and_export() {
     let dir = std::env::temp_dir().join(format!("rl-audit-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut s = Screen::new(120, 40, demo());
+    s.app.export_dir = dir.clone();
     s.keys("2lll\n");
     // Filter the task table by a substring.
     let screen = s.keys("/4x4s\n");
     assert!(screen.contains("fl-01-4x4s"));
     assert!(!screen.contains("fl-02-5x5"), "{screen}");
-    let prev = std::env::current_dir().unwrap();
-    std::env::set_current_dir(&dir).unwrap();
     let screen = s.keys("e");
-    std::env::set_current_dir(prev).unwrap();
     assert!(screen.contains("exported"), "{screen}");
     let csv = std::fs::read_to_string(dir.join("rl-audit-export-tasks.csv")).unwrap();
     assert!(csv.starts_with("task,min_turns,T,"));
@@ -196,38 +217,43 @@ fn quit_only_from_the_top_with_q() {
 #[test]
 fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
     use rl_audit::analysis::passkt::Mode;
-    use rl_audit::tui::views::{rollouts_table, tasks_table, Selection};
+    use rl_audit::tui::select::Selection;
+    use rl_audit::tui::views::budget::{rollouts, tasks};
     let d = demo();
+    let sel = Selection::default();
     for mode in [Mode::Native, Mode::Truncated] {
-        let sel = Selection {
-            mode,
-            ..Default::default()
-        };
-        for level in [25u32, 50, 75] {
-            let tasks = tasks_table(&d, &sel, 1, level);
-            assert!(!tasks.rows.is_empty());
-            let col = |name: &str| tasks.header.iter().position(|h| h == name).unwrap();
-            for row in &tasks.rows {
-                let n = |c: &str| row[col(c)].parse::<usize>().unwrap_or(0);
-                let solved = |c: &str| row[col(c)].parse::<usize>().unwrap_or(0);
-                let t: u32 = row[col("T")].parse().unwrap();
-                let r = rollouts_table(&d, &sel, &row[0], level);
+        for level in [25u32, 50, 75, 100] {
+            let t = tasks(&d, &sel, 1, level, mode);
+            // At 100% truncated there is no cell (T = B counts as native).
+            if level == 100 && mode == Mode::Truncated {
+                assert!(t.rows.is_empty(), "no truncated cell at 100%");
+                continue;
+            }
+            assert!(!t.rows.is_empty(), "{level}% {mode:?}");
+            let col = |name: &str| t.header.iter().position(|h| h == name).unwrap();
+            for (i, row) in t.rows.iter().enumerate() {
+                let n = |c: &str| row.cells[col(c)].value.unwrap_or(0.0) as usize;
+                let turns = row.cells[col("T")].value.unwrap() as u32;
+                let r = rollouts(&d, &sel, t.text(i, 0), level, mode);
                 // The tasks table counts come from the polars aggregates; the
                 // rollouts are listed from the raw trajectories.
-                assert_eq!(r.rows.len(), n("n base") + n("n RL"), "{level}% {row:?}");
+                assert_eq!(
+                    r.rows.len(),
+                    n("n base") + n("n RL"),
+                    "{level}% {:?}",
+                    row.cells
+                );
                 let rc = |h: &str| r.header.iter().position(|x| x == h).unwrap();
-                let within = r
-                    .rows
-                    .iter()
-                    .filter(|x| x[rc("solved ≤ T")] == "yes")
+                let within = (0..r.rows.len())
+                    .filter(|&j| r.text(j, rc("solved ≤ T")) == "yes")
                     .count();
-                assert_eq!(within, solved("c base") + solved("c RL"), "{row:?}");
+                assert_eq!(within, n("c base") + n("c RL"), "{:?}", row.cells);
                 for x in &r.rows {
-                    let budget: u32 = x[rc("budget")].parse().unwrap();
+                    let budget = x.cells[rc("budget")].value.unwrap() as u32;
                     if mode == Mode::Native {
-                        assert_eq!(budget, t);
+                        assert_eq!(budget, turns);
                     } else {
-                        assert!(budget > t);
+                        assert!(budget > turns);
                     }
                 }
             }
@@ -383,10 +409,10 @@ fn tables_sort_by_column_and_jump_to_either_end() {
     let t = table(&mut s);
     assert!(t.title.contains("sorted by task ▲"), "{}", t.title);
     assert!(
-        !t.title.contains("contribution"),
+        !t.title.contains("share of Δ"),
         "the old order is no longer named"
     );
-    let tasks: Vec<String> = t.rows.iter().map(|r| r[0].clone()).collect();
+    let tasks: Vec<String> = t.rows.iter().map(|r| r.cells[0].text.clone()).collect();
     let mut want = tasks.clone();
     want.sort();
     assert_eq!(tasks, want);
@@ -395,7 +421,10 @@ fn tables_sort_by_column_and_jump_to_either_end() {
     let mut want_desc = want.clone();
     want_desc.reverse();
     assert_eq!(
-        t.rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(),
+        t.rows
+            .iter()
+            .map(|r| r.cells[0].text.clone())
+            .collect::<Vec<_>>(),
         want_desc
     );
     // G and g: the last and first rows; Enter opens the selected row's task.
@@ -416,4 +445,231 @@ fn tables_sort_by_column_and_jump_to_either_end() {
     // The Budget grid keeps its K order.
     s.keys("\x1bs");
     assert!(s.app.sort.is_none());
+}
+
+/// Renders `keys` typed from the top of a fresh workbench and compares the
+/// whole screen with `tests/screens/<name>-<w>x<h>.txt`.
+fn snapshot(d: &Arc<Loaded>, name: &str, keys: &str) {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut s = Screen::new(w, h, d.clone());
+        let mut screen = s.keys(keys);
+        for _ in 0..100 {
+            if !screen.contains("reading") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            screen = s.text();
+        }
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/screens")
+            .join(format!("{name}-{w}x{h}.txt"));
+        if std::env::var_os("UPDATE_SCREENS").is_some() {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, &screen).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&file).unwrap_or_else(|_| {
+            panic!("no snapshot {}: run with UPDATE_SCREENS=1", file.display())
+        });
+        if screen != want {
+            let diff: Vec<String> = want
+                .lines()
+                .zip(screen.lines())
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .map(|(i, (a, b))| format!("line {}:\n  want {a}\n  got  {b}", i + 1))
+                .collect();
+            panic!(
+                "{name} {w}×{h} differs from {}:\n{}",
+                file.display(),
+                diff.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn whole_screens_match_their_snapshots() {
+    let d = demo();
+    for (name, keys) in [
+        ("1-overview", "1"),
+        ("2-budget", "2"),
+        ("2-budget-75", "2ll"),
+        ("2-budget-tasks", "2ll\n"),
+        ("2-budget-rollouts", "2ll\n\n"),
+        ("2-budget-trajectory", "2ll\n\n\n"),
+        ("3-cost", "3"),
+        ("4-steps", "4"),
+        ("5-recovery", "5"),
+        ("6-likelihood", "6"),
+        ("7-training", "7"),
+        ("8-budgetmix", "8"),
+        ("8-budgetmix-records", "8jjj\n"),
+        ("help", "2?"),
+    ] {
+        snapshot(&d, name, keys);
+    }
+}
+
+#[test]
+fn every_number_on_the_grid_is_the_report_s() {
+    let d = demo();
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let mut s = Screen::new(160, 48, d.clone());
+    let screen = s.keys("2");
+    let cell = regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d)([*!]?) ([nt])").unwrap();
+    let pair = &d.audit.pairs[0];
+    let mut seen = 0;
+    for &k in &d.audit.pass.ks {
+        let line = screen
+            .lines()
+            .find(|l| l.starts_with(&format!("│{k} ")))
+            .unwrap_or_else(|| panic!("no grid row for K={k}"));
+        let cells: Vec<_> = cell.captures_iter(line).collect();
+        assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
+        for (c, &level) in cells.iter().zip(&d.audit.settings.levels) {
+            let mode = if &c[5] == "n" { "native" } else { "truncated" };
+            let row = one(
+                &json,
+                "advantage",
+                &[
+                    ("base", json!(pair.base)),
+                    ("rl", json!(pair.rl)),
+                    ("k", json!(k)),
+                    ("level", json!(level)),
+                    ("t_mode", json!(mode)),
+                ],
+            );
+            // Preferred: native wherever the report has a native row.
+            let native = rows(
+                &json,
+                "advantage",
+                &[
+                    ("base", json!(pair.base)),
+                    ("rl", json!(pair.rl)),
+                    ("k", json!(k)),
+                    ("level", json!(level)),
+                    ("t_mode", json!("native")),
+                ],
+            );
+            assert_eq!(mode == "native", !native.is_empty(), "K={k} {level}%");
+            let delta = row["delta"].as_f64().unwrap();
+            assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "K={k} {level}%");
+            let flag = if row["significant_flip"] == true {
+                "!"
+            } else if row["flip"] == true {
+                "*"
+            } else {
+                ""
+            };
+            assert_eq!(&c[4], flag);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, d.audit.pass.ks.len() * d.audit.settings.levels.len());
+}
+
+/// What a key press can change, as one comparable text.
+fn state(app: &App) -> String {
+    format!(
+        "{:?} {:?}",
+        (
+            app.panel,
+            &app.stack,
+            &app.rows,
+            &app.sel,
+            app.hscroll,
+            app.help
+        ),
+        (
+            app.filter_editing,
+            &app.message,
+            app.quit,
+            app.sort,
+            app.ceiling,
+            app.llr_view,
+            app.pending,
+            app.balance,
+        )
+    )
+}
+
+#[test]
+fn every_key_in_the_map_does_something() {
+    use keymap::{Command, Key, KEYMAP};
+    let d = demo();
+    let dir = std::env::temp_dir().join(format!("rl-audit-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for b in KEYMAP {
+        for key in b.keys {
+            // A state in which the command has something to act on.
+            let setup = match b.command {
+                Command::Back | Command::Escape => "2\n",
+                Command::Up | Command::PageUp | Command::Top => "2jj",
+                Command::Sort | Command::SortReverse => "2\n",
+                Command::Mode
+                    if b.panels.contains(&rl_audit::tui::panel::Panel::Likelihood)
+                        && matches!(key, Key::Char('m')) =>
+                {
+                    "2"
+                }
+                Command::ToggleBalance => "4",
+                Command::GoPanel if matches!(key, Key::Char('1')) => "2",
+                Command::GoPanel => "1",
+                Command::NextPanel | Command::PrevPanel => "3",
+                Command::Left | Command::Right => "2",
+                _ => "2",
+            };
+            let mut s = Screen::new(120, 40, d.clone());
+            s.app.export_dir = dir.clone();
+            s.keys(setup);
+            let before = state(&s.app);
+            let ev = match *key {
+                Key::Char(c) => KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE),
+                Key::Ctrl(c) => KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL),
+                Key::Code(c) => KeyEvent::new(c, KeyModifiers::NONE),
+            };
+            s.app.on_key(ev);
+            s.text();
+            assert_ne!(
+                state(&s.app),
+                before,
+                "{} did nothing after {setup:?}",
+                key.label()
+            );
+        }
+    }
+    // Likelihood: m switches the histogram.
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("6");
+    s.keys("m");
+    assert!(s.app.llr_view);
+    // Ctrl-C while typing a filter quits rather than typing "c".
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("2\n/");
+    s.app
+        .on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(s.app.quit);
+    assert_eq!(s.app.filter, "");
+}
+
+#[test]
+fn long_cells_scroll_sideways_and_a_step_reads_whole() {
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    let mut screen = s.keys("2ll\n\n\n");
+    for _ in 0..100 {
+        if !screen.contains("reading") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        screen = s.text();
+    }
+    assert!(screen.contains("whole"), "{screen}");
+    let screen = s.keys("l");
+    assert_eq!(s.app.hscroll, 16);
+    assert!(screen.contains("scrolled 16"), "{screen}");
+    let screen = s.keys("h");
+    assert_eq!(s.app.hscroll, 0);
+    assert!(!screen.contains("scrolled"));
 }

@@ -7,7 +7,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::passkt::{Mode, PassReport};
 use super::Settings;
-use crate::schema::{Id, Loc, LogSet, Trajectory};
+use crate::schema::{Id, LogSet, Trajectory};
 
 pub const MAX_EXAMPLES: usize = 20;
 
@@ -27,8 +27,9 @@ pub struct Rule {
     pub violations: u64,
     pub p_value: Option<f64>,
     pub examples: Vec<String>,
-    /// Every violating record, for the TUI's drill-down.
-    pub locations: Vec<Loc>,
+    /// Every violating rollout (indices into `LogSet::trajectories`, in
+    /// the order found; a rollout may repeat), for the drill-down.
+    pub trajectories: Vec<u32>,
 }
 
 impl Rule {
@@ -38,14 +39,15 @@ impl Rule {
             ..Default::default()
         }
     }
-    fn check(&mut self, set: &LogSet, ok: bool, loc: Loc) {
+    fn check(&mut self, set: &LogSet, ok: bool, t: u32) {
         self.checked += 1;
         if !ok {
             self.violations += 1;
             if self.examples.len() < MAX_EXAMPLES {
-                self.examples.push(set.loc_text(loc));
+                self.examples
+                    .push(set.loc_text(set.trajectories[t as usize].loc));
             }
-            self.locations.push(loc);
+            self.trajectories.push(t);
         }
     }
     pub fn rate(&self) -> Option<f64> {
@@ -130,25 +132,29 @@ pub fn audited_runs(set: &LogSet, s: &Settings) -> Vec<Id> {
 }
 
 pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
-    let rollouts: Vec<&Trajectory> = set
+    // (index into set.trajectories, rollout), in file order.
+    let rollouts: Vec<(u32, &Trajectory)> = set
         .trajectories
         .iter()
-        .filter(|t| t.run == run && t.is_training())
+        .enumerate()
+        .filter(|(_, t)| t.run == run && t.is_training())
+        .map(|(i, t)| (i as u32, t))
         .collect();
     let mut r: Vec<Rule> = RULES.iter().map(|n| Rule::new(n)).collect();
     // Groups in file order of their first rollout.
-    let mut groups: BTreeMap<(i64, Option<Id>, usize), Vec<&Trajectory>> = BTreeMap::new();
-    for (i, t) in rollouts.iter().enumerate() {
+    type Group<'a> = Vec<(u32, &'a Trajectory)>;
+    let mut groups: BTreeMap<(i64, Option<Id>, usize), Group> = BTreeMap::new();
+    for (i, &(ix, t)) in rollouts.iter().enumerate() {
         let key = match t.group {
             Some(g) => (t.train_step.unwrap_or(0), Some(g), 0),
             None => (t.train_step.unwrap_or(0), None, i),
         };
-        groups.entry(key).or_default().push(t);
+        groups.entry(key).or_default().push((ix, t));
     }
-    for t in &rollouts {
-        r[0].check(set, candidates(full(t)).contains(&t.budget), t.loc);
+    for &(i, t) in &rollouts {
+        r[0].check(set, candidates(full(t)).contains(&t.budget), i);
     }
-    let mut firsts: Vec<&&Trajectory> = groups.values().map(|g| &g[0]).collect();
+    let mut firsts: Vec<&Trajectory> = groups.values().map(|g| g[0].1).collect();
     firsts.sort_by_key(|t| t.loc);
     let draws: Vec<(u32, u32)> = firsts
         .iter()
@@ -161,40 +167,35 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
     if p.is_some_and(|p| p < 0.01) {
         r[1].violations = 1;
     }
-    let mut ordered: Vec<&Vec<&Trajectory>> = groups.values().collect();
-    ordered.sort_by_key(|g| g[0].loc);
+    let mut ordered: Vec<&Group> = groups.values().collect();
+    ordered.sort_by_key(|g| g[0].1.loc);
     for g in ordered {
-        let odd = g.iter().find(|t| t.budget != g[0].budget);
-        r[2].check(set, odd.is_none(), odd.map_or(g[0].loc, |t| t.loc));
+        let odd = g.iter().find(|(_, t)| t.budget != g[0].1.budget);
+        r[2].check(set, odd.is_none(), odd.map_or(g[0].0, |x| x.0));
     }
-    for t in &rollouts {
+    for &(i, t) in &rollouts {
         for st in set.steps_of(t) {
             let remaining = t.budget as i64 - st.turn as i64 + 1;
             let ok = st.budget_total() == Some(t.budget as i64)
                 && st.budget_remaining() == Some(remaining);
-            r[3].check(set, ok, t.loc);
+            r[3].check(set, ok, i);
         }
         if !t.success && t.turns >= t.budget {
-            r[4].check(set, t.reward == Some(0.0), t.loc);
+            r[4].check(set, t.reward == Some(0.0), i);
         }
         if let Some(s) = t.success_turn {
-            r[5].check(set, s <= t.budget, t.loc);
+            r[5].check(set, s <= t.budget, i);
         }
     }
     r
 }
 
-/// Preferred mode of a run's Pass@(1,T) cell: native where it exists.
+/// A run's Pass@(1,T) in its preferred mode (native where it has a value).
 fn preferred(pass: &PassReport, bench: &str, run: &str, level: u32) -> Option<(f64, Mode)> {
-    let cell = |m: Mode| {
-        pass.cells
-            .iter()
-            .find(|c| {
-                c.benchmark == bench && c.run == run && c.k == 1 && c.level == level && c.mode == m
-            })
-            .and_then(|c| c.value.map(|v| (v, m)))
-    };
-    cell(Mode::Native).or_else(|| cell(Mode::Truncated))
+    let with_value = pass.cells.iter().filter(|c| {
+        c.benchmark == bench && c.run == run && c.k == 1 && c.level == level && c.value.is_some()
+    });
+    super::passkt::preferred(with_value, |c| c.mode).and_then(|c| c.value.map(|v| (v, c.mode)))
 }
 
 fn gains(

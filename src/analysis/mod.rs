@@ -187,6 +187,46 @@ pub struct Audit {
     pub notes: Vec<String>,
 }
 
+impl PairNames {
+    /// (benchmark, base, rl), as the report's lookups take a pair.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.benchmark, &self.base, &self.rl)
+    }
+}
+
+impl Audit {
+    /// Every benchmark any analysis reports on, in name order.
+    pub fn benchmarks(&self) -> Vec<String> {
+        let mut s: BTreeSet<String> = self
+            .pass
+            .cells
+            .iter()
+            .map(|c| c.benchmark.clone())
+            .collect();
+        s.extend(self.pairs.iter().map(|p| p.benchmark.clone()));
+        s.extend(self.matched.iter().map(|m| m.benchmark.clone()));
+        s.into_iter().collect()
+    }
+
+    pub fn pairs_of(&self, bench: &str) -> Vec<&PairNames> {
+        self.pairs.iter().filter(|p| p.benchmark == bench).collect()
+    }
+}
+
+/// The result among per-pair results that belongs to a benchmark and pair
+/// (any pair of the benchmark when `pair` is None).
+pub fn for_pair<'a, T>(
+    items: &'a [T],
+    bench: &str,
+    pair: Option<&PairNames>,
+    key: impl Fn(&T) -> (&str, &str, &str),
+) -> Option<&'a T> {
+    items.iter().find(|x| {
+        let (b, base, rl) = key(x);
+        b == bench && pair.is_none_or(|p| p.base == base && p.rl == rl)
+    })
+}
+
 /// Runs every analysis.
 pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let (pairs, mut notes) = resolve_pairs(set, settings)?;

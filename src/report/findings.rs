@@ -26,6 +26,22 @@ impl Severity {
     }
 }
 
+/// Which analysis a finding comes from (the workbench maps each to the
+/// panel that explains it; report.md to its section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Pass@(K,T), the advantage grid and its flips (SPEC §2.1).
+    Budget,
+    /// Matched states (§2.2).
+    Matched,
+    /// Error recovery (§2.3).
+    Recovery,
+    /// Training dynamics (§2.5).
+    Training,
+    /// The BudgetMix audit (§2.6).
+    BudgetMix,
+}
+
 /// One line of the headline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -33,8 +49,8 @@ pub struct Finding {
     pub place: String,
     pub detail: String,
     pub severity: Severity,
-    /// The workbench panel that explains it (0-based).
-    pub panel: usize,
+    /// The analysis it comes from.
+    pub section: Section,
 }
 
 pub fn findings(a: &Audit) -> Vec<Finding> {
@@ -62,7 +78,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             ),
             detail: delta(adv),
             severity: Severity::Problem,
-            panel: 1,
+            section: Section::Budget,
         });
     }
     let flips = a
@@ -77,7 +93,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             place: format!("{flips} cell(s)"),
             detail: "Δ < 0 with a CI reaching 0".into(),
             severity: Severity::Warning,
-            panel: 1,
+            section: Section::Budget,
         });
     }
     for adv in a
@@ -92,11 +108,11 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             place: format!("{} K=1 {}% {}", adv.benchmark, adv.level, adv.mode.name()),
             detail: delta(adv),
             severity: Severity::Good,
-            panel: 1,
+            section: Section::Budget,
         });
     }
     // "RL better in x% [l, h] of n states", for matched and error states.
-    let share = |kind, place, better, ci, n: u64, states, panel| Finding {
+    let share = |kind, place, better, ci, n: u64, states, section| Finding {
         kind,
         place,
         detail: format!(
@@ -105,7 +121,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             wilson_pct(ci)
         ),
         severity: Severity::Info,
-        panel,
+        section,
     };
     for m in &a.matched {
         let place = format!("{} {} → {}", m.benchmark, m.base, m.rl);
@@ -116,7 +132,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             m.shares_ci[0],
             m.states,
             "states",
-            3,
+            Section::Matched,
         ));
     }
     for r in &a.recovery {
@@ -128,7 +144,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             r.better_ci,
             r.scored,
             "error states",
-            4,
+            Section::Recovery,
         ));
     }
     for d in a.divergence.iter().filter(|d| d.divergent) {
@@ -137,7 +153,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             place: d.run.clone(),
             detail: "r_multi ↑ while r_single ↓ (both significant)".into(),
             severity: Severity::Warning,
-            panel: 6,
+            section: Section::Training,
         });
     }
     for b in &a.budgetmix {
@@ -147,7 +163,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 place: format!("{} {}", b.run, r.rule),
                 detail: format!("{} of {} checked", r.violations, r.checked),
                 severity: Severity::Problem,
-                panel: 7,
+                section: Section::BudgetMix,
             });
         }
     }

@@ -760,22 +760,26 @@ pub(super) fn appendable_mapping(opts: &LoadOptions) -> bool {
     opts.mapping.as_ref().is_none_or(|m| !m.sequential())
 }
 
-/// Loads in-memory files (the embedded demo): (name, raw bytes).
-pub fn load_sources(sources: Vec<(String, Vec<u8>)>, opts: &LoadOptions) -> Result<LogSet> {
-    let names: Vec<String> = sources.iter().map(|s| s.0.clone()).collect();
+/// Loads files embedded in the binary (the demo): (name, bytes). The set
+/// keeps where each file came from, so its records are re-read from there.
+pub fn load_sources(sources: &[(&str, &'static [u8])], opts: &LoadOptions) -> Result<LogSet> {
+    let names: Vec<String> = sources.iter().map(|s| s.0.to_string()).collect();
     let contents: Vec<Vec<u8>> = sources
-        .into_par_iter()
-        .map(|(name, raw)| {
+        .par_iter()
+        .map(|&(name, raw)| {
+            let raw = raw.to_vec();
             let fmt =
-                format_of(Path::new(&name)).ok_or_else(|| Error::file(&name, "not a log file"))?;
-            match decode(&name, fmt, raw, opts, true)? {
+                format_of(Path::new(name)).ok_or_else(|| Error::file(name, "not a log file"))?;
+            match decode(name, fmt, raw, opts, true)? {
                 Decoded::Lines(b, _) => Ok(b),
-                Decoded::Parsed(_) => Err(Error::file(&name, "embedded Parquet is not supported")),
-                Decoded::Skip(note) => Err(Error::file(&name, note)),
+                Decoded::Parsed(_) => Err(Error::file(name, "embedded Parquet is not supported")),
+                Decoded::Skip(note) => Err(Error::file(name, note)),
             }
         })
         .collect::<Result<_>>()?;
-    parse_all(&names, &contents, opts)
+    let mut set = parse_all(&names, &contents, opts)?;
+    set.embedded = sources.iter().map(|s| Some(s.1)).collect();
+    Ok(set)
 }
 
 fn parse_all(names: &[String], contents: &[Vec<u8>], opts: &LoadOptions) -> Result<LogSet> {
@@ -1240,6 +1244,19 @@ fn check_same(
 /// Re-reads one record (a trajectory's text for the browser): `name` as
 /// listed in [`LogSet::files`], `line` its 1-based record number.
 pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
+    read_record_from(name, line, None)
+}
+
+impl LogSet {
+    /// Re-reads the record at `loc` from where it was loaded: its file, or
+    /// the embedded bytes it came from (the bundled demo).
+    pub fn read_record(&self, loc: Loc) -> Result<serde_json::Value> {
+        let embedded = self.embedded.get(loc.file as usize).copied().flatten();
+        read_record_from(self.file_name(loc), loc.line, embedded)
+    }
+}
+
+fn read_record_from(name: &str, line: u64, embedded: Option<&[u8]>) -> Result<serde_json::Value> {
     let path = Path::new(name);
     let fmt = format_of(path).ok_or_else(|| Error::file(name, "not a log file"))?;
     let gone = || {
@@ -1251,7 +1268,6 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
     let parse = |text: &[u8]| {
         serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
     };
-    let embedded = crate::demo::source(name);
     if fmt == Format::Parquet {
         return match embedded {
             Some(b) => super::parquet::read_row(name, b, line),

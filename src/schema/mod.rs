@@ -325,6 +325,9 @@ pub struct LogSet {
     /// `batch_summary.json`, `.json` files that are not logs, files a
     /// mapping's `files` pattern leaves out), in path order.
     pub ignored_files: Vec<String>,
+    /// Per file: the bytes it was loaded from when it is embedded in the
+    /// binary (the demo), else nothing (an empty list: every file is on disk).
+    pub embedded: Vec<Option<&'static [u8]>>,
 }
 
 impl LogSet {

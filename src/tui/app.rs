@@ -1,24 +1,37 @@
-//! TUI state and the one `step` function that turns commands into changes.
+//! Workbench state and the one `step` function that turns commands into
+//! changes.
 
 use std::sync::Arc;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::keys::Command;
-use super::views::{self, Selection, TableData, Target};
+use super::keymap::{lookup, Command};
+use super::panel::Panel;
+use super::select::{current, Selection};
+use super::table::{Mark, TableData, Target};
+use super::views::{analyses, budget, cost, drill, overview};
 use crate::analysis::passkt::Mode;
 use crate::jobs::Loaded;
 use crate::schema::Loc;
 
-pub const PANELS: usize = 8;
-
 /// A drill-down level on top of a panel.
 #[derive(Debug, Clone, PartialEq)]
 pub enum View {
-    Tasks { k: u64, level: u32 },
-    Rollouts { task: String, level: u32 },
+    Tasks {
+        k: u64,
+        level: u32,
+        mode: Mode,
+    },
+    Rollouts {
+        task: String,
+        level: u32,
+        mode: Mode,
+    },
     Trajectory(Loc),
-    RuleRecords { run: String, rule: usize },
+    RuleRecords {
+        run: String,
+        rule: usize,
+    },
 }
 
 /// What the background work is doing.
@@ -32,12 +45,13 @@ pub enum Status {
 pub struct App {
     pub data: Option<Arc<Loaded>>,
     pub status: Status,
-    pub panel: usize,
+    pub panel: Panel,
     pub sel: Selection,
     pub stack: Vec<View>,
     /// Selected row of the current table, per depth.
     pub rows: Vec<usize>,
-    pub scroll: u16,
+    /// Characters the long cells of a table are scrolled sideways.
+    pub hscroll: usize,
     pub help: bool,
     pub filter: String,
     pub filter_editing: bool,
@@ -58,6 +72,8 @@ pub struct App {
     reading: Option<(Loc, std::sync::mpsc::Receiver<TableData>)>,
     /// The current table's sort: (column, descending), until the view changes.
     pub sort: Option<(usize, bool)>,
+    /// Where `e` writes its CSV (the current directory).
+    pub export_dir: std::path::PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,11 +87,11 @@ impl App {
         App {
             data: None,
             status: Status::Loading,
-            panel: 0,
+            panel: Panel::Overview,
             sel: Selection::default(),
             stack: Vec::new(),
             rows: vec![0],
-            scroll: 0,
+            hscroll: 0,
             help: false,
             filter: String::new(),
             filter_editing: false,
@@ -89,6 +105,7 @@ impl App {
             cached: None,
             reading: None,
             sort: None,
+            export_dir: std::path::PathBuf::from("."),
         }
     }
 
@@ -96,6 +113,11 @@ impl App {
     pub fn busy(&self) -> bool {
         matches!((&self.reading, self.stack.last()),
             (Some((l, _)), Some(View::Trajectory(v))) if l == v)
+    }
+
+    /// The top of a panel (no drill-down).
+    pub fn at_top(&self) -> bool {
+        self.stack.is_empty()
     }
 
     /// The trajectory view of `loc`, or None while it is still being read.
@@ -112,9 +134,9 @@ impl App {
                     Err(TryRecvError::Disconnected) => {
                         self.reading = None;
                         let mut t = TableData::new("trajectory", "trajectory", &["error"]);
-                        t.push(
+                        t.push_text(
                             vec!["the record could not be re-read".into()],
-                            views::Mark::Bad,
+                            Mark::Bad,
                             Target::None,
                         );
                         Some(t)
@@ -127,10 +149,10 @@ impl App {
         let spawned = std::thread::Builder::new()
             .name("rl-audit-reread".into())
             .spawn(move || {
-                let _ = tx.send(views::trajectory_table(&set, loc));
+                let _ = tx.send(drill::trajectory(&set, loc));
             });
         if spawned.is_err() {
-            return Some(views::trajectory_table(&d.set, loc));
+            return Some(drill::trajectory(&d.set, loc));
         }
         self.reading = Some((loc, rx));
         None
@@ -163,6 +185,15 @@ impl App {
         }
     }
 
+    /// The Cost panel's ceiling: one of the benchmark's distinct costs.
+    pub fn ceiling_cost(&self, d: &Loaded) -> Option<f64> {
+        let (bench, _) = current(&d.audit, &self.sel);
+        let stops = cost::stops(&d.audit, &bench.unwrap_or_default());
+        stops
+            .get(self.ceiling.min(stops.len().saturating_sub(1)))
+            .copied()
+    }
+
     /// The main table of the current view (what Enter and export act on).
     pub fn table(&mut self) -> Option<TableData> {
         let d = self.data.clone()?;
@@ -174,44 +205,44 @@ impl App {
                     }
                 }
                 let t = match &v {
-                    View::Tasks { k, level } => views::tasks_table(&d, &self.sel, *k, *level),
-                    View::Rollouts { task, level } => {
-                        views::rollouts_table(&d, &self.sel, task, *level)
+                    View::Tasks { k, level, mode } => {
+                        budget::tasks(&d, &self.sel, *k, *level, *mode)
+                    }
+                    View::Rollouts { task, level, mode } => {
+                        budget::rollouts(&d, &self.sel, task, *level, *mode)
                     }
                     View::Trajectory(loc) => match self.trajectory(&d, *loc) {
                         Some(t) => t,
-                        None => return Some(views::reading_table(&d.set, *loc)),
+                        None => return Some(drill::reading(&d.set, *loc)),
                     },
-                    View::RuleRecords { run, rule } => views::rule_records(&d, run, *rule),
+                    View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
                 };
                 self.cached = Some((v, t.clone()));
                 t
             }
-            None => match self.panel {
-                0 => views::findings(&d),
-                1 => views::budget_grid(&d.audit, &self.sel),
-                2 => {
-                    let (bench, _) = views::current(&d.audit, &self.sel);
-                    let bench = bench.unwrap_or_default();
-                    let stops = views::cost_stops(&d.audit, &bench);
-                    let c = stops
-                        .get(self.ceiling.min(stops.len().saturating_sub(1)))
-                        .copied()
-                        .unwrap_or(0.0);
-                    views::cost_table(&d.audit, &bench, c)
+            None => {
+                let a = &d.audit;
+                match self.panel {
+                    Panel::Overview => overview::findings(&d),
+                    Panel::Budget => budget::grid(a, &self.sel),
+                    Panel::Cost => {
+                        let (bench, _) = current(a, &self.sel);
+                        let c = self.ceiling_cost(&d).unwrap_or(0.0);
+                        cost::table(a, &bench.unwrap_or_default(), c)
+                    }
+                    Panel::Steps => analyses::matched(a),
+                    Panel::Recovery => analyses::recovery(a, &self.sel),
+                    Panel::Likelihood => analyses::likelihood(a),
+                    Panel::Training => analyses::dynamics(a),
+                    Panel::BudgetMix => analyses::budgetmix(a, &self.sel),
                 }
-                3 => views::matched_table(&d.audit),
-                4 => views::recovery_table(&d.audit, &self.sel),
-                5 => views::likelihood_table(&d.audit),
-                6 => views::dynamics_table(&d.audit),
-                _ => views::budgetmix_table(&d.audit, &self.sel),
-            },
+            }
         };
         Some(self.shaped(t))
     }
 
-    /// Applies one command.
-    pub fn step(&mut self, cmd: Command) {
+    /// Applies one command; `digit` is the key's number for `GoPanel`.
+    pub fn step(&mut self, cmd: Command, digit: Option<usize>) {
         self.message = None;
         if self.help {
             match cmd {
@@ -228,15 +259,19 @@ impl App {
                 } else if self.stack.pop().is_some() {
                     self.rows.pop();
                     self.sort = None;
-                    self.scroll = 0;
+                    self.hscroll = 0;
                 } else if cmd == Command::Back {
                     self.quit = true;
                 }
             }
             Command::Help => self.help = true,
-            Command::NextPanel => self.go_panel((self.panel + 1) % PANELS),
-            Command::PrevPanel => self.go_panel((self.panel + PANELS - 1) % PANELS),
-            Command::Panel(p) => self.go_panel(p),
+            Command::NextPanel => self.go_panel(self.panel.next()),
+            Command::PrevPanel => self.go_panel(self.panel.prev()),
+            Command::GoPanel => {
+                if let Some(p) = digit.and_then(Panel::numbered) {
+                    self.go_panel(p)
+                }
+            }
             Command::Up => self.move_row(-1),
             Command::Down => self.move_row(1),
             Command::PageUp => self.move_row(-10),
@@ -244,9 +279,8 @@ impl App {
             Command::Top => self.move_row(i64::MIN / 2),
             Command::Bottom => self.move_row(i64::MAX / 2),
             Command::Sort | Command::SortReverse => self.sort_command(cmd),
-            Command::Left | Command::Right => {
-                self.horizontal(if cmd == Command::Left { -1 } else { 1 })
-            }
+            Command::Left => self.horizontal(-1),
+            Command::Right => self.horizontal(1),
             Command::Enter => self.enter(),
             Command::Filter => self.filter_editing = true,
             Command::Export => self.export(),
@@ -270,20 +304,18 @@ impl App {
                 } else {
                     (self.sel.k + n - 1) % n
                 };
-                if self.panel == 1 && self.stack.is_empty() {
+                if self.grid() {
                     self.set_row(self.sel.k);
                 }
             }
-            Command::ToggleMode if self.panel == 5 && self.stack.is_empty() => {
-                self.llr_view = !self.llr_view
-            }
-            Command::ToggleMode => {
-                self.sel.mode = match self.sel.mode {
-                    Mode::Native => Mode::Truncated,
-                    Mode::Truncated => Mode::Native,
-                };
-                self.cached = None;
-            }
+            Command::Mode => match self.panel {
+                Panel::Likelihood if self.at_top() => self.llr_view = !self.llr_view,
+                _ => {
+                    self.sel.next_mode();
+                    self.cached = None;
+                    self.message = Some(format!("cells: {}", self.sel.mode_name()));
+                }
+            },
             Command::ToggleBalance => {
                 self.balance = !self.balance;
                 self.pending = Some(Pending::Recompute);
@@ -292,7 +324,10 @@ impl App {
                     if self.balance { "on" } else { "off" }
                 ));
             }
-            Command::Reload => self.pending = Some(Pending::Reload),
+            Command::Reload => {
+                self.pending = Some(Pending::Reload);
+                self.message = Some("re-reading the logs".into());
+            }
         }
     }
 
@@ -300,14 +335,14 @@ impl App {
     fn shaped(&self, t: TableData) -> TableData {
         let t = t.filtered(&self.filter);
         match self.sort {
-            Some((col, desc)) if self.sortable() => t.sorted(col, desc),
+            Some((col, desc)) if !self.grid() => t.sorted(col, desc),
             _ => t,
         }
     }
 
-    /// The Budget grid's rows are the K values: it keeps its order.
-    fn sortable(&self) -> bool {
-        !(self.panel == 1 && self.stack.is_empty())
+    /// The Budget grid (its rows are the K values: it keeps its order).
+    pub fn grid(&self) -> bool {
+        self.panel == Panel::Budget && self.at_top()
     }
 
     fn reset_depth(&mut self) {
@@ -315,19 +350,19 @@ impl App {
         self.stack.clear();
         self.rows = vec![0];
         self.cached = None;
-        self.scroll = 0;
+        self.hscroll = 0;
     }
 
-    fn go_panel(&mut self, p: usize) {
-        self.panel = p.min(PANELS - 1);
+    fn go_panel(&mut self, p: Panel) {
+        self.panel = p;
         self.reset_depth();
-        if self.panel == 1 {
+        if self.panel == Panel::Budget {
             self.rows = vec![self.sel.k];
         }
     }
 
     fn sort_command(&mut self, cmd: Command) {
-        if !self.sortable() {
+        if self.grid() {
             self.message = Some("the Budget grid keeps its K order (drill down to sort)".into());
             return;
         }
@@ -352,14 +387,14 @@ impl App {
         }
         let r = (self.row() as i64 + by).clamp(0, n as i64 - 1) as usize;
         self.set_row(r);
-        if self.panel == 1 && self.stack.is_empty() {
+        if self.grid() {
             self.sel.k = r;
         }
     }
 
     fn horizontal(&mut self, by: i64) {
-        match (self.panel, self.stack.is_empty()) {
-            (1, true) => {
+        match (self.panel, self.at_top()) {
+            (Panel::Budget, true) => {
                 let n = self
                     .data
                     .as_ref()
@@ -367,13 +402,13 @@ impl App {
                     as i64;
                 self.sel.level = (self.sel.level as i64 + by).rem_euclid(n) as usize;
             }
-            (2, true) => {
+            (Panel::Cost, true) => {
                 let n = self
                     .data
                     .as_ref()
                     .map(|d| {
-                        let (b, _) = views::current(&d.audit, &self.sel);
-                        views::cost_stops(&d.audit, &b.unwrap_or_default()).len()
+                        let (b, _) = current(&d.audit, &self.sel);
+                        cost::stops(&d.audit, &b.unwrap_or_default()).len()
                     })
                     .unwrap_or(0);
                 if n > 0 {
@@ -381,52 +416,72 @@ impl App {
                     self.ceiling = (cur + by).clamp(0, n as i64 - 1) as usize;
                 }
             }
-            _ => self.scroll = (self.scroll as i64 + 8 * by).max(0) as u16,
+            // Long cells (actions, observations, details) scroll sideways.
+            _ => self.hscroll = (self.hscroll as i64 + 16 * by).max(0) as usize,
         }
     }
 
     fn enter(&mut self) {
         let Some(t) = self.table() else { return };
-        let target = t.targets.get(self.row()).cloned().unwrap_or(Target::None);
+        let target = if self.grid() {
+            self.cell_target()
+        } else {
+            t.target(self.row())
+        };
         let view = match target {
             Target::None => return,
             Target::Panel(p) => {
                 self.go_panel(p);
                 return;
             }
-            Target::Tasks { k, .. } => {
-                let Some(d) = self.data.clone() else { return };
-                let level = d
-                    .audit
-                    .settings
-                    .levels
-                    .get(self.sel.level)
-                    .copied()
-                    .unwrap_or(100);
-                if views::current(&d.audit, &self.sel).1.is_none() {
-                    self.message =
-                        Some("no run pair on this benchmark: nothing to drill into".into());
+            Target::Tasks { k, level, mode } => View::Tasks { k, level, mode },
+            Target::Rollouts { task, level } => {
+                let Some(View::Tasks { mode, .. }) = self.stack.last() else {
                     return;
+                };
+                View::Rollouts {
+                    task,
+                    level,
+                    mode: *mode,
                 }
-                View::Tasks { k, level }
             }
-            Target::Rollouts { task, level } => View::Rollouts { task, level },
             Target::Trajectory(loc) => View::Trajectory(loc),
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
         };
         self.stack.push(view);
         self.rows.push(0);
         self.sort = None;
-        self.scroll = 0;
+        self.hscroll = 0;
         self.filter.clear();
+    }
+
+    /// Enter on the Budget grid: the selected cell's tasks, in the mode the
+    /// cell shows.
+    fn cell_target(&mut self) -> Target {
+        let Some(d) = self.data.clone() else {
+            return Target::None;
+        };
+        let a = &d.audit;
+        if current(a, &self.sel).1.is_none() {
+            self.message = Some("no run pair on this benchmark: nothing to drill into".into());
+            return Target::None;
+        }
+        match (self.sel.k_level(a), budget::cell_mode(a, &self.sel)) {
+            (Some((k, level)), Some(mode)) => Target::Tasks { k, level, mode },
+            _ => {
+                self.message = Some("no rollouts in this cell".into());
+                Target::None
+            }
+        }
     }
 
     fn export(&mut self) {
         let Some(t) = self.table() else { return };
-        let path = format!("rl-audit-export-{}.csv", t.name);
+        let name = format!("rl-audit-export-{}.csv", t.name);
+        let path = self.export_dir.join(&name);
         self.message = Some(match std::fs::write(&path, t.to_csv()) {
-            Ok(()) => format!("exported {} rows to {path}", t.rows.len()),
-            Err(e) => format!("cannot write {path}: {e}"),
+            Ok(()) => format!("exported {} rows to {name}", t.rows.len()),
+            Err(e) => format!("cannot write {name}: {e}"),
         });
     }
 
@@ -434,6 +489,10 @@ impl App {
     /// it), or a command from the key map.
     pub fn on_key(&mut self, k: KeyEvent) {
         if self.filter_editing {
+            if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+                self.quit = true;
+                return;
+            }
             match k.code {
                 KeyCode::Enter => self.filter_key(None, true, false),
                 KeyCode::Esc => self.filter_key(None, false, true),
@@ -441,8 +500,8 @@ impl App {
                 KeyCode::Char(c) => self.filter_key(Some(c), false, false),
                 _ => {}
             }
-        } else if let Some(cmd) = super::keys::command_for(k) {
-            self.step(cmd);
+        } else if let Some((cmd, digit)) = lookup(&k) {
+            self.step(cmd, digit);
         } else if self.help {
             self.help = false;
         }

@@ -1,78 +1,21 @@
 //! Rendering: state in, frame out. Reflows down to 80×24; honours NO_COLOR.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::symbols::Marker;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Axis, Block, Cell, Chart, Clear, Dataset, Gauge, GraphType, Paragraph, Row, Table, TableState,
-    Tabs, Wrap,
-};
+use ratatui::widgets::{Block, Cell, Clear, Gauge, Paragraph, Row, Table, TableState, Tabs, Wrap};
 use ratatui::Frame;
 
 use super::app::{App, Status, View};
-use super::help::{explain, PANELS};
-use super::keys::{command_bar, BINDINGS};
-use super::views::{self, Mark, TableData};
+use super::charts;
+use super::keymap::{command_bar, help_lines};
+use super::panel::Panel;
+use super::select::current;
+use super::table::TableData;
+use super::theme::Theme;
+use super::views::{analyses, budget, overview};
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
-
-/// (legend name, points, how to draw them).
-type Series = (String, Vec<(f64, f64)>, GraphType);
-
-/// What a chart shows besides its data.
-struct ChartSpec<'a> {
-    title: String,
-    x_name: &'a str,
-    y_name: &'a str,
-    /// y is a share: fixed to [0, 1] and labelled in percent.
-    y01: bool,
-}
-
-const SERIES: [Color; 6] = [
-    Color::Cyan,
-    Color::Magenta,
-    Color::Yellow,
-    Color::Green,
-    Color::Blue,
-    Color::Red,
-];
-
-struct Theme {
-    no_color: bool,
-}
-
-impl Theme {
-    fn mark(&self, m: Mark) -> Style {
-        match (m, self.no_color) {
-            (Mark::None, _) => Style::default(),
-            (Mark::VeryBad, true) => {
-                Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-            }
-            (Mark::Bad, true) => Style::default().add_modifier(Modifier::ITALIC),
-            (Mark::Good, true) => Style::default(),
-            (Mark::VeryBad, false) => Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-            (Mark::Bad, false) => Style::default().fg(Color::Yellow),
-            (Mark::Good, false) => Style::default().fg(Color::Green),
-        }
-    }
-    fn series(&self, i: usize) -> Style {
-        if self.no_color {
-            Style::default()
-        } else {
-            Style::default().fg(SERIES[i % SERIES.len()])
-        }
-    }
-    fn accent(&self) -> Style {
-        if self.no_color {
-            Style::default().add_modifier(Modifier::BOLD)
-        } else {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        }
-    }
-}
 
 pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     let theme = Theme {
@@ -84,14 +27,14 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
         Constraint::Length(1),
     ])
     .areas(f.area());
-    let titles: Vec<Line> = PANELS
+    let titles: Vec<Line> = Panel::ALL
         .iter()
         .enumerate()
-        .map(|(i, p)| Line::from(format!("{} {p}", i + 1)))
+        .map(|(i, p)| Line::from(format!("{} {}", i + 1, p.title())))
         .collect();
     f.render_widget(
         Tabs::new(titles)
-            .select(app.panel)
+            .select(app.panel.index())
             .highlight_style(theme.accent().add_modifier(Modifier::REVERSED))
             .divider("│"),
         top,
@@ -108,12 +51,10 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
         (None, _) => loading(f, body, progress, phase),
         (Some(d), _) => {
             let d = d.clone();
-            if app.stack.is_empty() {
+            if app.at_top() {
                 panel(f, body, app, &d, &theme);
             } else {
-                let t = app.table().unwrap_or_default();
-                let title = format!("{} — {}", drill_title(app), t.title);
-                table(f, body, &t, Some(app.row()), &theme, &title);
+                drill(f, body, app, &theme);
             }
         }
     }
@@ -128,13 +69,31 @@ fn drill_title(app: &App) -> String {
         .stack
         .iter()
         .map(|v| match v {
-            View::Tasks { k, level } => format!("tasks K={k} {level}%"),
-            View::Rollouts { task, level } => format!("task {task} @ {level}%"),
+            View::Tasks { k, level, mode } => format!("tasks K={k} {level}% {}", mode.name()),
+            View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
             View::Trajectory(l) => format!("record {}", l.line),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
         })
         .collect();
-    format!("{} › {} (Esc: back)", PANELS[app.panel], crumbs.join(" › "))
+    format!("{} › {} (Esc: back)", app.panel.title(), crumbs.join(" › "))
+}
+
+/// A drill-down: its table, and for a trajectory the selected step whole.
+fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    let t = app.table().unwrap_or_default();
+    let title = format!("{} — {}", drill_title(app), t.title);
+    if !matches!(app.stack.last(), Some(View::Trajectory(_))) || t.header.len() < 3 {
+        table(f, area, &t, Some(app.row()), theme, &title, app.hscroll);
+        return;
+    }
+    let [a1, a2] = Layout::vertical([Constraint::Min(5), Constraint::Length(7)]).areas(area);
+    table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
+    let row = app.row();
+    let lines = vec![
+        format!("action: {}", t.text(row, 1)),
+        format!("observation: {}", t.text(row, 2)),
+    ];
+    lines_box(f, a2, &format!("turn {} whole", t.text(row, 0)), lines);
 }
 
 fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
@@ -173,27 +132,20 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     } else if app.data.is_some() && phase != "idle" {
         format!("{phase}… {} records", p.records.load(Relaxed))
     } else {
-        let mut s = command_bar();
+        let mut s = command_bar(app.panel);
         if !app.filter.is_empty() {
             s = format!("filter: {}  {s}", app.filter);
         }
         s
     };
     let sel = app.data.as_ref().map(|d| {
-        let (b, pair) = views::current(&d.audit, &app.sel);
-        let k = d.audit.pass.ks.get(app.sel.k).copied().unwrap_or(1);
-        let l = d
-            .audit
-            .settings
-            .levels
-            .get(app.sel.level)
-            .copied()
-            .unwrap_or(100);
+        let (b, pair) = current(&d.audit, &app.sel);
+        let (k, l) = app.sel.k_level(&d.audit).unwrap_or((1, 100));
         format!(
             " {} │ {} │ K={k} {l}% {}{}",
             b.unwrap_or_else(|| "–".into()),
             pair.map_or("no pair".into(), |p| format!("{}→{}", p.base, p.rl)),
-            app.sel.mode.name(),
+            app.sel.mode_name(),
             if app.balance { " │ balanced" } else { "" }
         )
     });
@@ -204,24 +156,20 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     f.render_widget(Paragraph::new(sel).style(theme.accent()), r);
 }
 
-fn help(f: &mut Frame, panel: usize) {
+fn help(f: &mut Frame, panel: Panel) {
     let area = f.area();
     let w = area.width.saturating_sub(4).min(100);
     let h = area.height.saturating_sub(2);
     let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
     let mut lines: Vec<Line> = vec![Line::from(Span::styled(
-        format!("{} — how to read it", PANELS[panel]),
-        Style::default().add_modifier(Modifier::BOLD),
+        format!("{} — how to read it", panel.title()),
+        bold,
     ))];
-    lines.push(Line::from(explain(panel)));
+    lines.push(Line::from(panel.explain()));
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        "Keys",
-        Style::default().add_modifier(Modifier::BOLD),
-    )));
-    for b in BINDINGS {
-        lines.push(Line::from(format!("{:>16}  {}", b.keys, b.help)));
-    }
+    lines.push(Line::from(Span::styled("Keys", bold)));
+    lines.extend(help_lines().into_iter().map(Line::from));
     lines.push(Line::from(""));
     lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). Any key closes."));
     f.render_widget(Clear, rect);
@@ -237,7 +185,7 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
     let n = t
         .header
         .len()
-        .max(t.rows.iter().map(|r| r.len()).max().unwrap_or(0));
+        .max(t.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0));
     let natural: Vec<usize> = (0..n)
         .map(|i| {
             let h = t.header.get(i).map_or(0, |x| x.chars().count());
@@ -245,8 +193,8 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
                 .rows
                 .iter()
                 .take(500)
-                .filter_map(|r| r.get(i))
-                .map(|x| x.chars().count())
+                .filter_map(|r| r.cells.get(i))
+                .map(|x| x.text.chars().count())
                 .max()
                 .unwrap_or(0);
             h.max(c).max(2)
@@ -274,28 +222,54 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
         .collect()
 }
 
-fn table(
+/// `text` from character `skip` on (the sideways scroll of long cells).
+fn scrolled(text: &str, skip: usize) -> &str {
+    match text.char_indices().nth(skip) {
+        Some((i, _)) => &text[i..],
+        None if skip == 0 => text,
+        None => "",
+    }
+}
+
+pub fn table(
     f: &mut Frame,
     area: Rect,
     t: &TableData,
     selected: Option<usize>,
     theme: &Theme,
     title: &str,
+    hscroll: usize,
 ) {
     let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
         .style(Style::default().add_modifier(Modifier::BOLD));
     let rows: Vec<Row> = t
         .rows
         .iter()
-        .zip(&t.marks)
-        .map(|(r, m)| Row::new(r.iter().map(|c| Cell::from(c.as_str()))).style(theme.mark(*m)))
+        .map(|r| {
+            // The first column stays put; the others scroll sideways.
+            Row::new(r.cells.iter().enumerate().map(|(j, c)| {
+                let text = if j == 0 {
+                    &c.text
+                } else {
+                    scrolled(&c.text, hscroll)
+                };
+                Cell::from(text.to_string()).style(theme.mark(c.mark))
+            }))
+            .style(theme.mark(r.mark))
+        })
         .collect();
     let n = t.rows.len();
+    // The scroll shows first: long titles are cut at the right.
     let title = format!(
-        "{} ({} row{})",
+        "{}{} ({} row{})",
+        if hscroll > 0 {
+            format!("[scrolled {hscroll} →] ")
+        } else {
+            String::new()
+        },
         if title.is_empty() { &t.title } else { title },
         n,
-        if n == 1 { "" } else { "s" }
+        if n == 1 { "" } else { "s" },
     );
     let widget = Table::new(rows, widths(t, area.width))
         .header(header)
@@ -306,7 +280,7 @@ fn table(
     f.render_stateful_widget(widget, area, &mut state);
 }
 
-fn lines_box(f: &mut Frame, area: Rect, title: &str, lines: Vec<String>) {
+pub fn lines_box(f: &mut Frame, area: Rect, title: &str, lines: Vec<String>) {
     let p = Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
         .wrap(Wrap { trim: true })
         .block(Block::bordered().title(title.to_string()));
@@ -316,19 +290,24 @@ fn lines_box(f: &mut Frame, area: Rect, title: &str, lines: Vec<String>) {
 fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     let t = app.table().unwrap_or_default();
     let row = app.row();
+    let hs = app.hscroll;
     let a = &d.audit;
+    // A table over a second view, the table taking what it needs up to a share.
+    let split = |area: Rect, rows: usize, share: u16| {
+        let h = (rows as u16 + 3).min(area.height / share);
+        let [a1, a2] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+        (a1, a2)
+    };
     match app.panel {
-        0 => {
-            let info = views::inputs(&d.set, a);
-            let h = (info.len() as u16 + 2).min(area.height / 2);
-            let [top, rest] =
-                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+        Panel::Overview => {
+            let info = overview::inputs(&d.set, a);
+            let (top, rest) = split(area, info.len().saturating_sub(1), 2);
             lines_box(f, top, "loaded", info);
-            table(f, rest, &t, Some(row), theme, "");
+            table(f, rest, &t, Some(row), theme, "", hs);
         }
-        1 => {
+        Panel::Budget => {
             let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
-            let detail = views::cell_detail(a, &app.sel);
+            let detail = budget::detail(a, &app.sel);
             let det_h = (detail.len() as u16 + 2).min(6);
             let [g, det, chart] = Layout::vertical([
                 Constraint::Length(grid_h),
@@ -338,22 +317,21 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             .areas(area);
             budget_grid(f, g, &t, app, theme);
             lines_box(f, det, "selected cell", detail);
-            pass_chart(f, chart, d, app, theme);
+            charts::pass_chart(f, chart, d, app, theme);
         }
-        2 => {
+        Panel::Cost => {
             let [c, tb] =
                 Layout::vertical([Constraint::Percentage(55), Constraint::Min(4)]).areas(area);
-            cost_chart(f, c, d, app, theme);
-            table(f, tb, &t, None, theme, "");
+            charts::cost_chart(f, c, d, app, theme);
+            table(f, tb, &t, None, theme, "", hs);
         }
-        3 => {
-            let h = (t.rows.len() as u16 + 3).min(area.height / 2);
-            let [a1, a2] =
-                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
-            table(f, a1, &t, Some(row), theme, "");
-            table(f, a2, &views::matched_turns(a, &app.sel), None, theme, "");
+        Panel::Steps => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            let turns = analyses::matched_turns(a, &app.sel);
+            table(f, a2, &turns, None, theme, "", hs);
         }
-        5 => {
+        Panel::Likelihood => {
             let h = (t.rows.len() as u16 + 3).min(area.height / 3);
             let [a1, a2, a3] = Layout::vertical([
                 Constraint::Length(h),
@@ -361,25 +339,21 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
                 Constraint::Length(3),
             ])
             .areas(area);
-            table(f, a1, &t, Some(row), theme, "");
-            nll_chart(f, a2, d, app, theme);
-            interval_line(f, a3, d, app);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            charts::nll_chart(f, a2, d, app, theme);
+            charts::interval_line(f, a3, d, app);
         }
-        6 => {
-            let h = (t.rows.len() as u16 + 3).min(area.height / 2);
-            let [a1, a2] =
-                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
-            table(f, a1, &t, Some(row), theme, "");
-            metric_chart(f, a2, d, app, theme);
+        Panel::Training => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            charts::metric_chart(f, a2, d, app, theme);
         }
-        7 => {
-            let h = (t.rows.len() as u16 + 3).min(area.height / 2);
-            let [a1, a2] =
-                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
-            table(f, a1, &t, Some(row), theme, "");
-            table(f, a2, &views::gains_table(a, &app.sel), None, theme, "");
+        Panel::BudgetMix => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            table(f, a2, &analyses::gains(a, &app.sel), None, theme, "", hs);
         }
-        _ => table(f, area, &t, Some(row), theme, ""),
+        Panel::Recovery => table(f, area, &t, Some(row), theme, "", hs),
     }
 }
 
@@ -392,18 +366,12 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            Row::new(r.iter().enumerate().map(|(j, c)| {
-                let mut st = if c.ends_with('!') {
-                    theme.mark(Mark::VeryBad)
-                } else if c.ends_with('*') {
-                    theme.mark(Mark::Bad)
-                } else {
-                    Style::default()
-                };
+            Row::new(r.cells.iter().enumerate().map(|(j, c)| {
+                let mut st = theme.mark(c.mark);
                 if i == sel_row && j == app.sel.level + 1 {
                     st = st.add_modifier(Modifier::REVERSED);
                 }
-                Cell::from(c.as_str()).style(st)
+                Cell::from(c.text.as_str()).style(st)
             }))
         })
         .collect();
@@ -412,328 +380,22 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
     w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
     let widget = Table::new(rows, w)
         .header(header)
-        .block(Block::bordered().title(format!("{}  (* flip, ! significant flip)", t.title)));
+        .block(Block::bordered().title(format!(
+            "{}  (n native, t truncated; * flip, ! significant flip)",
+            t.title
+        )));
     f.render_widget(widget, area);
-}
-
-fn bounds(points: impl Iterator<Item = (f64, f64)>) -> ([f64; 2], [f64; 2]) {
-    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
-    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
-    for (a, b) in points {
-        x = [x[0].min(a), x[1].max(a)];
-        y = [y[0].min(b), y[1].max(b)];
-    }
-    if !x[0].is_finite() {
-        return ([0.0, 1.0], [0.0, 1.0]);
-    }
-    if x[1] <= x[0] {
-        x[1] = x[0] + 1.0;
-    }
-    if y[1] <= y[0] {
-        y[1] = y[0] + 1.0;
-    }
-    (x, y)
-}
-
-fn axis_labels(b: [f64; 2], fmt: impl Fn(f64) -> String) -> Vec<Line<'static>> {
-    vec![
-        Line::from(fmt(b[0])),
-        Line::from(fmt((b[0] + b[1]) / 2.0)),
-        Line::from(fmt(b[1])),
-    ]
-}
-
-fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme: &Theme) {
-    let ChartSpec {
-        title,
-        x_name,
-        y_name,
-        y01,
-    } = spec;
-    let all = series.iter().flat_map(|s| s.1.iter().copied());
-    let (xb, mut yb) = bounds(all);
-    if y01 {
-        yb = [0.0, 1.0];
-    }
-    let datasets: Vec<Dataset> = series
-        .iter()
-        .enumerate()
-        .map(|(i, (name, pts, g))| {
-            Dataset::default()
-                .name(name.clone())
-                .marker(Marker::Braille)
-                .graph_type(*g)
-                .style(theme.series(i))
-                .data(pts)
-        })
-        .collect();
-    let yfmt = move |v: f64| {
-        if y01 {
-            format!("{:.0}%", 100.0 * v)
-        } else {
-            format!("{v:.3}")
-        }
-    };
-    let c = Chart::new(datasets)
-        .block(Block::bordered().title(title))
-        .x_axis(
-            Axis::default()
-                .title(x_name.to_string())
-                .bounds(xb)
-                .labels(axis_labels(xb, |v| format!("{v:.0}"))),
-        )
-        .y_axis(
-            Axis::default()
-                .title(y_name.to_string())
-                .bounds(yb)
-                .labels(axis_labels(yb, yfmt)),
-        );
-    f.render_widget(c, area);
-}
-
-fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
-    let a = &d.audit;
-    let (bench, pair) = views::current(a, &app.sel);
-    let bench = bench.unwrap_or_default();
-    let k = a.pass.ks.get(app.sel.k).copied().unwrap_or(1);
-    let runs: Vec<String> = match pair {
-        Some(p) => vec![p.base, p.rl],
-        None => a
-            .pass
-            .curve
-            .iter()
-            .filter(|c| c.benchmark == bench)
-            .map(|c| c.run.clone())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect(),
-    };
-    let mut series: Vec<Series> = runs
-        .iter()
-        .map(|r| {
-            let pts = a
-                .pass
-                .curve
-                .iter()
-                .filter(|c| c.benchmark == bench && &c.run == r && c.k == k)
-                .filter_map(|c| c.value.map(|v| (c.t as f64, v)))
-                .collect();
-            (r.clone(), pts, GraphType::Line)
-        })
-        .collect();
-    let max_b = a
-        .agg
-        .tasks
-        .iter()
-        .filter(|(key, _)| d.set.name(key.0) == bench)
-        .map(|(_, i)| i.full_budget)
-        .max()
-        .unwrap_or(1);
-    let ub: Vec<(f64, f64)> = a
-        .pass
-        .upper
-        .iter()
-        .filter(|u| u.benchmark == bench)
-        .map(|u| ((u.level as f64 / 100.0 * max_b as f64).ceil(), u.value))
-        .collect();
-    series.push(("U(T)".into(), ub, GraphType::Scatter));
-    chart(
-        f,
-        area,
-        ChartSpec {
-            title: format!("Pass@({k},T) vs T, truncated full-budget rollouts (K: +/-)"),
-            x_name: "T (turns)",
-            y_name: "Pass",
-            y01: true,
-        },
-        series,
-        theme,
-    );
-}
-
-fn cost_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
-    let a = &d.audit;
-    let (bench, _) = views::current(a, &app.sel);
-    let bench = bench.unwrap_or_default();
-    let runs: std::collections::BTreeSet<&String> = a
-        .cost_frontier
-        .iter()
-        .filter(|p| p.benchmark == bench)
-        .map(|p| &p.run)
-        .collect();
-    let mut series = Vec::new();
-    for r in runs {
-        let mut front: Vec<(f64, f64)> = a
-            .cost_frontier
-            .iter()
-            .filter(|p| p.benchmark == bench && &p.run == r && p.on_frontier)
-            .map(|p| (p.cost, p.pass))
-            .collect();
-        front.sort_by(|x, y| x.0.total_cmp(&y.0));
-        let all: Vec<(f64, f64)> = a
-            .cost_frontier
-            .iter()
-            .filter(|p| p.benchmark == bench && &p.run == r)
-            .map(|p| (p.cost, p.pass))
-            .collect();
-        series.push((format!("{r} frontier"), front, GraphType::Line));
-        series.push((format!("{r} cells"), all, GraphType::Scatter));
-    }
-    let stops = views::cost_stops(a, &bench);
-    if let Some(&c) = stops.get(app.ceiling.min(stops.len().saturating_sub(1))) {
-        series.push(("ceiling".into(), vec![(c, 0.0), (c, 1.0)], GraphType::Line));
-    }
-    chart(
-        f,
-        area,
-        ChartSpec {
-            title: format!("{bench}: Pass@(K,T) vs expected cost per task"),
-            x_name: "cost",
-            y_name: "Pass",
-            y01: true,
-        },
-        series,
-        theme,
-    );
-}
-
-fn nll_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
-    let a = &d.audit;
-    let Some(l) = a
-        .likelihood
-        .get(app.row().min(a.likelihood.len().saturating_sub(1)))
-    else {
-        lines_box(
-            f,
-            area,
-            "step NLL",
-            vec!["no likelihood data: needs steps[].logp for both runs of a pair".into()],
-        );
-        return;
-    };
-    let (h, what, x_name) = if app.llr_view {
-        (
-            &l.llr_histogram,
-            "trajectory LLR log π_RL − log π_base",
-            "nats",
-        )
-    } else {
-        (
-            &l.histogram,
-            "per-step NLL under base",
-            "−log π_base(action)",
-        )
-    };
-    let Some(h) = h else { return };
-    let [base, rl] = h.shares();
-    let series = vec![
-        (format!("{} (n={})", l.base, h.n(0)), base, GraphType::Line),
-        (format!("{} (n={})", l.rl, h.n(1)), rl, GraphType::Line),
-    ];
-    chart(
-        f,
-        area,
-        ChartSpec {
-            title: format!(
-                "{}: {what}, share per bin (overlap of step NLL {}; m toggles NLL/LLR)",
-                l.benchmark,
-                l.overlap.map_or("–".into(), |o| format!("{o:.3}"))
-            ),
-            x_name,
-            y_name: "share",
-            y01: false,
-        },
-        series,
-        theme,
-    );
-}
-
-fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
-    let a = &d.audit;
-    let Some(l) = a
-        .likelihood
-        .get(app.row().min(a.likelihood.len().saturating_sub(1)))
-    else {
-        return;
-    };
-    let text = match l.length_matched.mean_diff {
-        Some(e) => match e.ci.bounds() {
-            Some((lo, hi)) => {
-                let span = (hi.max(0.0) - lo.min(0.0)).max(1e-9);
-                let w = area.width.saturating_sub(30).max(10) as f64;
-                let pos = |x: f64| ((x - lo.min(0.0)) / span * w) as usize;
-                let mut bar: Vec<char> = vec![' '; w as usize + 1];
-                for c in bar
-                    .iter_mut()
-                    .take(pos(hi).min(w as usize) + 1)
-                    .skip(pos(lo))
-                {
-                    *c = '─';
-                }
-                bar[pos(0.0).min(w as usize)] = '0';
-                bar[pos(e.value).min(w as usize)] = '●';
-                format!(
-                    "d {:.2} [{lo:.2}, {hi:.2}] {}",
-                    e.value,
-                    bar.into_iter().collect::<String>()
-                )
-            }
-            None => format!("d {:.2} (no interval)", e.value),
-        },
-        None => "no length-matched pairs".into(),
-    };
-    lines_box(
-        f,
-        area,
-        &format!(
-            "length-matched LLR difference ({} pairs, {} tasks)",
-            l.length_matched.pairs, l.length_matched.tasks
-        ),
-        vec![text],
-    );
-}
-
-fn metric_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
-    let a = &d.audit;
-    let Some(sel) = a
-        .dynamics
-        .get(app.row().min(a.dynamics.len().saturating_sub(1)))
-    else {
-        lines_box(f, area, "training", vec!["no checkpoint records".into()]);
-        return;
-    };
-    let series = a
-        .dynamics
-        .iter()
-        .filter(|t| t.metric == sel.metric)
-        .map(|t| (t.run.clone(), t.points.clone(), GraphType::Line))
-        .collect();
-    chart(
-        f,
-        area,
-        ChartSpec {
-            title: format!("{} against step (↑↓ picks the metric)", sel.metric),
-            x_name: "step",
-            y_name: &sel.metric,
-            y01: false,
-        },
-        series,
-        theme,
-    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::table::{Mark, Target};
 
     #[test]
     fn long_cells_use_the_width_there_is() {
         let mut t = TableData::new("t", "t", &["what", "detail"]);
-        t.push(
-            vec!["x".into(), "d".repeat(100)],
-            views::Mark::None,
-            views::Target::None,
-        );
+        t.push_text(vec!["x".into(), "d".repeat(100)], Mark::None, Target::None);
         // 160 columns: borders and gaps take 3 + 2; both columns fit whole.
         assert_eq!(
             widths(&t, 160),
@@ -744,5 +406,12 @@ mod tests {
             widths(&t, 80),
             vec![Constraint::Length(4), Constraint::Length(71)]
         );
+    }
+
+    #[test]
+    fn sideways_scroll_counts_characters() {
+        assert_eq!(scrolled("héllo wörld", 6), "wörld");
+        assert_eq!(scrolled("abc", 0), "abc");
+        assert_eq!(scrolled("abc", 9), "");
     }
 }

@@ -2,9 +2,13 @@
 //! writes. Loading runs in the background; the first frame appears at once.
 
 pub mod app;
+pub mod charts;
 pub mod draw;
-pub mod help;
-pub mod keys;
+pub mod keymap;
+pub mod panel;
+pub mod select;
+pub mod table;
+pub mod theme;
 pub mod views;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,308 @@
+//! Charts: Pass vs T with its upper bound, cost frontier, likelihood
+//! histograms, the length-matched interval, checkpoint metrics.
+
+use ratatui::layout::Rect;
+use ratatui::symbols::Marker;
+use ratatui::text::Line;
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
+use ratatui::Frame;
+
+use super::app::App;
+use super::draw::lines_box;
+use super::select::current;
+use super::theme::Theme;
+use super::views::cost;
+use crate::jobs::Loaded;
+
+/// (legend name, points, how to draw them).
+type Series = (String, Vec<(f64, f64)>, GraphType);
+
+/// What a chart shows besides its data.
+struct ChartSpec<'a> {
+    title: String,
+    x_name: &'a str,
+    y_name: &'a str,
+    /// y is a share: fixed to [0, 1] and labelled in percent.
+    y01: bool,
+}
+
+fn bounds(points: impl Iterator<Item = (f64, f64)>) -> ([f64; 2], [f64; 2]) {
+    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
+    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
+    for (a, b) in points {
+        x = [x[0].min(a), x[1].max(a)];
+        y = [y[0].min(b), y[1].max(b)];
+    }
+    if !x[0].is_finite() {
+        return ([0.0, 1.0], [0.0, 1.0]);
+    }
+    if x[1] <= x[0] {
+        x[1] = x[0] + 1.0;
+    }
+    if y[1] <= y[0] {
+        y[1] = y[0] + 1.0;
+    }
+    (x, y)
+}
+
+fn axis_labels(b: [f64; 2], fmt: impl Fn(f64) -> String) -> Vec<Line<'static>> {
+    vec![
+        Line::from(fmt(b[0])),
+        Line::from(fmt((b[0] + b[1]) / 2.0)),
+        Line::from(fmt(b[1])),
+    ]
+}
+
+fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme: &Theme) {
+    let ChartSpec {
+        title,
+        x_name,
+        y_name,
+        y01,
+    } = spec;
+    let all = series.iter().flat_map(|s| s.1.iter().copied());
+    let (xb, mut yb) = bounds(all);
+    if y01 {
+        yb = [0.0, 1.0];
+    }
+    let datasets: Vec<Dataset> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (name, pts, g))| {
+            Dataset::default()
+                .name(name.clone())
+                .marker(Marker::Braille)
+                .graph_type(*g)
+                .style(theme.series(i))
+                .data(pts)
+        })
+        .collect();
+    let yfmt = move |v: f64| {
+        if y01 {
+            format!("{:.0}%", 100.0 * v)
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    let c = Chart::new(datasets)
+        .block(Block::bordered().title(title))
+        .x_axis(
+            Axis::default()
+                .title(x_name.to_string())
+                .bounds(xb)
+                .labels(axis_labels(xb, |v| format!("{v:.0}"))),
+        )
+        .y_axis(
+            Axis::default()
+                .title(y_name.to_string())
+                .bounds(yb)
+                .labels(axis_labels(yb, yfmt)),
+        );
+    f.render_widget(c, area);
+}
+
+pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
+    let a = &d.audit;
+    let (bench, pair) = current(a, &app.sel);
+    let bench = bench.unwrap_or_default();
+    let k = a.pass.ks.get(app.sel.k).copied().unwrap_or(1);
+    let runs: Vec<String> = match pair {
+        Some(p) => vec![p.base, p.rl],
+        None => a.pass.runs(&bench).iter().map(|r| r.to_string()).collect(),
+    };
+    let mut series: Vec<Series> = runs
+        .iter()
+        .map(|r| (r.clone(), a.pass.curve_of(&bench, r, k), GraphType::Line))
+        .collect();
+    // The bound per absolute t, computed like the curves (upper_bound_curve).
+    series.push((
+        "U(t)".into(),
+        a.pass.upper_curve_of(&bench),
+        GraphType::Line,
+    ));
+    chart(
+        f,
+        area,
+        ChartSpec {
+            title: format!(
+                "Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)"
+            ),
+            x_name: "t (turns)",
+            y_name: "Pass",
+            y01: true,
+        },
+        series,
+        theme,
+    );
+}
+
+pub fn cost_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
+    let a = &d.audit;
+    let (bench, _) = current(a, &app.sel);
+    let bench = bench.unwrap_or_default();
+    let runs: std::collections::BTreeSet<&String> = a
+        .cost_frontier
+        .iter()
+        .filter(|p| p.benchmark == bench)
+        .map(|p| &p.run)
+        .collect();
+    let mut series = Vec::new();
+    for r in runs {
+        let mut front: Vec<(f64, f64)> = a
+            .cost_frontier
+            .iter()
+            .filter(|p| p.benchmark == bench && &p.run == r && p.on_frontier)
+            .map(|p| (p.cost, p.pass))
+            .collect();
+        front.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let all: Vec<(f64, f64)> = a
+            .cost_frontier
+            .iter()
+            .filter(|p| p.benchmark == bench && &p.run == r)
+            .map(|p| (p.cost, p.pass))
+            .collect();
+        series.push((format!("{r} frontier"), front, GraphType::Line));
+        series.push((format!("{r} cells"), all, GraphType::Scatter));
+    }
+    let stops = cost::stops(a, &bench);
+    if let Some(&c) = stops.get(app.ceiling.min(stops.len().saturating_sub(1))) {
+        series.push(("ceiling".into(), vec![(c, 0.0), (c, 1.0)], GraphType::Line));
+    }
+    chart(
+        f,
+        area,
+        ChartSpec {
+            title: format!("{bench}: Pass@(K,T) vs expected cost per task"),
+            x_name: "cost",
+            y_name: "Pass",
+            y01: true,
+        },
+        series,
+        theme,
+    );
+}
+
+pub fn nll_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
+    let a = &d.audit;
+    let Some(l) = a
+        .likelihood
+        .get(app.row().min(a.likelihood.len().saturating_sub(1)))
+    else {
+        lines_box(
+            f,
+            area,
+            "step NLL",
+            vec!["no likelihood data: needs steps[].logp for both runs of a pair".into()],
+        );
+        return;
+    };
+    let (h, what, x_name) = if app.llr_view {
+        (
+            &l.llr_histogram,
+            "trajectory LLR log π_RL − log π_base",
+            "nats",
+        )
+    } else {
+        (
+            &l.histogram,
+            "per-step NLL under base",
+            "−log π_base(action)",
+        )
+    };
+    let Some(h) = h else { return };
+    let [base, rl] = h.shares();
+    let series = vec![
+        (format!("{} (n={})", l.base, h.n(0)), base, GraphType::Line),
+        (format!("{} (n={})", l.rl, h.n(1)), rl, GraphType::Line),
+    ];
+    chart(
+        f,
+        area,
+        ChartSpec {
+            title: format!(
+                "{}: {what}, share per bin (overlap of step NLL {}; m toggles NLL/LLR)",
+                l.benchmark,
+                l.overlap.map_or("–".into(), |o| format!("{o:.3}"))
+            ),
+            x_name,
+            y_name: "share",
+            y01: false,
+        },
+        series,
+        theme,
+    );
+}
+
+pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
+    let a = &d.audit;
+    let Some(l) = a
+        .likelihood
+        .get(app.row().min(a.likelihood.len().saturating_sub(1)))
+    else {
+        return;
+    };
+    let text = match l.length_matched.mean_diff {
+        Some(e) => match e.ci.bounds() {
+            Some((lo, hi)) => {
+                let span = (hi.max(0.0) - lo.min(0.0)).max(1e-9);
+                let w = area.width.saturating_sub(30).max(10) as f64;
+                let pos = |x: f64| ((x - lo.min(0.0)) / span * w) as usize;
+                let mut bar: Vec<char> = vec![' '; w as usize + 1];
+                for c in bar
+                    .iter_mut()
+                    .take(pos(hi).min(w as usize) + 1)
+                    .skip(pos(lo))
+                {
+                    *c = '─';
+                }
+                bar[pos(0.0).min(w as usize)] = '0';
+                bar[pos(e.value).min(w as usize)] = '●';
+                format!(
+                    "d {:.2} [{lo:.2}, {hi:.2}] {}",
+                    e.value,
+                    bar.into_iter().collect::<String>()
+                )
+            }
+            None => format!("d {:.2} (no interval)", e.value),
+        },
+        None => "no length-matched pairs".into(),
+    };
+    lines_box(
+        f,
+        area,
+        &format!(
+            "length-matched LLR difference ({} pairs, {} tasks)",
+            l.length_matched.pairs, l.length_matched.tasks
+        ),
+        vec![text],
+    );
+}
+
+pub fn metric_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {
+    let a = &d.audit;
+    let Some(sel) = a
+        .dynamics
+        .get(app.row().min(a.dynamics.len().saturating_sub(1)))
+    else {
+        lines_box(f, area, "training", vec!["no checkpoint records".into()]);
+        return;
+    };
+    let series = a
+        .dynamics
+        .iter()
+        .filter(|t| t.metric == sel.metric)
+        .map(|t| (t.run.clone(), t.points.clone(), GraphType::Line))
+        .collect();
+    chart(
+        f,
+        area,
+        ChartSpec {
+            title: format!("{} against step (↑↓ picks the metric)", sel.metric),
+            x_name: "step",
+            y_name: &sel.metric,
+            y01: false,
+        },
+        series,
+        theme,
+    );
+}

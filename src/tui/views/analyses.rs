@@ -1,0 +1,386 @@
+//! Steps, Recovery, Likelihood, Training and BudgetMix panels: tables of
+//! the audit's results, formatted as report.md formats them.
+
+use crate::analysis::stats::Estimate;
+use crate::analysis::{for_pair, Audit};
+use crate::report::format::{pct, pct_ci, pp, score_diff, signed_ci, wilson_pct};
+use crate::tui::select::{current, Selection};
+use crate::tui::table::{Cell, Mark, TableData, Target};
+
+fn share(x: Option<f64>, ci: Option<(f64, f64)>) -> Cell {
+    Cell::num(
+        format!("{} {}", pct(x), wilson_pct(ci))
+            .trim_end()
+            .to_string(),
+        x,
+    )
+}
+
+pub fn matched(a: &Audit) -> TableData {
+    let mut t = TableData::new(
+        "matched-states",
+        "Matched states: is RL's next action better? (Wilson CIs; mean diff bootstrapped)",
+        &[
+            "benchmark",
+            "base → RL",
+            "states",
+            "better",
+            "tie",
+            "worse",
+            "mean q_RL − q_base",
+        ],
+    );
+    for m in &a.matched {
+        t.push(
+            vec![
+                Cell::text(&*m.benchmark),
+                Cell::text(format!("{} → {}", m.base, m.rl)),
+                Cell::count(m.states),
+                share(m.better, m.shares_ci[0]),
+                share(m.tie, m.shares_ci[1]),
+                share(m.worse, m.shares_ci[2]),
+                Cell::num(score_diff(&m.mean_diff), m.mean_diff.map(|e| e.value)),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
+}
+
+pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
+    let mut t = TableData::new(
+        "matched-by-turn",
+        "By turn position (early = turn ≤ median)",
+        &["turn", "states", "RL better", "mean diff"],
+    );
+    let (bench, pair) = current(a, sel);
+    let Some(m) = bench.and_then(|b| {
+        for_pair(&a.matched, &b, pair.as_ref(), |m| {
+            (&m.benchmark, &m.base, &m.rl)
+        })
+    }) else {
+        return t;
+    };
+    t.title = format!(
+        "{}: {} → {} by turn (median turn {})",
+        m.benchmark,
+        m.base,
+        m.rl,
+        m.median_turn.map_or("–".into(), |x| x.to_string())
+    );
+    for r in &m.by_turn {
+        t.push(
+            vec![
+                Cell::count(r.turn),
+                Cell::count(r.states),
+                Cell::num(pct(r.better), r.better),
+                Cell::num(
+                    r.mean_diff.map_or("–".into(), |d| format!("{d:+.4}")),
+                    r.mean_diff,
+                ),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    for (name, h) in [("early", &m.early), ("late", &m.late)] {
+        t.push(
+            vec![
+                Cell::text(name),
+                Cell::count(h.states),
+                Cell::num(pct(h.better), h.better),
+                Cell::num(score_diff(&h.mean_diff), h.mean_diff.map(|e| e.value)),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
+}
+
+fn est(e: &Option<Estimate>) -> Cell {
+    Cell::num(
+        e.map_or("– (field absent)".into(), |e| {
+            format!("{} {}", pct(Some(e.value)), pct_ci(e.ci))
+        }),
+        e.map(|e| e.value),
+    )
+}
+
+fn diff(e: &Option<Estimate>) -> Cell {
+    Cell::num(
+        e.map_or("–".into(), |e| {
+            format!("{} {}", pp(e.value), signed_ci(e.ci, 100.0))
+        }),
+        e.map(|e| e.value),
+    )
+}
+
+pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
+    let mut t = TableData::new(
+        "error-recovery",
+        "Error recovery",
+        &["figure", "base", "RL", "RL − base"],
+    );
+    let (bench, pair) = current(a, sel);
+    let Some(r) = bench.and_then(|b| {
+        for_pair(&a.recovery, &b, pair.as_ref(), |r| {
+            (&r.benchmark, &r.base, &r.rl)
+        })
+    }) else {
+        return t;
+    };
+    t.title = format!(
+        "{}: {} → {} — {} error states ({} scored)",
+        r.benchmark, r.base, r.rl, r.states, r.scored
+    );
+    t.push(
+        vec![
+            Cell::text("RL better"),
+            Cell::text(""),
+            share(r.better, r.better_ci),
+            Cell::text(""),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    t.push(
+        vec![
+            Cell::text("correction"),
+            est(&r.correction[0]),
+            est(&r.correction[1]),
+            diff(&r.correction_diff),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    t.push(
+        vec![
+            Cell::text("terminal success"),
+            est(&r.terminal_success[0]),
+            est(&r.terminal_success[1]),
+            diff(&r.terminal_success_diff),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    for (label, b) in r.breakdowns() {
+        t.push_text(
+            vec![
+                label,
+                format!(
+                    "corr {} term {}",
+                    pct(b.correction[0]),
+                    pct(b.terminal_success[0])
+                ),
+                format!(
+                    "corr {} term {}",
+                    pct(b.correction[1]),
+                    pct(b.terminal_success[1])
+                ),
+                format!("n={}, RL better {}", b.states, pct(b.better)),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
+}
+
+pub fn likelihood(a: &Audit) -> TableData {
+    let mut t = TableData::new(
+        "likelihood",
+        "Likelihood under base (successful full-budget trajectories)",
+        &[
+            "benchmark",
+            "base → RL",
+            "step NLL base",
+            "step NLL RL",
+            "overlap",
+            "LLR base",
+            "LLR RL",
+            "length-matched d",
+            "tasks/pairs",
+        ],
+    );
+    for l in &a.likelihood {
+        let s = |x: &Option<crate::analysis::likelihood::Summary>| {
+            Cell::num(
+                x.map_or("–".into(), |x| format!("{:.2} (n={})", x.mean, x.n)),
+                x.map(|x| x.mean),
+            )
+        };
+        let lm = &l.length_matched;
+        t.push(
+            vec![
+                Cell::text(&*l.benchmark),
+                Cell::text(format!("{} → {}", l.base, l.rl)),
+                s(&l.step_nll[0]),
+                s(&l.step_nll[1]),
+                Cell::num(
+                    l.overlap.map_or("–".into(), |o| format!("{o:.3}")),
+                    l.overlap,
+                ),
+                s(&l.llr[0]),
+                s(&l.llr[1]),
+                Cell::num(
+                    lm.mean_diff.map_or("–".into(), |e| {
+                        format!("{:.2} {}", e.value, signed_ci(e.ci, 1.0))
+                    }),
+                    lm.mean_diff.map(|e| e.value),
+                ),
+                Cell::text(format!("{}/{}", lm.tasks, lm.pairs)),
+            ],
+            if lm.mean_diff.is_some_and(|e| e.ci.above_zero()) {
+                Mark::Good
+            } else {
+                Mark::None
+            },
+            Target::None,
+        );
+    }
+    t
+}
+
+pub fn dynamics(a: &Audit) -> TableData {
+    let divergent: Vec<&str> = a
+        .divergence
+        .iter()
+        .filter(|d| d.divergent)
+        .map(|d| d.run.as_str())
+        .collect();
+    let verdict = if divergent.is_empty() {
+        "no run divergent".to_string()
+    } else {
+        format!("DIVERGENT: {}", divergent.join(", "))
+    };
+    let mut t = TableData::new(
+        "dynamics",
+        format!("Checkpoint metrics (slope per step, 95% t-interval) — {verdict}"),
+        &[
+            "run", "metric", "n", "first", "last", "change", "slope", "95% CI",
+        ],
+    );
+    for d in &a.dynamics {
+        let sig = d.slope_ci.map_or(Mark::None, |(l, h)| {
+            if l > 0.0 {
+                Mark::Good
+            } else if h < 0.0 {
+                Mark::Bad
+            } else {
+                Mark::None
+            }
+        });
+        t.push(
+            vec![
+                Cell::text(&*d.run),
+                Cell::text(&*d.metric),
+                Cell::count(d.checkpoints),
+                Cell::num(format!("{:.4}", d.first), Some(d.first)),
+                Cell::num(format!("{:.4}", d.last), Some(d.last)),
+                Cell::num(format!("{:+.4}", d.change), Some(d.change)),
+                Cell::num(d.slope.map_or("–".into(), |s| format!("{s:+.2e}")), d.slope),
+                Cell::text(d.slope_ci.map_or("– (< 3 points)".into(), |(l, h)| {
+                    format!("[{l:+.2e}, {h:+.2e}]")
+                })),
+            ],
+            sig,
+            Target::None,
+        );
+    }
+    t
+}
+
+pub fn budgetmix(a: &Audit, sel: &Selection) -> TableData {
+    let mut t = TableData::new(
+        "budgetmix-rules",
+        "BudgetMix audit (Enter: violating records)",
+        &["rule", "checked", "violations", "rate", "p-value", "first"],
+    );
+    if a.budgetmix.is_empty() {
+        return t;
+    }
+    let b = &a.budgetmix[sel.pair % a.budgetmix.len()];
+    t.title = format!(
+        "BudgetMix audit of {} (p: next audited run; Enter: violating records)",
+        b.run
+    );
+    for (i, r) in b.rules.iter().enumerate() {
+        t.push(
+            vec![
+                Cell::text(r.rule),
+                Cell::count(r.checked),
+                Cell::count(r.violations),
+                Cell::num(pct(r.rate()), r.rate()),
+                Cell::num(
+                    r.p_value.map_or("–".into(), |p| format!("{p:.4}")),
+                    r.p_value,
+                ),
+                Cell::text(r.examples.first().cloned().unwrap_or_default()),
+            ],
+            if r.violations > 0 {
+                Mark::VeryBad
+            } else {
+                Mark::Good
+            },
+            if r.violations > 0 && !r.trajectories.is_empty() {
+                Target::RuleRecords {
+                    run: b.run.clone(),
+                    rule: i,
+                }
+            } else {
+                Target::None
+            },
+        );
+    }
+    t
+}
+
+pub fn gains(a: &Audit, sel: &Selection) -> TableData {
+    let mut t = TableData::new(
+        "budgetmix-gains",
+        "Gain over the full-budget RL run, Pass@(1,T)",
+        &["benchmark", "level", "gain", "vs", "modes"],
+    );
+    if a.budgetmix.is_empty() {
+        return t;
+    }
+    let b = &a.budgetmix[sel.pair % a.budgetmix.len()];
+    for g in &b.gains {
+        t.push(
+            vec![
+                Cell::text(&*g.benchmark),
+                Cell::num(format!("{}%", g.level), Some(g.level as f64)),
+                Cell::num(pp(g.gain), Some(g.gain)),
+                Cell::text(&*g.vs),
+                Cell::text(
+                    g.modes
+                        .iter()
+                        .map(|(r, m)| format!("{r}:{m}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+            ],
+            if g.gain < 0.0 { Mark::Bad } else { Mark::None },
+            Target::None,
+        );
+    }
+    for (l, g) in &b.mean_gain {
+        t.push(
+            vec![
+                Cell::text("mean"),
+                Cell::num(format!("{l}%"), Some(*l as f64)),
+                Cell::num(pp(*g), Some(*g)),
+                Cell::text(""),
+                Cell::text(""),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    for n in &b.notes {
+        t.push_text(vec![format!("note: {n}")], Mark::None, Target::None);
+    }
+    t
+}

@@ -1,0 +1,363 @@
+//! Budget panel: the K × level grid, the selected cell's figures, and the
+//! drill-down to its tasks and rollouts — all read from the audit (and, for
+//! a cell's tasks and rollouts, from the analysis functions that decide
+//! them), never worked out here.
+
+use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
+use crate::analysis::Audit;
+use crate::jobs::Loaded;
+use crate::report::format::{pct, pct_ci, pp, signed_ci};
+use crate::tui::select::{current, Selection};
+use crate::tui::table::{Cell, Mark, TableData, Target};
+
+/// `n` or `t`: which mode a preferred cell shows.
+pub fn mode_letter(m: Mode) -> &'static str {
+    match m {
+        Mode::Native => "n",
+        Mode::Truncated => "t",
+    }
+}
+
+fn flip_mark(x: &Advantage) -> Mark {
+    if x.significant_flip {
+        Mark::VeryBad
+    } else if x.flip {
+        Mark::Bad
+    } else {
+        Mark::None
+    }
+}
+
+/// One grid cell of a pair: `38.2→78.1 +39.9 n` (`*` a flip, `!` a
+/// significant one).
+pub fn advantage_cell(x: &Advantage) -> Cell {
+    let flag = if x.significant_flip {
+        "!"
+    } else if x.flip {
+        "*"
+    } else {
+        ""
+    };
+    Cell::num(
+        format!(
+            "{:.1}→{:.1} {:+.1}{flag} {}",
+            100.0 * x.base_pass,
+            100.0 * x.rl_pass,
+            100.0 * x.delta,
+            mode_letter(x.mode)
+        ),
+        Some(x.delta),
+    )
+    .marked(flip_mark(x))
+}
+
+/// The K × level grid of the current pair (or each run's Pass when there is no pair).
+pub fn grid(a: &Audit, sel: &Selection) -> TableData {
+    let (bench, pair) = current(a, sel);
+    let bench = bench.unwrap_or_default();
+    let levels = &a.settings.levels;
+    let mut header = vec!["K"];
+    let names: Vec<String> = levels.iter().map(|l| format!("{l}%")).collect();
+    header.extend(names.iter().map(String::as_str));
+    let title = match &pair {
+        Some(p) => format!(
+            "{bench}: {} → {} ({}) — base% → RL%, Δ points",
+            p.base,
+            p.rl,
+            sel.mode_name()
+        ),
+        None => format!("{bench} ({}) — no pair: Pass% per run", sel.mode_name()),
+    };
+    let mut t = TableData::new("budget-grid", title, &header);
+    let runs = a.pass.runs(&bench);
+    for &k in &a.pass.ks {
+        let mut cells = vec![Cell::count(k)];
+        for &l in levels {
+            let cell = match &pair {
+                Some(p) => a
+                    .pass
+                    .advantage_at(p.key(), k, l, sel.mode)
+                    .map_or_else(|| Cell::text("–"), advantage_cell),
+                None => {
+                    let found: Vec<_> = runs
+                        .iter()
+                        .filter_map(|r| a.pass.cell(&bench, r, k, l, sel.mode))
+                        .filter(|c| c.value.is_some())
+                        .collect();
+                    if found.is_empty() {
+                        Cell::text("–")
+                    } else {
+                        let vals: Vec<String> = found
+                            .iter()
+                            .map(|c| format!("{:.1}", 100.0 * c.value.unwrap_or(0.0)))
+                            .collect();
+                        Cell::num(
+                            format!("{} {}", vals.join("/"), mode_letter(found[0].mode)),
+                            found[0].value,
+                        )
+                    }
+                }
+            };
+            cells.push(cell);
+        }
+        let mark = cells
+            .iter()
+            .map(|c| c.mark)
+            .find(|m| *m == Mark::VeryBad)
+            .or_else(|| cells.iter().map(|c| c.mark).find(|m| *m == Mark::Bad))
+            .unwrap_or(Mark::None);
+        t.push(cells, mark, Target::None);
+    }
+    t
+}
+
+/// The mode the selected cell shows: the chosen one, or the preferred one
+/// the results have there.
+pub fn cell_mode(a: &Audit, sel: &Selection) -> Option<Mode> {
+    let (bench, pair) = current(a, sel);
+    let (k, l) = sel.k_level(a)?;
+    if let Some(m) = sel.mode {
+        return Some(m);
+    }
+    match pair {
+        Some(p) => a.pass.advantage_at(p.key(), k, l, None).map(|x| x.mode),
+        None => {
+            let bench = bench?;
+            a.pass
+                .runs(&bench)
+                .iter()
+                .find_map(|r| a.pass.cell(&bench, r, k, l, None))
+                .map(|c| c.mode)
+        }
+    }
+}
+
+/// Text about the selected cell: each run's Pass with CI and n, Δ, U(T),
+/// headroom and the mode gap.
+pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
+    let (bench, pair) = current(a, sel);
+    let (Some(bench), Some((k, level))) = (bench, sel.k_level(a)) else {
+        return vec!["no evaluation rollouts".into()];
+    };
+    let mode = cell_mode(a, sel);
+    let mode_name = mode.map_or("no", Mode::name);
+    let runs: Vec<String> = match &pair {
+        Some(p) => vec![p.base.clone(), p.rl.clone()],
+        None => a.pass.runs(&bench).iter().map(|r| r.to_string()).collect(),
+    };
+    let mut out = Vec::new();
+    for r in &runs {
+        match mode.and_then(|m| a.pass.cell(&bench, r, k, level, Some(m))) {
+            Some(c) => out.push(format!(
+                "{r}: Pass@({k},{level}%) {} {} n={} tasks ({}){}  Pass^ {}",
+                pct(c.value),
+                pct_ci(c.ci),
+                c.tasks,
+                c.mode.name(),
+                if c.tasks_left_out > 0 {
+                    format!(", {} left out: < K rollouts", c.tasks_left_out)
+                } else {
+                    String::new()
+                },
+                pct(c.pass_all)
+            )),
+            None => out.push(format!("{r}: no {mode_name} rollouts at {level}%")),
+        }
+    }
+    if let Some(x) = pair
+        .as_ref()
+        .and_then(|p| a.pass.advantage_at(p.key(), k, level, mode))
+    {
+        out.push(format!(
+            "Δ {} {} over n={} tasks{}; headroom {}",
+            pp(x.delta),
+            signed_ci(x.ci, 100.0),
+            x.tasks,
+            if x.significant_flip {
+                " — SIGNIFICANT FLIP"
+            } else if x.flip {
+                " — flip"
+            } else {
+                ""
+            },
+            x.headroom
+                .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
+        ));
+    }
+    if let Some(u) = a.pass.upper_at(&bench, level) {
+        out.push(format!(
+            "upper bound U(T) {} ({}, n={})",
+            pct(Some(u.value)),
+            u.kind,
+            u.tasks
+        ));
+    }
+    for g in a
+        .pass
+        .mode_gaps_at(&bench, k, level)
+        .filter(|g| runs.contains(&g.run))
+    {
+        out.push(format!(
+            "{}: native − truncated {} {} (n={})",
+            g.run,
+            pp(g.diff),
+            signed_ci(g.ci, 100.0),
+            g.tasks
+        ));
+    }
+    out
+}
+
+/// Drill-down from a cell: its tasks, by share of Δ (the shares add up to
+/// Δ; a task Δ leaves out has none).
+pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> TableData {
+    let (a, set) = (&l.audit, &l.set);
+    let (bench, pair) = current(a, sel);
+    let bench = bench.unwrap_or_default();
+    let mut t = TableData::new(
+        "tasks",
+        format!(
+            "{bench}: tasks at K={k}, {level}% ({}) — sorted by share of Δ",
+            mode.name()
+        ),
+        &[
+            "task",
+            "min_turns",
+            "T",
+            "n base",
+            "c base",
+            "Pass base",
+            "n RL",
+            "c RL",
+            "Pass RL",
+            "share of Δ",
+        ],
+    );
+    let (Some(b), Some(p)) = (set.strings.get(&bench), pair) else {
+        return t;
+    };
+    let (Some(base), Some(rl)) = (set.strings.get(&p.base), set.strings.get(&p.rl)) else {
+        return t;
+    };
+    let mut rows = delta_by_task(&a.agg, b, (base, rl), k, level, mode);
+    rows.sort_by(|x, y| {
+        x.contribution
+            .unwrap_or(f64::INFINITY)
+            .total_cmp(&y.contribution.unwrap_or(f64::INFINITY))
+    });
+    let counts = |x: Option<(u64, u64)>| match x {
+        Some((n, c)) => (Cell::count(n), Cell::count(c)),
+        None => (Cell::text("–"), Cell::text("–")),
+    };
+    for r in rows {
+        let name = set.name(r.task).to_string();
+        let (nb, cb) = counts(r.base);
+        let (nr, cr) = counts(r.rl);
+        let share = Cell::num(
+            r.contribution
+                .map_or("–".into(), |c| format!("{:+.2} pp", 100.0 * c)),
+            r.contribution,
+        );
+        let t_turns = t_at_level(level, r.info.full_budget);
+        t.push(
+            vec![
+                Cell::text(&*name),
+                r.info.min_turns.map_or(Cell::text("–"), Cell::count),
+                Cell::count(t_turns),
+                nb,
+                cb,
+                Cell::num(pct(r.pass_base), r.pass_base),
+                nr,
+                cr,
+                Cell::num(pct(r.pass_rl), r.pass_rl),
+                share,
+            ],
+            if r.contribution.is_some_and(|c| c < 0.0) {
+                Mark::Bad
+            } else {
+                Mark::None
+            },
+            Target::Rollouts { task: name, level },
+        );
+    }
+    t
+}
+
+/// Drill-down from a task: exactly the pair's rollouts that make up its
+/// cell (the tasks table's n), decided by [`in_cell`].
+pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode) -> TableData {
+    let (a, set) = (&l.audit, &l.set);
+    let (bench, pair) = current(a, sel);
+    let bench = bench.unwrap_or_default();
+    let mut t = TableData::new(
+        "rollouts",
+        format!("{bench} / {task}: rollouts (Enter: the trajectory)"),
+        &[
+            "run",
+            "budget",
+            "sample",
+            "success",
+            "success_turn",
+            "solved ≤ T",
+            "turns",
+            "reward",
+            "steps",
+            "record",
+        ],
+    );
+    let (Some(b), Some(task_id)) = (set.strings.get(&bench), set.strings.get(task)) else {
+        return t;
+    };
+    let Some(&info) = a.agg.tasks.get(&(b, task_id)) else {
+        return t;
+    };
+    let tt = t_at_level(level, info.full_budget);
+    t.title = format!(
+        "{bench} / {task}: the rollouts of the {level}% cell — T = {tt} of {}, {}; Enter: the trajectory",
+        info.full_budget,
+        mode.name()
+    );
+    let runs: Vec<u32> = pair
+        .map(|p| {
+            [p.base, p.rl]
+                .iter()
+                .filter_map(|r| set.strings.get(r))
+                .collect()
+        })
+        .unwrap_or_default();
+    for tr in set.trajectories.iter().filter(|x| {
+        x.benchmark == b
+            && x.task == task_id
+            && (runs.is_empty() || runs.contains(&x.run))
+            && in_cell(x, info, level, mode)
+    }) {
+        let within = tr.solved_within(tt);
+        let yes_no = |b: bool| Cell::text(if b { "yes" } else { "no" });
+        t.push(
+            vec![
+                Cell::text(set.name(tr.run)),
+                Cell::count(tr.budget),
+                tr.sample.map_or(Cell::text("–"), |s| {
+                    Cell::num(s.to_string(), Some(s as f64))
+                }),
+                yes_no(tr.success),
+                tr.success_turn
+                    .filter(|_| tr.turns_known)
+                    .map_or(Cell::text("–"), Cell::count),
+                yes_no(within),
+                if tr.turns_known {
+                    Cell::count(tr.turns)
+                } else {
+                    Cell::text("unknown")
+                },
+                tr.reward
+                    .map_or(Cell::text("–"), |r| Cell::num(format!("{r}"), Some(r))),
+                Cell::count(set.steps_of(tr).len() as u64),
+                Cell::text(set.loc_text(tr.loc)),
+            ],
+            if within { Mark::Good } else { Mark::None },
+            Target::Trajectory(tr.loc),
+        );
+    }
+    t
+}

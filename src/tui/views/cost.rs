@@ -1,0 +1,48 @@
+//! Cost panel: each run's best cell under the ceiling and the winner, read
+//! from the cost frontier and `cost_winners`.
+
+use crate::analysis::cost::{approx_eq, best_per_run, winner_at};
+use crate::analysis::Audit;
+use crate::report::format::pct;
+use crate::tui::table::{Cell, Mark, TableData, Target};
+
+/// Distinct costs of a benchmark's points, ascending: the ceiling cursor's stops.
+pub fn stops(a: &Audit, bench: &str) -> Vec<f64> {
+    let mut c: Vec<f64> = a
+        .cost_frontier
+        .iter()
+        .filter(|p| p.benchmark == bench)
+        .map(|p| p.cost)
+        .collect();
+    c.sort_by(f64::total_cmp);
+    c.dedup_by(|x, y| approx_eq(*x, *y));
+    c
+}
+
+pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
+    let mut t = TableData::new(
+        "cost",
+        format!("{bench}: best cell per run under a cost of {ceiling:.2} (←→ moves the ceiling)"),
+        &["run", "K", "level", "mode", "Pass", "cost", ""],
+    );
+    let winner = winner_at(&a.cost_winners, bench, ceiling);
+    for b in best_per_run(&a.cost_frontier, bench, ceiling) {
+        let win = winner.is_some_and(|w| {
+            w.run == b.run && w.k == b.k && w.level == b.level && w.mode == b.mode
+        });
+        t.push(
+            vec![
+                Cell::text(&*b.run),
+                Cell::count(b.k),
+                Cell::num(format!("{}%", b.level), Some(b.level as f64)),
+                Cell::text(b.mode.name()),
+                Cell::num(pct(Some(b.pass)), Some(b.pass)),
+                Cell::num(format!("{:.2}", b.cost), Some(b.cost)),
+                Cell::text(if win { "winner" } else { "" }),
+            ],
+            if win { Mark::Good } else { Mark::None },
+            Target::None,
+        );
+    }
+    t
+}

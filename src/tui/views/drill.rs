@@ -1,0 +1,183 @@
+//! Drill-downs that show records: one trajectory step by step (re-read
+//! from its file) and the rollouts breaking a BudgetMix rule.
+
+use std::collections::BTreeSet;
+
+use crate::jobs::Loaded;
+use crate::schema::{Loc, LogSet};
+use crate::tui::table::{Cell, Mark, TableData, Target};
+
+/// What the trajectory view shows while its record is being re-read.
+pub fn reading(set: &LogSet, loc: Loc) -> TableData {
+    let name = set.file_name(loc).to_string();
+    let mut t = TableData::new(
+        "trajectory",
+        format!("{name}:{} — reading…", loc.line),
+        &["turn"],
+    );
+    t.push_text(
+        vec![format!(
+            "reading {name} (a compressed file is decoded once, then kept)…"
+        )],
+        Mark::None,
+        Target::None,
+    );
+    t
+}
+
+/// The step-by-step view of one record, re-read from its file.
+pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
+    let name = set.file_name(loc).to_string();
+    let mut t = TableData::new(
+        "trajectory",
+        format!("{name}:{}", loc.line),
+        &[
+            "turn",
+            "action",
+            "observation",
+            "tokens",
+            "logp",
+            "error",
+            "budget total/remaining",
+        ],
+    );
+    match set.read_record(loc) {
+        Ok(v) => {
+            let head: Vec<String> = [
+                "run",
+                "benchmark",
+                "task",
+                "budget",
+                "max_budget",
+                "success",
+                "success_turn",
+                "turns",
+                "termination",
+                "reward",
+                "train_step",
+                "group",
+            ]
+            .iter()
+            .filter_map(|k| v.get(*k).map(|x| format!("{k}={x}")))
+            .collect();
+            t.title = format!("{name}:{} — {}", loc.line, head.join(" "));
+            for st in v
+                .get("steps")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+            {
+                let s = |k: &str| {
+                    st.get(k).map_or("–".to_string(), |x| {
+                        x.as_str().map_or(x.to_string(), str::to_string)
+                    })
+                };
+                let n = |k: &str| st.get(k).and_then(|x| x.as_f64());
+                let logp = st
+                    .get("logp")
+                    .and_then(|l| l.as_object())
+                    .map(|m| {
+                        m.iter()
+                            .map(|(r, x)| format!("{r}:{x}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_else(|| "–".into());
+                let flag = st.get("error").and_then(|e| e.as_bool());
+                t.push(
+                    vec![
+                        Cell::num(s("turn"), n("turn")),
+                        Cell::text(s("action")),
+                        Cell::text(s("observation")),
+                        Cell::num(s("output_tokens"), n("output_tokens")),
+                        Cell::text(logp),
+                        Cell::text(match flag {
+                            Some(true) => "ERROR",
+                            Some(false) => "no",
+                            None => "–",
+                        }),
+                        Cell::text(format!("{}/{}", s("budget_total"), s("budget_remaining"))),
+                    ],
+                    if flag == Some(true) {
+                        Mark::Bad
+                    } else {
+                        Mark::None
+                    },
+                    Target::None,
+                );
+            }
+            if t.rows.is_empty() {
+                t.push_text(vec!["(no steps)".into()], Mark::None, Target::None);
+            }
+        }
+        Err(e) => t.push_text(
+            vec![format!("cannot re-read the record: {e}")],
+            Mark::Bad,
+            Target::None,
+        ),
+    }
+    t
+}
+
+/// The rollouts violating one BudgetMix rule (each once, in file order).
+pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
+    let mut t = TableData::new(
+        "violations",
+        format!("{run}: violations"),
+        &[
+            "record",
+            "train_step",
+            "group",
+            "budget",
+            "max_budget",
+            "success",
+            "turns",
+            "reward",
+        ],
+    );
+    let Some(r) = l
+        .audit
+        .budgetmix
+        .iter()
+        .find(|b| b.run == run)
+        .and_then(|b| b.rules.get(rule))
+    else {
+        return t;
+    };
+    t.title = format!(
+        "{run}: {} — {} of {} checked",
+        r.rule, r.violations, r.checked
+    );
+    let set = &l.set;
+    let mut seen = BTreeSet::new();
+    for &i in &r.trajectories {
+        if !seen.insert(i) {
+            continue;
+        }
+        let Some(tr) = set.trajectories.get(i as usize) else {
+            continue;
+        };
+        let opt = |x: Option<i64>| {
+            x.map_or(Cell::text("–"), |v| {
+                Cell::num(v.to_string(), Some(v as f64))
+            })
+        };
+        t.push(
+            vec![
+                Cell::text(set.loc_text(tr.loc)),
+                opt(tr.train_step),
+                Cell::text(tr.group.map_or("–".into(), |g| set.name(g).to_string())),
+                Cell::count(tr.budget),
+                opt(tr.max_budget.map(i64::from)),
+                Cell::text(tr.success.to_string()),
+                Cell::count(tr.turns),
+                tr.reward.map_or(Cell::text("missing"), |x| {
+                    Cell::num(format!("{x}"), Some(x))
+                }),
+            ],
+            Mark::Bad,
+            Target::Trajectory(tr.loc),
+        );
+    }
+    t
+}
