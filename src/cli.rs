@@ -28,14 +28,14 @@ pub struct Cli {
     #[arg(long)]
     pub csv: bool,
     /// Sample counts K, e.g. 1,8 (default: 1, 2, 4, … up to the most rollouts in a cell).
-    #[arg(long, value_name = "K,K,…")]
-    pub k: Option<String>,
+    #[arg(long, value_name = "K,K,…", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
+    pub k: Option<Vec<u64>>,
     /// Budget levels in percent of each task's full budget.
-    #[arg(long, value_name = "L,L,…", default_value = "25,50,75,100")]
-    pub levels: String,
+    #[arg(long, value_name = "L,L,…", value_delimiter = ',', default_values_t = [25u32, 50, 75, 100], value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub levels: Vec<u32>,
     /// Compare two runs (repeatable); default: the run with method `base` against every other run.
-    #[arg(long, value_name = "BASE:RL")]
-    pub compare: Vec<String>,
+    #[arg(long, value_name = "BASE:RL", value_parser = parse_pair)]
+    pub compare: Vec<(String, String)>,
     /// Audit this run's training rollouts as BudgetMix (repeatable).
     #[arg(long, value_name = "RUN")]
     pub audit: Vec<String>,
@@ -45,35 +45,35 @@ pub struct Cli {
     /// Keep equal numbers of matched states from the base and RL trajectories.
     #[arg(long)]
     pub balance: bool,
-    /// Discount for FrozenLake Q* scoring.
-    #[arg(long, default_value_t = 0.95)]
+    /// Discount for FrozenLake Q* scoring, in (0, 1].
+    #[arg(long, default_value_t = 0.95, value_parser = parse_gamma)]
     pub gamma: f64,
     /// Bootstrap resamples per interval.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub resamples: usize,
     /// Seed of every random draw (bootstrap, balancing).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Interval method: percentile or bca.
-    #[arg(long, default_value = "percentile")]
-    pub ci: String,
+    /// Interval method.
+    #[arg(long, value_enum, default_value_t = CiChoice::Percentile)]
+    pub ci: CiChoice,
     /// Cost model: price of a turn and of a generated token.
-    #[arg(long, default_value = "turn=1,token=0")]
-    pub cost: String,
+    #[arg(long, default_value = "turn=1,token=0", value_parser = parse_cost)]
+    pub cost: CostModel,
     /// Token budgets X for the token view (default: quartiles of full-budget token use).
-    #[arg(long, value_name = "N,N,…")]
-    pub token_budgets: Option<String>,
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    pub token_budgets: Option<Vec<u64>>,
     /// Skip bad records (counted by reason) instead of stopping at the first.
     #[arg(long)]
     pub lenient: bool,
     /// TUI: pick up records appended to the files.
     #[arg(long)]
     pub follow: bool,
-    /// Inspect logs: the run name (default: the eval's model).
+    /// Inspect logs and rLLM episodes (and a mapping's `run_label`): the run name (default: the eval's model).
     #[arg(long, value_name = "NAME")]
     pub run_label: Option<String>,
-    /// Inspect logs: the turn budget the samples ran under (default: the message limit in turns).
-    #[arg(long, value_name = "N")]
+    /// Inspect logs and rLLM episodes: the turn budget the samples ran under (default: the message limit in turns; for rLLM, the most turns seen for the task).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub budget: Option<u32>,
     /// Inspect logs: a numeric score at least this counts as success.
     #[arg(long, default_value_t = 1.0, value_name = "X")]
@@ -86,8 +86,15 @@ pub struct Cli {
     #[arg(long, value_name = "OUT.parquet")]
     pub summarize: Option<PathBuf>,
     /// Headless gate (repeatable): flip, budgetmix, or "advantage<X@L".
-    #[arg(long, value_name = "GATE")]
-    pub fail_on: Vec<String>,
+    #[arg(long, value_name = "GATE", value_parser = parse_gate)]
+    pub fail_on: Vec<Gate>,
+}
+
+/// `--ci`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CiChoice {
+    Percentile,
+    Bca,
 }
 
 /// A `--fail-on` gate.
@@ -132,26 +139,27 @@ impl Options {
     }
 }
 
-fn list<T: std::str::FromStr>(flag: &str, s: &str) -> Result<Vec<T>> {
-    s.split(',')
-        .map(|x| x.trim())
-        .filter(|x| !x.is_empty())
-        .map(|x| {
-            x.parse::<T>()
-                .map_err(|_| Error::Usage(format!("{flag}: {x:?} is not a valid number")))
-        })
-        .collect()
+fn parse_pair(s: &str) -> std::result::Result<(String, String), String> {
+    s.split_once(':')
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .ok_or_else(|| format!("{s:?}: expected BASE:RL"))
 }
 
-pub fn parse_gate(s: &str) -> Result<Gate> {
+fn parse_gamma(s: &str) -> std::result::Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|g| *g > 0.0 && *g <= 1.0)
+        .ok_or_else(|| format!("{s:?}: γ must be in (0, 1]"))
+}
+
+pub fn parse_gate(s: &str) -> std::result::Result<Gate, String> {
     match s.trim() {
         "flip" => Ok(Gate::Flip),
         "budgetmix" => Ok(Gate::Budgetmix),
         g => {
             let bad = || {
-                Error::Usage(format!(
-                    "--fail-on {g:?}: expected flip, budgetmix or advantage<X@L (e.g. advantage<0@25)"
-                ))
+                format!("{g:?}: expected flip, budgetmix or advantage<X@L (e.g. advantage<0@25)")
             };
             let rest = g.strip_prefix("advantage<").ok_or_else(bad)?;
             let (x, l) = rest.split_once('@').ok_or_else(bad)?;
@@ -165,26 +173,22 @@ pub fn parse_gate(s: &str) -> Result<Gate> {
     }
 }
 
-pub fn parse_cost(s: &str) -> Result<CostModel> {
+pub fn parse_cost(s: &str) -> std::result::Result<CostModel, String> {
     let mut c = CostModel::default();
     for part in s.split(',').filter(|p| !p.trim().is_empty()) {
         let (k, v) = part
             .split_once('=')
-            .ok_or_else(|| Error::Usage(format!("--cost: {part:?} is not name=value")))?;
+            .ok_or_else(|| format!("{part:?} is not name=value"))?;
         let v: f64 = v
             .trim()
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| Error::Usage(format!("--cost: {v:?} is not a price ≥ 0")))?;
+            .ok_or_else(|| format!("{v:?} is not a price ≥ 0"))?;
         match k.trim() {
             "turn" => c.turn = v,
             "token" => c.token = v,
-            other => {
-                return Err(Error::Usage(format!(
-                    "--cost: unknown price {other:?} (turn, token)"
-                )))
-            }
+            other => return Err(format!("unknown price {other:?} (turn, token)")),
         }
     }
     Ok(c)
@@ -192,64 +196,19 @@ pub fn parse_cost(s: &str) -> Result<CostModel> {
 
 impl Cli {
     pub fn into_options(self) -> Result<Options> {
-        let levels: Vec<u32> = list("--levels", &self.levels)?;
-        if levels.is_empty() || levels.iter().any(|&l| l == 0 || l > 100) {
-            return Err(Error::Usage(
-                "--levels: each level must be a percent from 1 to 100".into(),
-            ));
-        }
-        let mut levels = levels;
+        let mut levels = self.levels;
         levels.sort_unstable();
         levels.dedup();
-        let ks = match &self.k {
-            Some(k) => {
-                let mut ks: Vec<u64> = list("--k", k)?;
-                if ks.is_empty() || ks.contains(&0) {
-                    return Err(Error::Usage("--k: each K must be at least 1".into()));
-                }
-                ks.sort_unstable();
-                ks.dedup();
-                Some(ks)
-            }
-            None => None,
+        let ks = self.k.map(|mut ks| {
+            ks.sort_unstable();
+            ks.dedup();
+            ks
+        });
+        let method = match self.ci {
+            CiChoice::Percentile => CiMethod::Percentile,
+            CiChoice::Bca => CiMethod::Bca,
         };
-        let compare = self
-            .compare
-            .iter()
-            .map(|c| {
-                c.split_once(':')
-                    .filter(|(a, b)| !a.is_empty() && !b.is_empty())
-                    .map(|(a, b)| (a.to_string(), b.to_string()))
-                    .ok_or_else(|| Error::Usage(format!("--compare {c:?}: expected BASE:RL")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let method = match self.ci.as_str() {
-            "percentile" => CiMethod::Percentile,
-            "bca" => CiMethod::Bca,
-            other => {
-                return Err(Error::Usage(format!(
-                    "--ci {other:?}: expected percentile or bca"
-                )))
-            }
-        };
-        if self.budget == Some(0) {
-            return Err(Error::Usage("--budget must be at least 1".into()));
-        }
-        if self.resamples == 0 {
-            return Err(Error::Usage("--resamples must be at least 1".into()));
-        }
-        if !(self.gamma > 0.0 && self.gamma <= 1.0) {
-            return Err(Error::Usage("--gamma must be in (0, 1]".into()));
-        }
-        let token_budgets = match &self.token_budgets {
-            Some(t) => Some(list::<u64>("--token-budgets", t)?),
-            None => None,
-        };
-        let gates = self
-            .fail_on
-            .iter()
-            .map(|g| parse_gate(g))
-            .collect::<Result<Vec<_>>>()?;
+        let gates = self.fail_on;
         if !gates.is_empty() && !self.headless && self.summarize.is_none() {
             return Err(Error::Usage("--fail-on needs --headless".into()));
         }
@@ -271,7 +230,7 @@ impl Cli {
             settings: Settings {
                 levels,
                 ks,
-                compare,
+                compare: self.compare,
                 audit: self.audit,
                 budgetmix_vs: self.budgetmix_vs,
                 balance: self.balance,
@@ -282,8 +241,8 @@ impl Cli {
                     method,
                     ..Default::default()
                 },
-                cost: parse_cost(&self.cost)?,
-                token_budgets,
+                cost: self.cost,
+                token_budgets: self.token_budgets,
             },
         })
     }

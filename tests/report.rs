@@ -194,3 +194,67 @@ fn unwritable_output_exits_2_and_leaves_nothing_half_written() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
 }
+
+/// Every key path of a JSON document (`a.b[].c`).
+fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                key_paths(x, &p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                key_paths(x, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_string());
+        }
+    }
+}
+
+#[test]
+fn report_json_keeps_every_key_of_the_contract() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, logs) in [("demo", None), ("large", Some("tests/data/large/jsonl"))] {
+        let d = temp_dir(&format!("keys_{name}"));
+        let out = d.join("out");
+        let mut args = vec![
+            "--headless",
+            "--out",
+            out.to_str().unwrap(),
+            "--resamples",
+            "50",
+        ];
+        let logs = logs.map(|l| root.join(l));
+        if let Some(l) = &logs {
+            args.push(l.to_str().unwrap());
+        }
+        assert!(rl_audit(&args).status.success());
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        let mut got = std::collections::BTreeSet::new();
+        key_paths(&r, "", &mut got);
+        let want: std::collections::BTreeSet<String> =
+            std::fs::read_to_string(root.join(format!("tests/data/report-keys-{name}.txt")))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+                .map(str::to_string)
+                .collect();
+        let missing: Vec<_> = want.difference(&got).collect();
+        let added: Vec<_> = got.difference(&want).collect();
+        assert!(missing.is_empty(), "{name}: keys gone: {missing:?}");
+        assert!(
+            added.is_empty(),
+            "{name}: keys not in the contract list: {added:?}"
+        );
+    }
+}

@@ -36,12 +36,15 @@ fn scalar(v: &Value) -> String {
     }
 }
 
-fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// Header and rows as CSV (RFC 4180 quoting by the `csv` crate, which also
+/// quotes `\r`).
+fn write(cols: &[String], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    let _ = w.write_record(cols);
+    for r in rows {
+        let _ = w.write_record(&r);
     }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 fn table(rows: &[Map<String, Value>]) -> String {
@@ -62,21 +65,16 @@ fn table(rows: &[Map<String, Value>]) -> String {
             }
         }
     }
-    let mut s = cols.iter().map(|c| quote(c)).collect::<Vec<_>>().join(",");
-    s.push('\n');
-    for r in &flat {
-        let line: Vec<String> = cols
-            .iter()
+    let lines = flat.iter().map(|r| {
+        cols.iter()
             .map(|c| {
                 r.iter()
                     .find(|(k, _)| k == c)
-                    .map_or(String::new(), |(_, v)| quote(v))
+                    .map_or(String::new(), |(_, v)| v.clone())
             })
-            .collect();
-        s.push_str(&line.join(","));
-        s.push('\n');
-    }
-    s
+            .collect()
+    });
+    write(&cols, lines)
 }
 
 /// (table name, CSV text) for every list of records in the report,

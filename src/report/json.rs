@@ -1,396 +1,824 @@
-//! `report.json` in the SPEC §3.1 layout (schema version 1).
+//! `report.json` in the SPEC §3.1 layout (schema version 1), from typed row
+//! structs: the compiler checks the contract's names; serde writes them.
+//! Non-finite numbers are written as `null` (serde_json's rule), keys in
+//! name order.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::analysis::likelihood::{Summary, BINS};
+use crate::analysis::matched::Half;
+use crate::analysis::recovery::Breakdown;
 use crate::analysis::stats::{Ci, Estimate};
 use crate::analysis::Audit;
 use crate::schema::LogSet;
 
 pub const SCHEMA_VERSION: u64 = 1;
 
-/// A finite number, else null.
-pub fn num(x: f64) -> Value {
-    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
-}
+/// `ci` as `[low, high]`, or `null` (with `ci_degenerate: true` when every
+/// resample agreed): flattened into its row.
+struct CiKeys<'a>(&'a str, Ci);
 
-pub fn opt(x: Option<f64>) -> Value {
-    x.map_or(Value::Null, num)
-}
-
-/// Writes `<key>` (and `<key>_degenerate` when every resample agreed).
-pub fn put_ci(obj: &mut Map<String, Value>, key: &str, ci: Ci) {
-    match ci {
-        Ci::Interval(l, h) => {
-            obj.insert(key.into(), json!([num(l), num(h)]));
+impl Serialize for CiKeys<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match self.1 {
+            Ci::Interval(l, h) => m.serialize_entry(self.0, &[l, h])?,
+            Ci::Degenerate => {
+                m.serialize_entry(self.0, &())?;
+                m.serialize_entry(&format!("{}_degenerate", self.0), &true)?;
+            }
+            Ci::Undefined => m.serialize_entry(self.0, &())?,
         }
-        Ci::Degenerate => {
-            obj.insert(key.into(), Value::Null);
-            obj.insert(format!("{key}_degenerate"), Value::Bool(true));
-        }
-        Ci::Undefined => {
-            obj.insert(key.into(), Value::Null);
-        }
+        m.end()
     }
 }
 
-/// `{"value", "ci"}`.
-pub fn estimate(e: &Estimate) -> Value {
-    let mut m = Map::new();
-    m.insert("value".into(), num(e.value));
-    put_ci(&mut m, "ci", e.ci);
-    Value::Object(m)
+fn ci(c: Ci) -> CiKeys<'static> {
+    CiKeys("ci", c)
 }
 
-fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
+/// `{value, ci}` of an estimate; both null when there is none.
+#[derive(Serialize)]
+struct Est {
+    value: Option<f64>,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+}
+
+fn est(e: &Option<Estimate>) -> Est {
+    match e {
+        Some(e) => Est {
+            value: Some(e.value),
+            ci: ci(e.ci),
+        },
+        None => Est {
+            value: None,
+            ci: ci(Ci::Undefined),
+        },
     }
+}
+
+/// A named figure (`mean_diff`, …) with its `ci`.
+#[derive(Serialize)]
+struct Named<T: Serialize> {
+    #[serde(flatten)]
+    head: T,
+    #[serde(flatten)]
+    figure: BTreeMap<&'static str, Option<f64>>,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+}
+
+fn named<T: Serialize>(head: T, key: &'static str, e: &Option<Estimate>) -> Named<T> {
+    Named {
+        head,
+        figure: BTreeMap::from([(key, e.map(|e| e.value))]),
+        ci: ci(e.map_or(Ci::Undefined, |e| e.ci)),
+    }
+}
+
+/// `{run: x}` for the runs (base, RL) that have the figure.
+fn per_run<'a, T: Copy>(names: [&'a str; 2], v: &[Option<T>; 2]) -> BTreeMap<&'a str, T> {
+    names
+        .iter()
+        .zip(v)
+        .filter_map(|(n, x)| x.map(|x| (*n, x)))
+        .collect()
+}
+
+#[derive(Serialize)]
+struct Inputs<'a> {
+    files: &'a [String],
+    records: BTreeMap<&'static str, u64>,
+    skipped: &'a BTreeMap<&'static str, u64>,
+    unknown_kinds: &'a BTreeMap<String, u64>,
+    ignored_files: &'a [String],
+}
+
+#[derive(Serialize)]
+struct BootstrapSettings {
+    resamples: usize,
+    seed: u64,
+    method: &'static str,
+}
+
+#[derive(Serialize)]
+struct CostSettings {
+    turn: f64,
+    token: f64,
+}
+
+#[derive(Serialize)]
+struct PairRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+}
+
+#[derive(Serialize)]
+struct SettingsOut<'a> {
+    levels: &'a [u32],
+    ks: &'a [u64],
+    bootstrap: BootstrapSettings,
+    gamma: f64,
+    cost: CostSettings,
+    balance: bool,
+    pairs: Vec<PairRow<'a>>,
+    token_budgets: &'a BTreeMap<String, Vec<u64>>,
+}
+
+#[derive(Serialize)]
+struct PassRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    value: Option<f64>,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+    pass_all: Option<f64>,
+    tasks: usize,
+    tasks_left_out: usize,
+}
+
+#[derive(Serialize)]
+struct CurveRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    k: u64,
+    t: u32,
+    value: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct TokenRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    k: u64,
+    tokens: u64,
+    value: Option<f64>,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+    tasks: usize,
+    tasks_left_out: usize,
+}
+
+#[derive(Serialize)]
+struct UpperRow<'a> {
+    benchmark: &'a str,
+    level: u32,
+    value: f64,
+    kind: &'static str,
+    tasks: usize,
+}
+
+#[derive(Serialize)]
+struct UpperCurveRow<'a> {
+    benchmark: &'a str,
+    t: u32,
+    value: f64,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct AdvantageRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    tasks: usize,
+    delta: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+    flip: bool,
+    significant_flip: bool,
+    headroom: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ModeGapRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    k: u64,
+    level: u32,
+    tasks: usize,
+    diff: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+}
+
+#[derive(Serialize)]
+struct SharesCi {
+    better: Option<(f64, f64)>,
+    tie: Option<(f64, f64)>,
+    worse: Option<(f64, f64)>,
+}
+
+#[derive(Serialize)]
+struct TurnOut {
+    turn: u32,
+    states: u64,
+    better: Option<f64>,
+    mean_diff: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct HalfHead {
+    states: u64,
+    better: Option<f64>,
+}
+
+fn half(h: &Half) -> Named<HalfHead> {
+    named(
+        HalfHead {
+            states: h.states,
+            better: h.better,
+        },
+        "mean_diff",
+        &h.mean_diff,
+    )
+}
+
+#[derive(Serialize)]
+struct MatchedHead<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    states: u64,
+    states_by_source: &'a BTreeMap<String, u64>,
+    better: Option<f64>,
+    tie: Option<f64>,
+    worse: Option<f64>,
+    shares_ci: SharesCi,
+    by_turn: Vec<TurnOut>,
+    median_turn: Option<f64>,
+    early: Named<HalfHead>,
+    late: Named<HalfHead>,
+    unscored_states: u64,
+}
+
+#[derive(Serialize)]
+struct BreakdownOut<'a> {
+    #[serde(flatten)]
+    key: BTreeMap<&'static str, Value>,
+    states: u64,
+    better: Option<f64>,
+    correction: BTreeMap<&'a str, f64>,
+    terminal_success: BTreeMap<&'a str, f64>,
+}
+
+fn breakdown<'a>(names: [&'a str; 2], b: &Breakdown, key: &'static str) -> BreakdownOut<'a> {
+    let k = match b.turn {
+        Some(t) => Value::from(t),
+        None => Value::from(b.key.clone()),
+    };
+    BreakdownOut {
+        key: BTreeMap::from([(key, k)]),
+        states: b.states,
+        better: b.better,
+        correction: per_run(names, &b.correction),
+        terminal_success: per_run(names, &b.terminal_success),
+    }
+}
+
+#[derive(Serialize)]
+struct RecoveryRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    states: u64,
+    scored_states: u64,
+    better: Option<f64>,
+    better_ci: Option<(f64, f64)>,
+    correction: BTreeMap<&'a str, Est>,
+    terminal_success: BTreeMap<&'a str, Est>,
+    correction_diff: Est,
+    terminal_success_diff: Est,
+    by_source: Vec<BreakdownOut<'a>>,
+    by_turn: Vec<BreakdownOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct SummaryOut {
+    mean: f64,
+    median: f64,
+    n: u64,
+}
+
+fn summaries<'a>(names: [&'a str; 2], s: &[Option<Summary>; 2]) -> BTreeMap<&'a str, SummaryOut> {
+    names
+        .iter()
+        .zip(s)
+        .filter_map(|(n, x)| {
+            x.map(|x| {
+                (
+                    *n,
+                    SummaryOut {
+                        mean: x.mean,
+                        median: x.median,
+                        n: x.n,
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct HistogramOut<'a> {
+    lo: f64,
+    hi: f64,
+    bins: usize,
+    counts: BTreeMap<&'a str, &'a [u64]>,
+}
+
+#[derive(Serialize)]
+struct LengthHead {
+    tasks: u64,
+    pairs: u64,
+}
+
+#[derive(Serialize)]
+struct LikelihoodRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    step_nll: BTreeMap<&'a str, SummaryOut>,
+    overlap: Option<f64>,
+    llr: BTreeMap<&'a str, SummaryOut>,
+    length_matched: Named<LengthHead>,
+    histogram: Option<HistogramOut<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct DynamicsRow<'a> {
+    run: &'a str,
+    metric: &'a str,
+    checkpoints: u64,
+    first: f64,
+    last: f64,
+    change: f64,
+    slope: Option<f64>,
+    slope_ci: Option<(f64, f64)>,
+}
+
+#[derive(Serialize)]
+struct DivergenceRow<'a> {
+    run: &'a str,
+    divergent: bool,
+    has_metrics: bool,
+}
+
+#[derive(Serialize)]
+struct CostRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    pass: f64,
+    cost: f64,
+    on_frontier: bool,
+}
+
+#[derive(Serialize)]
+struct WinnerRow<'a> {
+    benchmark: &'a str,
+    from_cost: f64,
+    to_cost: Option<f64>,
+    run: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    pass: f64,
+}
+
+#[derive(Serialize)]
+struct RuleRow<'a> {
+    rule: &'static str,
+    checked: u64,
+    violations: u64,
+    rate: Option<f64>,
+    p_value: Option<f64>,
+    examples: &'a [String],
+}
+
+#[derive(Serialize)]
+struct GainRow<'a> {
+    benchmark: &'a str,
+    level: u32,
+    gain: f64,
+    vs: &'a str,
+    modes: &'a BTreeMap<String, &'static str>,
+}
+
+#[derive(Serialize)]
+struct MeanGainRow {
+    level: u32,
+    gain: f64,
+}
+
+#[derive(Serialize)]
+struct BudgetMixRow<'a> {
+    run: &'a str,
+    rules: Vec<RuleRow<'a>>,
+    gains: Vec<GainRow<'a>>,
+    mean_gain: Vec<MeanGainRow>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct FindingRow<'a> {
+    kind: &'static str,
+    #[serde(rename = "where")]
+    place: &'a str,
+    detail: &'a str,
+    severity: &'static str,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+/// The whole report; sections in SPEC §3.1 order (written in key order).
+#[derive(Serialize)]
+struct Report<'a> {
+    schema_version: u64,
+    tool: Tool,
+    inputs: Inputs<'a>,
+    settings: SettingsOut<'a>,
+    pass_at_kt: Vec<PassRow<'a>>,
+    pass_curve: Vec<CurveRow<'a>>,
+    token_budget: Vec<TokenRow<'a>>,
+    upper_bound: Vec<UpperRow<'a>>,
+    upper_bound_curve: Vec<UpperCurveRow<'a>>,
+    advantage: Vec<AdvantageRow<'a>>,
+    mode_gap: Vec<ModeGapRow<'a>>,
+    matched_states: Vec<Named<MatchedHead<'a>>>,
+    error_recovery: Vec<RecoveryRow<'a>>,
+    likelihood: Vec<LikelihoodRow<'a>>,
+    dynamics: Vec<DynamicsRow<'a>>,
+    divergence: Vec<DivergenceRow<'a>>,
+    cost_frontier: Vec<CostRow<'a>>,
+    cost_winners: Vec<WinnerRow<'a>>,
+    budgetmix: Vec<BudgetMixRow<'a>>,
+    notes: &'a [String],
+    /// Beyond SPEC §3.1: the headline, as in the workbench's Overview.
+    findings: Vec<FindingRow<'a>>,
 }
 
 pub fn report(set: &LogSet, audit: &Audit) -> Value {
     let s = &audit.settings;
-    let mut skipped = Map::new();
-    for (k, v) in &set.skipped {
-        skipped.insert((*k).into(), json!(v));
-    }
-    let records: Map<String, Value> = set
-        .record_counts()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), json!(v)))
-        .collect();
     let p = &audit.pass;
-    let pass_at_kt: Vec<Value> = p
-        .cells
-        .iter()
-        .map(|c| {
-            let mut m = object(json!({
-                "benchmark": c.benchmark, "run": c.run, "k": c.k, "level": c.level,
-                "t_mode": c.mode.name(), "value": opt(c.value), "pass_all": opt(c.pass_all),
-                "tasks": c.tasks, "tasks_left_out": c.tasks_left_out,
-            }));
-            put_ci(&mut m, "ci", c.ci);
-            Value::Object(m)
-        })
-        .collect();
-    let pass_curve: Vec<Value> = p
-        .curve
-        .iter()
-        .map(|c| json!({"benchmark": c.benchmark, "run": c.run, "k": c.k, "t": c.t, "value": opt(c.value)}))
-        .collect();
-    let token_budget: Vec<Value> = p
-        .token
-        .iter()
-        .map(|c| {
-            let mut m = object(json!({
-                "benchmark": c.benchmark, "run": c.run, "k": c.k, "tokens": c.tokens,
-                "value": opt(c.value), "tasks": c.tasks, "tasks_left_out": c.tasks_left_out,
-            }));
-            put_ci(&mut m, "ci", c.ci);
-            Value::Object(m)
-        })
-        .collect();
-    let upper_bound: Vec<Value> = p
-        .upper
-        .iter()
-        .map(|u| json!({"benchmark": u.benchmark, "level": u.level, "value": num(u.value), "kind": u.kind, "tasks": u.tasks}))
-        .collect();
-    let upper_bound_curve: Vec<Value> = p
-        .upper_curve
-        .iter()
-        .map(|u| json!({"benchmark": u.benchmark, "t": u.t, "value": num(u.value), "kind": u.kind}))
-        .collect();
-    let advantage: Vec<Value> = p
-        .advantage
-        .iter()
-        .map(|a| {
-            let mut m = object(json!({
-                "benchmark": a.benchmark, "base": a.base, "rl": a.rl, "k": a.k, "level": a.level,
-                "t_mode": a.mode.name(), "tasks": a.tasks, "delta": num(a.delta),
-                "flip": a.flip, "significant_flip": a.significant_flip, "headroom": opt(a.headroom),
-            }));
-            put_ci(&mut m, "ci", a.ci);
-            Value::Object(m)
-        })
-        .collect();
-    let mode_gap: Vec<Value> = p
-        .mode_gap
-        .iter()
-        .map(|g| {
-            let mut m = object(json!({
-                "benchmark": g.benchmark, "run": g.run, "k": g.k, "level": g.level,
-                "tasks": g.tasks, "diff": num(g.diff),
-            }));
-            put_ci(&mut m, "ci", g.ci);
-            Value::Object(m)
-        })
-        .collect();
-    let pairs: Vec<Value> = audit
-        .pairs
-        .iter()
-        .map(|p| json!({"benchmark": p.benchmark, "base": p.base, "rl": p.rl}))
-        .collect();
-    let token_budgets: Map<String, Value> = p
-        .token_budgets
-        .iter()
-        .map(|(b, x)| (b.clone(), json!(x)))
-        .collect();
-    let mut out = Map::new();
-    out.insert("schema_version".into(), json!(SCHEMA_VERSION));
-    out.insert(
-        "tool".into(),
-        json!({"name": "rl-audit", "version": env!("CARGO_PKG_VERSION")}),
-    );
-    out.insert(
-        "inputs".into(),
-        json!({
-            "files": set.files, "records": records, "skipped": skipped,
-            "unknown_kinds": set.unknown_kinds, "ignored_files": set.ignored_files,
-        }),
-    );
-    out.insert(
-        "settings".into(),
-        json!({
-            "levels": s.levels, "ks": p.ks,
-            "bootstrap": {"resamples": s.boot.resamples, "seed": s.boot.seed, "method": s.boot.method.name()},
-            "gamma": num(s.gamma), "cost": {"turn": num(s.cost.turn), "token": num(s.cost.token)},
-            "balance": s.balance, "pairs": pairs, "token_budgets": token_budgets,
-        }),
-    );
-    out.insert("pass_at_kt".into(), Value::Array(pass_at_kt));
-    out.insert("pass_curve".into(), Value::Array(pass_curve));
-    out.insert("token_budget".into(), Value::Array(token_budget));
-    out.insert("upper_bound".into(), Value::Array(upper_bound));
-    out.insert("upper_bound_curve".into(), Value::Array(upper_bound_curve));
-    out.insert("advantage".into(), Value::Array(advantage));
-    out.insert("mode_gap".into(), Value::Array(mode_gap));
-    let (dynamics, divergence) = dynamics(audit);
-    let (frontier, winners) = cost(audit);
-    out.insert("matched_states".into(), Value::Array(matched_states(audit)));
-    out.insert("error_recovery".into(), Value::Array(error_recovery(audit)));
-    out.insert("likelihood".into(), Value::Array(likelihood(audit)));
-    out.insert("dynamics".into(), Value::Array(dynamics));
-    out.insert("divergence".into(), Value::Array(divergence));
-    out.insert("cost_frontier".into(), Value::Array(frontier));
-    out.insert("cost_winners".into(), Value::Array(winners));
-    out.insert("budgetmix".into(), Value::Array(budgetmix(audit)));
-    out.insert("notes".into(), json!(audit.notes));
-    // Beyond SPEC §3.1: the headline, as in the workbench's Overview.
-    let findings: Vec<Value> = super::findings::findings(audit)
-        .into_iter()
-        .map(|f| {
-            json!({"kind": f.kind, "where": f.place, "detail": f.detail,
-                   "severity": f.severity.name()})
-        })
-        .collect();
-    out.insert("findings".into(), Value::Array(findings));
-    Value::Object(out)
-}
-
-fn wilson_ci(ci: Option<(f64, f64)>) -> Value {
-    ci.map_or(Value::Null, |(l, h)| json!([num(l), num(h)]))
-}
-
-fn opt_estimate(e: &Option<Estimate>) -> Value {
-    match e {
-        Some(e) => estimate(e),
-        None => json!({"value": null, "ci": null}),
-    }
-}
-
-/// `{run: {"value", "ci"}}` for the runs that have the figure.
-fn per_run(names: [&str; 2], e: &[Option<Estimate>; 2]) -> Value {
-    let mut m = Map::new();
-    for (name, est) in names.iter().zip(e) {
-        if let Some(est) = est {
-            m.insert(name.to_string(), estimate(est));
-        }
-    }
-    Value::Object(m)
-}
-
-fn per_run_point(names: [&str; 2], v: &[Option<f64>; 2]) -> Value {
-    let mut m = Map::new();
-    for (name, x) in names.iter().zip(v) {
-        if let Some(x) = x {
-            m.insert(name.to_string(), num(*x));
-        }
-    }
-    Value::Object(m)
-}
-
-fn with_ci(mut base: Map<String, Value>, value_key: &str, e: &Option<Estimate>) -> Value {
-    match e {
-        Some(e) => {
-            base.insert(value_key.into(), num(e.value));
-            put_ci(&mut base, "ci", e.ci);
-        }
-        None => {
-            base.insert(value_key.into(), Value::Null);
-            base.insert("ci".into(), Value::Null);
-        }
-    }
-    Value::Object(base)
-}
-
-pub fn matched_states(audit: &Audit) -> Vec<Value> {
-    audit
-        .matched
-        .iter()
-        .map(|m| {
-            let half = |h: &crate::analysis::matched::Half| {
-                with_ci(
-                    object(json!({"states": h.states, "better": opt(h.better)})),
-                    "mean_diff",
-                    &h.mean_diff,
-                )
-            };
-            let base = object(json!({
-                "benchmark": m.benchmark, "base": m.base, "rl": m.rl, "states": m.states,
-                "states_by_source": m.states_by_source,
-                "better": opt(m.better), "tie": opt(m.tie), "worse": opt(m.worse),
-                "shares_ci": {"better": wilson_ci(m.shares_ci[0]), "tie": wilson_ci(m.shares_ci[1]), "worse": wilson_ci(m.shares_ci[2])},
-                "by_turn": m.by_turn.iter().map(|t| json!({"turn": t.turn, "states": t.states, "better": opt(t.better), "mean_diff": opt(t.mean_diff)})).collect::<Vec<_>>(),
-                "median_turn": opt(m.median_turn),
-                "early": half(&m.early), "late": half(&m.late), "unscored_states": m.unscored,
-            }));
-            with_ci(base, "mean_diff", &m.mean_diff)
-        })
-        .collect()
-}
-
-pub fn error_recovery(audit: &Audit) -> Vec<Value> {
-    audit
-        .recovery
-        .iter()
-        .map(|r| {
-            let names = [r.base.as_str(), r.rl.as_str()];
-            let bd = |b: &crate::analysis::recovery::Breakdown, key: &str| {
-                let mut m = object(json!({
-                    "states": b.states, "better": opt(b.better),
-                    "correction": per_run_point(names, &b.correction),
-                    "terminal_success": per_run_point(names, &b.terminal_success),
-                }));
-                match b.turn {
-                    Some(t) => m.insert(key.into(), json!(t)),
-                    None => m.insert(key.into(), json!(b.key)),
+    let found = super::findings::findings(audit);
+    let r = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "rl-audit",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        inputs: Inputs {
+            files: &set.files,
+            records: set.record_counts(),
+            skipped: &set.skipped,
+            unknown_kinds: &set.unknown_kinds,
+            ignored_files: &set.ignored_files,
+        },
+        settings: SettingsOut {
+            levels: &s.levels,
+            ks: &p.ks,
+            bootstrap: BootstrapSettings {
+                resamples: s.boot.resamples,
+                seed: s.boot.seed,
+                method: s.boot.method.name(),
+            },
+            gamma: s.gamma,
+            cost: CostSettings {
+                turn: s.cost.turn,
+                token: s.cost.token,
+            },
+            balance: s.balance,
+            pairs: audit
+                .pairs
+                .iter()
+                .map(|x| PairRow {
+                    benchmark: &x.benchmark,
+                    base: &x.base,
+                    rl: &x.rl,
+                })
+                .collect(),
+            token_budgets: &p.token_budgets,
+        },
+        pass_at_kt: p
+            .cells
+            .iter()
+            .map(|c| PassRow {
+                benchmark: &c.benchmark,
+                run: &c.run,
+                k: c.k,
+                level: c.level,
+                t_mode: c.mode.name(),
+                value: c.value,
+                ci: ci(c.ci),
+                pass_all: c.pass_all,
+                tasks: c.tasks,
+                tasks_left_out: c.tasks_left_out,
+            })
+            .collect(),
+        pass_curve: p
+            .curve
+            .iter()
+            .map(|c| CurveRow {
+                benchmark: &c.benchmark,
+                run: &c.run,
+                k: c.k,
+                t: c.t,
+                value: c.value,
+            })
+            .collect(),
+        token_budget: p
+            .token
+            .iter()
+            .map(|c| TokenRow {
+                benchmark: &c.benchmark,
+                run: &c.run,
+                k: c.k,
+                tokens: c.tokens,
+                value: c.value,
+                ci: ci(c.ci),
+                tasks: c.tasks,
+                tasks_left_out: c.tasks_left_out,
+            })
+            .collect(),
+        upper_bound: p
+            .upper
+            .iter()
+            .map(|u| UpperRow {
+                benchmark: &u.benchmark,
+                level: u.level,
+                value: u.value,
+                kind: u.kind,
+                tasks: u.tasks,
+            })
+            .collect(),
+        upper_bound_curve: p
+            .upper_curve
+            .iter()
+            .map(|u| UpperCurveRow {
+                benchmark: &u.benchmark,
+                t: u.t,
+                value: u.value,
+                kind: u.kind,
+            })
+            .collect(),
+        advantage: p
+            .advantage
+            .iter()
+            .map(|a| AdvantageRow {
+                benchmark: &a.benchmark,
+                base: &a.base,
+                rl: &a.rl,
+                k: a.k,
+                level: a.level,
+                t_mode: a.mode.name(),
+                tasks: a.tasks,
+                delta: a.delta,
+                ci: ci(a.ci),
+                flip: a.flip,
+                significant_flip: a.significant_flip,
+                headroom: a.headroom,
+            })
+            .collect(),
+        mode_gap: p
+            .mode_gap
+            .iter()
+            .map(|g| ModeGapRow {
+                benchmark: &g.benchmark,
+                run: &g.run,
+                k: g.k,
+                level: g.level,
+                tasks: g.tasks,
+                diff: g.diff,
+                ci: ci(g.ci),
+            })
+            .collect(),
+        matched_states: audit
+            .matched
+            .iter()
+            .map(|m| {
+                let head = MatchedHead {
+                    benchmark: &m.benchmark,
+                    base: &m.base,
+                    rl: &m.rl,
+                    states: m.states,
+                    states_by_source: &m.states_by_source,
+                    better: m.better,
+                    tie: m.tie,
+                    worse: m.worse,
+                    shares_ci: SharesCi {
+                        better: m.shares_ci[0],
+                        tie: m.shares_ci[1],
+                        worse: m.shares_ci[2],
+                    },
+                    by_turn: m
+                        .by_turn
+                        .iter()
+                        .map(|t| TurnOut {
+                            turn: t.turn,
+                            states: t.states,
+                            better: t.better,
+                            mean_diff: t.mean_diff,
+                        })
+                        .collect(),
+                    median_turn: m.median_turn,
+                    early: half(&m.early),
+                    late: half(&m.late),
+                    unscored_states: m.unscored,
                 };
-                Value::Object(m)
-            };
-            json!({
-                "benchmark": r.benchmark, "base": r.base, "rl": r.rl, "states": r.states,
-                "scored_states": r.scored,
-                "better": opt(r.better), "better_ci": wilson_ci(r.better_ci),
-                "correction": per_run(names, &r.correction),
-                "terminal_success": per_run(names, &r.terminal_success),
-                "correction_diff": opt_estimate(&r.correction_diff),
-                "terminal_success_diff": opt_estimate(&r.terminal_success_diff),
-                "by_source": r.by_source.iter().map(|b| bd(b, "source")).collect::<Vec<_>>(),
-                "by_turn": r.by_turn.iter().map(|b| bd(b, "turn")).collect::<Vec<_>>(),
+                named(head, "mean_diff", &m.mean_diff)
             })
-        })
-        .collect()
-}
-
-pub fn likelihood(audit: &Audit) -> Vec<Value> {
-    use crate::analysis::likelihood::Summary;
-    let summ = |names: [&str; 2], s: &[Option<Summary>; 2]| {
-        let mut m = Map::new();
-        for (n, x) in names.iter().zip(s) {
-            if let Some(x) = x {
-                m.insert(
-                    n.to_string(),
-                    json!({"mean": num(x.mean), "median": num(x.median), "n": x.n}),
-                );
-            }
-        }
-        Value::Object(m)
+            .collect(),
+        error_recovery: audit
+            .recovery
+            .iter()
+            .map(|r| {
+                let names = [r.base.as_str(), r.rl.as_str()];
+                let ests = |e: &[Option<Estimate>; 2]| {
+                    names
+                        .iter()
+                        .zip(e)
+                        .filter(|(_, x)| x.is_some())
+                        .map(|(n, x)| (*n, est(x)))
+                        .collect()
+                };
+                RecoveryRow {
+                    benchmark: &r.benchmark,
+                    base: &r.base,
+                    rl: &r.rl,
+                    states: r.states,
+                    scored_states: r.scored,
+                    better: r.better,
+                    better_ci: r.better_ci,
+                    correction: ests(&r.correction),
+                    terminal_success: ests(&r.terminal_success),
+                    correction_diff: est(&r.correction_diff),
+                    terminal_success_diff: est(&r.terminal_success_diff),
+                    by_source: r
+                        .by_source
+                        .iter()
+                        .map(|b| breakdown(names, b, "source"))
+                        .collect(),
+                    by_turn: r
+                        .by_turn
+                        .iter()
+                        .map(|b| breakdown(names, b, "turn"))
+                        .collect(),
+                }
+            })
+            .collect(),
+        likelihood: audit
+            .likelihood
+            .iter()
+            .map(|l| {
+                let names = [l.base.as_str(), l.rl.as_str()];
+                LikelihoodRow {
+                    benchmark: &l.benchmark,
+                    base: &l.base,
+                    rl: &l.rl,
+                    step_nll: summaries(names, &l.step_nll),
+                    overlap: l.overlap,
+                    llr: summaries(names, &l.llr),
+                    length_matched: named(
+                        LengthHead {
+                            tasks: l.length_matched.tasks,
+                            pairs: l.length_matched.pairs,
+                        },
+                        "mean_diff",
+                        &l.length_matched.mean_diff,
+                    ),
+                    histogram: l.histogram.as_ref().map(|h| HistogramOut {
+                        lo: h.lo,
+                        hi: h.hi,
+                        bins: BINS,
+                        counts: BTreeMap::from([
+                            (names[0], h.counts[0].as_slice()),
+                            (names[1], h.counts[1].as_slice()),
+                        ]),
+                    }),
+                    notes: &l.notes,
+                }
+            })
+            .collect(),
+        dynamics: audit
+            .dynamics
+            .iter()
+            .map(|t| DynamicsRow {
+                run: &t.run,
+                metric: &t.metric,
+                checkpoints: t.checkpoints,
+                first: t.first,
+                last: t.last,
+                change: t.change,
+                slope: t.slope,
+                slope_ci: t.slope_ci,
+            })
+            .collect(),
+        divergence: audit
+            .divergence
+            .iter()
+            .map(|d| DivergenceRow {
+                run: &d.run,
+                divergent: d.divergent,
+                has_metrics: d.has_metrics,
+            })
+            .collect(),
+        cost_frontier: audit
+            .cost_frontier
+            .iter()
+            .map(|x| CostRow {
+                benchmark: &x.benchmark,
+                run: &x.run,
+                k: x.k,
+                level: x.level,
+                t_mode: x.mode.name(),
+                pass: x.pass,
+                cost: x.cost,
+                on_frontier: x.on_frontier,
+            })
+            .collect(),
+        cost_winners: audit
+            .cost_winners
+            .iter()
+            .map(|w| WinnerRow {
+                benchmark: &w.benchmark,
+                from_cost: w.from_cost,
+                to_cost: w.to_cost,
+                run: &w.run,
+                k: w.k,
+                level: w.level,
+                t_mode: w.mode.name(),
+                pass: w.pass,
+            })
+            .collect(),
+        budgetmix: audit
+            .budgetmix
+            .iter()
+            .map(|b| BudgetMixRow {
+                run: &b.run,
+                rules: b
+                    .rules
+                    .iter()
+                    .map(|r| RuleRow {
+                        rule: r.rule,
+                        checked: r.checked,
+                        violations: r.violations,
+                        rate: r.rate(),
+                        p_value: r.p_value,
+                        examples: &r.examples,
+                    })
+                    .collect(),
+                gains: b
+                    .gains
+                    .iter()
+                    .map(|g| GainRow {
+                        benchmark: &g.benchmark,
+                        level: g.level,
+                        gain: g.gain,
+                        vs: &g.vs,
+                        modes: &g.modes,
+                    })
+                    .collect(),
+                mean_gain: b
+                    .mean_gain
+                    .iter()
+                    .map(|(l, g)| MeanGainRow {
+                        level: *l,
+                        gain: *g,
+                    })
+                    .collect(),
+                notes: &b.notes,
+            })
+            .collect(),
+        notes: &audit.notes,
+        findings: found
+            .iter()
+            .map(|f| FindingRow {
+                kind: f.kind,
+                place: &f.place,
+                detail: &f.detail,
+                severity: f.severity.name(),
+            })
+            .collect(),
     };
-    audit
-        .likelihood
-        .iter()
-        .map(|l| {
-            let names = [l.base.as_str(), l.rl.as_str()];
-            let lm = with_ci(
-                object(json!({"tasks": l.length_matched.tasks, "pairs": l.length_matched.pairs})),
-                "mean_diff",
-                &l.length_matched.mean_diff,
-            );
-            json!({
-                "benchmark": l.benchmark, "base": l.base, "rl": l.rl,
-                "step_nll": summ(names, &l.step_nll), "overlap": opt(l.overlap),
-                "llr": summ(names, &l.llr), "length_matched": lm,
-                "histogram": l.histogram.as_ref().map(|h| json!({
-                    "lo": num(h.lo), "hi": num(h.hi), "bins": crate::analysis::likelihood::BINS,
-                    "counts": {names[0]: h.counts[0], names[1]: h.counts[1]},
-                })),
-                "notes": l.notes,
-            })
-        })
-        .collect()
-}
-
-pub fn dynamics(audit: &Audit) -> (Vec<Value>, Vec<Value>) {
-    let d = audit
-        .dynamics
-        .iter()
-        .map(|t| {
-            json!({
-                "run": t.run, "metric": t.metric, "checkpoints": t.checkpoints,
-                "first": num(t.first), "last": num(t.last), "change": num(t.change),
-                "slope": opt(t.slope), "slope_ci": wilson_ci(t.slope_ci),
-            })
-        })
-        .collect();
-    let v = audit
-        .divergence
-        .iter()
-        .map(|d| json!({"run": d.run, "divergent": d.divergent, "has_metrics": d.has_metrics}))
-        .collect();
-    (d, v)
-}
-
-pub fn cost(audit: &Audit) -> (Vec<Value>, Vec<Value>) {
-    let f = audit
-        .cost_frontier
-        .iter()
-        .map(|p| {
-            json!({
-                "benchmark": p.benchmark, "run": p.run, "k": p.k, "level": p.level,
-                "t_mode": p.mode.name(), "pass": num(p.pass), "cost": num(p.cost), "on_frontier": p.on_frontier,
-            })
-        })
-        .collect();
-    let w = audit
-        .cost_winners
-        .iter()
-        .map(|w| {
-            json!({
-                "benchmark": w.benchmark, "from_cost": num(w.from_cost), "to_cost": opt(w.to_cost),
-                "run": w.run, "k": w.k, "level": w.level, "t_mode": w.mode.name(), "pass": num(w.pass),
-            })
-        })
-        .collect();
-    (f, w)
-}
-
-pub fn budgetmix(audit: &Audit) -> Vec<Value> {
-    audit
-        .budgetmix
-        .iter()
-        .map(|b| {
-            json!({
-                "run": b.run,
-                "rules": b.rules.iter().map(|r| json!({
-                    "rule": r.rule, "checked": r.checked, "violations": r.violations,
-                    "rate": opt(r.rate()), "p_value": opt(r.p_value), "examples": r.examples,
-                })).collect::<Vec<_>>(),
-                "gains": b.gains.iter().map(|g| json!({
-                    "benchmark": g.benchmark, "level": g.level, "gain": num(g.gain), "vs": g.vs, "modes": g.modes,
-                })).collect::<Vec<_>>(),
-                "mean_gain": b.mean_gain.iter().map(|(l, g)| json!({"level": l, "gain": num(*g)})).collect::<Vec<_>>(),
-                "notes": b.notes,
-            })
-        })
-        .collect()
+    serde_json::to_value(&r).unwrap_or(Value::Null)
 }
