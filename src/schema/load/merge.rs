@@ -1,0 +1,396 @@
+//! Merging chunk-local sets in file order, and the checks that span records.
+
+use super::*;
+
+pub(super) fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
+    let zeros = vec![0u64; names.len()];
+    merge_into(LogSet::default(), &zeros, &zeros, chunks, names, opts)
+}
+
+/// Adds parsed chunks to a set: `lines[f]` lines and `records[f]` records
+/// of file f are already in it. Then the cross-record checks over all.
+pub(crate) fn merge_into(
+    mut out: LogSet,
+    lines: &[u64],
+    records: &[u64],
+    chunks: Vec<Chunk>,
+    names: &[String],
+    opts: &LoadOptions,
+) -> Result<LogSet> {
+    out.files = names.to_vec();
+    for r in SkipReason::ALL {
+        out.skipped.entry(r.name()).or_insert(0);
+    }
+    let mut per_file_records = records.to_vec();
+    let mut first_error: Option<(Loc, RecordError)> = None;
+    let mut line_base = lines.to_vec();
+    let mut total = out.trajectories.len() as u64
+        + out.probes.len() as u64
+        + out.checkpoints.len() as u64
+        + out.run_decls.len() as u64;
+    // Room for everything at once: growing by doubling would copy the
+    // largest vectors (steps, log-probabilities) several times.
+    let sum = |f: &dyn Fn(&LogSet) -> usize| chunks.iter().map(|c| f(&c.set)).sum::<usize>();
+    out.trajectories
+        .reserve_exact(sum(&|s| s.trajectories.len()));
+    out.steps.reserve_exact(sum(&|s| s.steps.len()));
+    out.logps.reserve_exact(sum(&|s| s.logps.len()));
+    out.probes.reserve_exact(sum(&|s| s.probes.len()));
+    out.candidates.reserve_exact(sum(&|s| s.candidates.len()));
+    for c in chunks {
+        let base = line_base[c.file as usize];
+        line_base[c.file as usize] += c.lines;
+        per_file_records[c.file as usize] += c.records;
+        total += c.records;
+        if total > MAX_RECORDS {
+            return Err(Error::file(
+                &names[c.file as usize],
+                format!("more than {MAX_RECORDS} records in the log set; split it (see README: going past one machine)"),
+            ));
+        }
+        if let Some(l) = c.too_long {
+            return Err(Error::file(
+                &names[c.file as usize],
+                format!("line {}: longer than {} MiB", base + l, MAX_LINE >> 20),
+            ));
+        }
+        for (line, e) in c.errors {
+            let loc = Loc {
+                file: c.file,
+                line: base + line,
+            };
+            if opts.lenient {
+                *out.skipped.entry(e.reason.name()).or_default() += 1;
+            } else if first_error.is_none() {
+                first_error = Some((loc, e));
+            }
+        }
+        append(&mut out, c.set, base);
+    }
+    // Records read on from several files (--follow) go back into file order,
+    // the order a full load has them in.
+    if !out.trajectories.is_sorted_by_key(|t| t.loc) {
+        out.trajectories.sort_by_key(|t| t.loc);
+    }
+    if !out.probes.is_sorted_by_key(|p| p.loc) {
+        out.probes.sort_by_key(|p| p.loc);
+    }
+    if !out.checkpoints.is_sorted_by_key(|c| c.loc) {
+        out.checkpoints.sort_by_key(|c| c.loc);
+    }
+    if !out.run_decls.is_sorted_by_key(|d| d.loc) {
+        out.run_decls.sort_by_key(|d| d.loc);
+    }
+    if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
+        return Err(Error::file(&names[i], "no records (the file is empty)"));
+    }
+    let limit = first_error.as_ref().map(|(l, _)| *l);
+    if let Some((loc, e)) = cross_checks(&mut out, opts.lenient, limit) {
+        return Err(record_error(names, loc, e));
+    }
+    if let Some((loc, e)) = first_error {
+        return Err(record_error(names, loc, e));
+    }
+    canonicalize_ids(&mut out);
+    Ok(out)
+}
+
+pub(super) fn record_error(names: &[String], loc: Loc, error: RecordError) -> Error {
+    Error::Record {
+        file: names[loc.file as usize].clone(),
+        line: loc.line,
+        error,
+    }
+}
+
+/// Appends a chunk-local set, renumbering ids, spans and lines.
+pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
+    let map: Vec<Id> = (0..set.strings.len() as Id)
+        .map(|i| out.strings.intern(set.strings.name(i)))
+        .collect();
+    remap_ids(&mut set, &map);
+    let shift = |s: Span, by: usize| Span {
+        start: s.start + by as u32,
+        len: s.len,
+    };
+    let (steps0, logp0, cand0, met0) = (
+        out.steps.len(),
+        out.logps.len(),
+        out.candidates.len(),
+        out.metrics.len(),
+    );
+    out.logps.extend(set.logps);
+    out.steps.extend(set.steps.into_iter().map(|mut s| {
+        s.logp = shift(s.logp, logp0);
+        s
+    }));
+    out.candidates.extend(set.candidates);
+    out.metrics.extend(set.metrics);
+    out.trajectories
+        .extend(set.trajectories.into_iter().map(|mut t| {
+            t.loc.line += line_base;
+            t.steps = t.steps.map(|s| shift(s, steps0));
+            t
+        }));
+    out.probes.extend(set.probes.into_iter().map(|mut p| {
+        p.loc.line += line_base;
+        p.candidates = shift(p.candidates, cand0);
+        p
+    }));
+    out.checkpoints
+        .extend(set.checkpoints.into_iter().map(|mut c| {
+            c.loc.line += line_base;
+            c.metrics = shift(c.metrics, met0);
+            c
+        }));
+    out.run_decls.extend(set.run_decls.into_iter().map(|mut d| {
+        d.loc.line += line_base;
+        d
+    }));
+    out.aggregates.extend(set.aggregates);
+    for (k, n) in set.unknown_kinds {
+        *out.unknown_kinds.entry(k).or_default() += n;
+    }
+}
+
+/// Rewrites every interned id of a set: `map[old] = new`.
+pub(super) fn remap_ids(set: &mut LogSet, map: &[Id]) {
+    let m = |id: Id| map[id as usize];
+    for (r, _) in &mut set.logps {
+        *r = m(*r);
+    }
+    for c in &mut set.candidates {
+        c.run = m(c.run);
+    }
+    for (k, _) in &mut set.metrics {
+        *k = m(*k);
+    }
+    for t in &mut set.trajectories {
+        t.run = m(t.run);
+        t.method = t.method.map(m);
+        t.benchmark = m(t.benchmark);
+        t.task = m(t.task);
+        t.group = t.group.map(m);
+    }
+    for p in &mut set.probes {
+        p.benchmark = m(p.benchmark);
+        p.task = m(p.task);
+        p.state = m(p.state);
+        p.source = m(p.source);
+    }
+    for c in &mut set.checkpoints {
+        c.run = m(c.run);
+    }
+    for d in &mut set.run_decls {
+        d.run = m(d.run);
+        d.method = m(d.method);
+    }
+    for a in &mut set.aggregates {
+        a.benchmark = m(a.benchmark);
+        a.run = m(a.run);
+        a.method = a.method.map(m);
+        a.task = m(a.task);
+    }
+    set.run_methods = std::mem::take(&mut set.run_methods)
+        .into_iter()
+        .map(|(r, x)| (m(r), m(x)))
+        .collect();
+}
+
+/// Numbers the names in sorted order, so that everything ordered by id is
+/// ordered by name, however the set was built (one load, or a load and what
+/// `--follow` read on).
+pub(super) fn canonicalize_ids(set: &mut LogSet) {
+    let n = set.strings.len() as Id;
+    let mut order: Vec<Id> = (0..n).collect();
+    order.sort_by(|&a, &b| set.strings.name(a).cmp(set.strings.name(b)));
+    if order.iter().enumerate().all(|(i, &o)| i as Id == o) {
+        return;
+    }
+    let mut sorted = crate::schema::Interner::default();
+    let mut map = vec![0 as Id; n as usize];
+    for &old in &order {
+        map[old as usize] = sorted.intern(set.strings.name(old));
+    }
+    remap_ids(set, &map);
+    set.strings = sorted;
+}
+
+/// Checks that span records, in file order: one method per run, one explicit
+/// `max_budget` and `min_turns` per task, no duplicate trajectories. In strict
+/// mode returns the first violation before `limit`; in lenient mode drops the
+/// offending records and counts them.
+pub(super) fn cross_checks(
+    set: &mut LogSet,
+    lenient: bool,
+    limit: Option<Loc>,
+) -> Option<(Loc, RecordError)> {
+    // Events in file order: run declarations and trajectories.
+    let mut order: Vec<(Loc, bool, usize)> = set
+        .run_decls
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.loc, true, i))
+        .chain(
+            set.trajectories
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.loc, false, i)),
+        )
+        .collect();
+    order.sort_unstable_by_key(|x| x.0);
+    let mut methods: FastMap<Id, (Id, Loc)> = FastMap::default();
+    let mut max_budgets: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
+    let mut min_turns: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
+    type DupKey = (Id, Id, Id, u32, i64, Option<i64>, Option<Id>);
+    let mut seen: FastMap<DupKey, Loc> = FastMap::default();
+    let mut drop_decl = vec![false; set.run_decls.len()];
+    let mut drop_traj = vec![false; set.trajectories.len()];
+    for (loc, is_decl, i) in order {
+        if !lenient && limit.is_some_and(|l| loc >= l) {
+            break;
+        }
+        let check = if is_decl {
+            let d = &set.run_decls[i];
+            check_method(&set.strings, &mut methods, d.run, d.method, loc)
+        } else {
+            let t = &set.trajectories[i];
+            let key = (t.benchmark, t.task);
+            let dup_key = t.sample.map(|s| {
+                (
+                    t.run,
+                    t.benchmark,
+                    t.task,
+                    t.budget,
+                    s,
+                    t.train_step,
+                    t.group,
+                )
+            });
+            let mut r = Ok(());
+            if let Some(m) = t.method {
+                r = check_method(&set.strings, &mut methods, t.run, m, loc);
+            }
+            if r.is_ok() {
+                if let Some(mb) = t.max_budget {
+                    r = check_same(&mut max_budgets, key, mb, loc, "max_budget");
+                }
+            }
+            if r.is_ok() {
+                if let Some(mt) = t.min_turns {
+                    r = check_same(&mut min_turns, key, mt, loc, "min_turns");
+                }
+            }
+            if r.is_ok() {
+                if let Some(k) = dup_key {
+                    match seen.entry(k) {
+                        Entry::Occupied(e) => {
+                            r = Err((
+                                *e.get(),
+                                RecordError::new(
+                                    SkipReason::Duplicate,
+                                    "sample",
+                                    "duplicate trajectory",
+                                ),
+                            ))
+                        }
+                        Entry::Vacant(e) => {
+                            e.insert(loc);
+                        }
+                    }
+                }
+            }
+            r
+        };
+        if let Err((prev, mut e)) = check {
+            e.message = format!("{} (first seen at {})", e.message, set.loc_text(prev));
+            if !lenient {
+                return Some((loc, e));
+            }
+            *set.skipped.entry(e.reason.name()).or_default() += 1;
+            if is_decl {
+                drop_decl[i] = true;
+            } else {
+                drop_traj[i] = true;
+            }
+        }
+    }
+    if lenient {
+        let mut i = 0;
+        set.trajectories.retain(|_| {
+            i += 1;
+            !drop_traj[i - 1]
+        });
+        let mut i = 0;
+        set.run_decls.retain(|_| {
+            i += 1;
+            !drop_decl[i - 1]
+        });
+    }
+    set.run_methods = methods
+        .into_iter()
+        .map(|(r, (m, _))| (r, m))
+        .collect::<BTreeMap<_, _>>();
+    for a in &set.aggregates {
+        if let Some(m) = a.method {
+            set.run_methods.entry(a.run).or_insert(m);
+        }
+    }
+    None
+}
+
+pub(super) type Check = std::result::Result<(), (Loc, RecordError)>;
+
+pub(super) fn check_method(
+    strings: &crate::schema::Interner,
+    methods: &mut FastMap<Id, (Id, Loc)>,
+    run: Id,
+    method: Id,
+    loc: Loc,
+) -> Check {
+    match methods.entry(run) {
+        Entry::Occupied(e) if e.get().0 != method => Err((
+            e.get().1,
+            RecordError::impossible(
+                "method",
+                format!(
+                    "run {:?} is declared as method {:?} elsewhere, this record says {:?}",
+                    strings.name(run),
+                    strings.name(e.get().0),
+                    strings.name(method)
+                ),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((method, loc));
+            Ok(())
+        }
+    }
+}
+
+pub(super) fn check_same(
+    map: &mut FastMap<(Id, Id), (u32, Loc)>,
+    key: (Id, Id),
+    v: u32,
+    loc: Loc,
+    field: &str,
+) -> Check {
+    match map.entry(key) {
+        Entry::Occupied(e) if e.get().0 != v => Err((
+            e.get().1,
+            RecordError::impossible(
+                field,
+                format!(
+                    "{v} differs from this task's {field} {} given elsewhere",
+                    e.get().0
+                ),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((v, loc));
+            Ok(())
+        }
+    }
+}

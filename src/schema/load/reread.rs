@@ -1,0 +1,145 @@
+//! Re-reading one record on demand (the trajectory view): streamed from
+//! plain files, decoded once and kept for compressed ones.
+
+use super::*;
+
+/// Re-reads one record (a trajectory's text for the browser): `name` as
+/// listed in [`LogSet::files`], `line` its 1-based record number.
+pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
+    read_record_from(name, line, None)
+}
+
+impl LogSet {
+    /// Re-reads the record at `loc` from where it was loaded: its file, or
+    /// the embedded bytes it came from (the bundled demo).
+    pub fn read_record(&self, loc: Loc) -> Result<serde_json::Value> {
+        let embedded = self.embedded.get(loc.file as usize).copied().flatten();
+        read_record_from(self.file_name(loc), loc.line, embedded)
+    }
+}
+
+pub(super) fn read_record_from(
+    name: &str,
+    line: u64,
+    embedded: Option<&[u8]>,
+) -> Result<serde_json::Value> {
+    let path = Path::new(name);
+    let fmt = format_of(path).ok_or_else(|| Error::file(name, "not a log file"))?;
+    let gone = || {
+        Error::file(
+            name,
+            format!("line {line} is gone (was the file rewritten?)"),
+        )
+    };
+    let parse = |text: &[u8]| {
+        serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
+    };
+    if fmt == Format::Parquet {
+        return match embedded {
+            Some(b) => crate::schema::parquet::read_row(name, b, line),
+            None => {
+                let raw = std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?;
+                crate::schema::parquet::read_row(name, &raw, line)
+            }
+        };
+    }
+    if fmt == Format::Json && embedded.is_none() {
+        if let Some(v) = crate::schema::rllm::reread(path)? {
+            return Ok(v);
+        }
+    }
+    if fmt == Format::Jsonl && embedded.is_none() {
+        // Plain text: stream to the line, holding one buffer at a time.
+        let file = std::fs::File::open(path).map_err(|e| Error::file(name, io_text(&e)))?;
+        let text = nth_line(std::io::BufReader::with_capacity(1 << 20, file), line)
+            .map_err(|e| Error::file(name, io_text(&e)))?
+            .ok_or_else(gone)?;
+        return parse(&text);
+    }
+    // Compressed (or embedded): decode once, then keep the text and its line
+    // starts for the next record of the same file.
+    let cached = RECENT.lock().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|r| r.name == name && r.stamp == stamp(path))
+            .map(|r| r.text.clone())
+    });
+    let text = match cached {
+        Some(t) => t,
+        None => {
+            let raw = match embedded {
+                Some(b) => b.to_vec(),
+                None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
+            };
+            let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
+                Decoded::Lines(b, _) => b,
+                Decoded::Parsed(_) | Decoded::Skip(_) => {
+                    return Err(Error::file(name, "cannot re-read this record"))
+                }
+            };
+            let mut starts = vec![0usize];
+            starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
+            let t = std::sync::Arc::new((bytes, starts));
+            if let Ok(mut c) = RECENT.lock() {
+                *c = Some(Recent {
+                    name: name.to_string(),
+                    stamp: stamp(path),
+                    text: t.clone(),
+                });
+            }
+            t
+        }
+    };
+    let (bytes, starts) = (&text.0, &text.1);
+    let i = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
+    let start = *starts
+        .get(i)
+        .filter(|&&s| s < bytes.len())
+        .ok_or_else(gone)?;
+    let end = starts.get(i + 1).map_or(bytes.len(), |e| e - 1);
+    parse(&bytes[start..end])
+}
+
+/// The most recently decoded compressed file, for the trajectory browser.
+pub(super) struct Recent {
+    name: String,
+    stamp: Option<(std::time::SystemTime, u64)>,
+    text: std::sync::Arc<(Vec<u8>, Vec<usize>)>,
+}
+
+pub(super) static RECENT: std::sync::Mutex<Option<Recent>> = std::sync::Mutex::new(None);
+
+/// A file's modification time and size: a cached copy is used only while
+/// they are unchanged.
+pub(crate) fn stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+/// Line `line` (1-based) of a text stream, without its newline.
+pub(super) fn nth_line(
+    mut r: impl std::io::BufRead,
+    line: u64,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut seen = 1u64;
+    let mut out = Vec::new();
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((seen == line && !out.is_empty()).then_some(out));
+        }
+        let n = buf.len();
+        let mut pos = 0;
+        while let Some(i) = memchr::memchr(b'\n', &buf[pos..]) {
+            if seen == line {
+                out.extend_from_slice(&buf[pos..pos + i]);
+                return Ok(Some(out));
+            }
+            seen += 1;
+            pos += i + 1;
+        }
+        if seen == line {
+            out.extend_from_slice(&buf[pos..]);
+        }
+        r.consume(n);
+    }
+}
