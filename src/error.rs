@@ -114,3 +114,12 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// An I/O error as a message names it: plain words for the common cases.
+pub fn io_text(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}

@@ -7,7 +7,15 @@
 //! and `G` end the episode; entering `G` pays 1. When slippery, the intended
 //! direction and the two perpendicular ones each happen with probability 1/3.
 
-use crate::schema::FrozenLakeSpec;
+/// SPEC §1.2 `frozenlake` object of a probe: a map, the agent's cell, the
+/// steps it has left, and whether the ice is slippery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrozenLakeSpec {
+    pub map: Vec<String>,
+    pub pos: usize,
+    pub steps_left: u32,
+    pub slippery: bool,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lake {

@@ -229,14 +229,7 @@ impl Step {
     }
 }
 
-/// SPEC §1.2 `frozenlake` object of a probe.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FrozenLakeSpec {
-    pub map: Vec<String>,
-    pub pos: usize,
-    pub steps_left: u32,
-    pub slippery: bool,
-}
+pub use crate::env::frozenlake::FrozenLakeSpec;
 
 /// SPEC §1.2: one evaluated state with candidate next actions.
 #[derive(Debug, Clone)]

@@ -183,7 +183,7 @@ fn meta_path(episode: &Path) -> Option<PathBuf> {
 }
 
 fn read_meta(path: &Path) -> Result<Value, String> {
-    let raw = std::fs::read(path).map_err(|e| super::load::io_text(&e))?;
+    let raw = std::fs::read(path).map_err(|e| crate::error::io_text(&e))?;
     serde_json::from_slice(&raw).map_err(|e| format!("invalid JSON: {e}"))
 }
 
@@ -334,7 +334,7 @@ pub fn prepare(
         .par_iter()
         .map(|p| {
             let v = std::fs::read(p)
-                .map_err(|e| super::load::io_text(&e))
+                .map_err(|e| crate::error::io_text(&e))
                 .and_then(|raw| {
                     serde_json::from_slice::<Value>(&raw).map_err(|e| format!("invalid JSON: {e}"))
                 });

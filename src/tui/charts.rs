@@ -8,10 +8,10 @@ use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 use super::app::App;
-use super::draw::lines_box;
 use super::select::current;
 use super::theme::Theme;
 use super::views::cost;
+use super::widgets::lines_box;
 use crate::jobs::Loaded;
 
 /// (legend name, points, how to draw them).

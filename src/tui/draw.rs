@@ -14,6 +14,7 @@ use super::select::current;
 use super::table::TableData;
 use super::theme::Theme;
 use super::views::{analyses, budget, overview};
+use super::widgets::lines_box;
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
 
@@ -278,13 +279,6 @@ pub fn table(
         .highlight_symbol("▶");
     let mut state = TableState::default().with_selected(selected.filter(|_| n > 0));
     f.render_stateful_widget(widget, area, &mut state);
-}
-
-pub fn lines_box(f: &mut Frame, area: Rect, title: &str, lines: Vec<String>) {
-    let p = Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
-        .wrap(Wrap { trim: true })
-        .block(Block::bordered().title(title.to_string()));
-    f.render_widget(p, area);
 }
 
 fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {

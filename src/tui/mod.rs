@@ -10,6 +10,7 @@ pub mod select;
 pub mod table;
 pub mod theme;
 pub mod views;
+pub mod widgets;
 
 use std::time::{Duration, Instant};
 

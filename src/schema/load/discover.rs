@@ -124,11 +124,3 @@ pub(super) fn walk(
     }
     Ok(())
 }
-
-pub(crate) fn io_text(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
-}

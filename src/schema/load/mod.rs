@@ -20,9 +20,10 @@ mod merge;
 mod parse;
 mod reread;
 
+pub(crate) use crate::error::io_text;
 pub(crate) use decode::*;
 pub use discover::{discover, is_log_file};
-pub(crate) use discover::{format_of, io_text, Format};
+pub(crate) use discover::{format_of, Format};
 pub(crate) use merge::*;
 pub(crate) use parse::*;
 pub use reread::read_record;
@@ -69,7 +70,7 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<LogSet> {
 }
 
 /// [`load`], also noting how far each file was read, so that a later
-/// `--follow` load can read only what was appended ([`super::follow`]).
+/// `--follow` load can read only what was appended (`schema::follow`).
 pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tracked)> {
     let mut notes = Vec::new();
     let mut ignored = Vec::new();
