@@ -57,6 +57,13 @@ pub struct Cli {
     /// Interval method.
     #[arg(long, value_enum, default_value_t = CiChoice::Percentile)]
     pub ci: CiChoice,
+    /// Family-wise adjustment of the advantage cells' p-values (SPEC §4.2).
+    #[arg(long, value_enum, default_value_t = AdjustChoice::Maxt)]
+    pub adjust: AdjustChoice,
+    /// Equivalence margin in percentage points: a cell whose 90% interval lies
+    /// within ±P is `equivalent` (TOST at 5%).
+    #[arg(long, value_name = "P", default_value_t = 5.0, value_parser = parse_min_effect)]
+    pub min_effect: f64,
     /// Cost model: price of a turn and of a generated token.
     #[arg(long, default_value = "turn=1,token=0", value_parser = parse_cost)]
     pub cost: CostModel,
@@ -85,7 +92,7 @@ pub struct Cli {
     /// shards summarized in parallel elsewhere can then be audited together.
     #[arg(long, value_name = "OUT.parquet")]
     pub summarize: Option<PathBuf>,
-    /// Headless gate (repeatable): flip, budgetmix, or "advantage<X@L".
+    /// Headless gate (repeatable): flip (after adjustment), flip-unadjusted, budgetmix, "inconclusive@L" or "advantage<X@L".
     #[arg(long, value_name = "GATE", value_parser = parse_gate)]
     pub fail_on: Vec<Gate>,
 }
@@ -97,11 +104,35 @@ pub enum CiChoice {
     Bca,
 }
 
+/// `--adjust`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AdjustChoice {
+    /// single-step max-|t| (Romano–Wolf), with simultaneous intervals
+    Maxt,
+    /// Holm's step-down
+    Holm,
+    /// Benjamini–Hochberg step-up
+    Bh,
+    /// no adjustment
+    None,
+}
+
+fn parse_min_effect(s: &str) -> std::result::Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0 && *x < 100.0)
+        .ok_or_else(|| format!("{s:?}: the margin is in points, more than 0 and less than 100"))
+}
+
 /// A `--fail-on` gate.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Gate {
-    /// Any significant flip.
+    /// Any flip significant after the family-wise adjustment (§4.2).
     Flip,
+    /// Any flip whose own 95% interval lies below 0 (no adjustment).
+    FlipUnadjusted,
+    /// The K=1 cell at level L (preferred mode) is inconclusive for a pair.
+    Inconclusive { level: u32 },
     /// Any BudgetMix audit violation.
     Budgetmix,
     /// Δ at K=1, level L, preferred mode, below X percentage points.
@@ -156,11 +187,19 @@ fn parse_gamma(s: &str) -> std::result::Result<f64, String> {
 pub fn parse_gate(s: &str) -> std::result::Result<Gate, String> {
     match s.trim() {
         "flip" => Ok(Gate::Flip),
+        "flip-unadjusted" => Ok(Gate::FlipUnadjusted),
         "budgetmix" => Ok(Gate::Budgetmix),
         g => {
             let bad = || {
-                format!("{g:?}: expected flip, budgetmix or advantage<X@L (e.g. advantage<0@25)")
+                format!("{g:?}: expected flip, flip-unadjusted, budgetmix, inconclusive@L or advantage<X@L (e.g. advantage<0@25)")
             };
+            if let Some(l) = g.strip_prefix("inconclusive@") {
+                let level: u32 = l.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+                if !(1..=100).contains(&level) {
+                    return Err(bad());
+                }
+                return Ok(Gate::Inconclusive { level });
+            }
             let rest = g.strip_prefix("advantage<").ok_or_else(bad)?;
             let (x, l) = rest.split_once('@').ok_or_else(bad)?;
             let points: f64 = x.trim().parse().map_err(|_| bad())?;
@@ -243,6 +282,13 @@ impl Cli {
                 },
                 cost: self.cost,
                 token_budgets: self.token_budgets,
+                adjust: match self.adjust {
+                    AdjustChoice::Maxt => crate::analysis::multiplicity::Adjust::MaxT,
+                    AdjustChoice::Holm => crate::analysis::multiplicity::Adjust::Holm,
+                    AdjustChoice::Bh => crate::analysis::multiplicity::Adjust::Bh,
+                    AdjustChoice::None => crate::analysis::multiplicity::Adjust::None,
+                },
+                min_effect: self.min_effect / 100.0,
             },
         })
     }

@@ -5,8 +5,16 @@ use crate::cli::{Gate, Options};
 use crate::error::Result;
 use crate::report;
 
-/// Runs the headless audit; returns the reasons of tripped gates.
-pub fn run(opts: &Options) -> Result<Vec<String>> {
+/// What the gates say: one line per tripped gate, and notes on gates that
+/// could not be judged (a missing or degenerate cell).
+#[derive(Debug, Default, PartialEq)]
+pub struct Gates {
+    pub tripped: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Runs the headless audit; returns what the gates say.
+pub fn run(opts: &Options) -> Result<Gates> {
     let set = opts.source().load(None)?;
     let audit = run_audit(&set, &opts.settings)?;
     let files = report::render(&set, &audit, opts.csv)?;
@@ -14,23 +22,77 @@ pub fn run(opts: &Options) -> Result<Vec<String>> {
     Ok(check_gates(&audit, &opts.gates))
 }
 
-/// One line per tripped gate.
-pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
-    let mut out = Vec::new();
+fn flip_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {
+    format!(
+        "{} → {} on {} at K={} level {}% ({}): Δ = {:+.1} pp {why}",
+        a.base,
+        a.rl,
+        a.benchmark,
+        a.k,
+        a.level,
+        a.mode.name(),
+        100.0 * a.delta
+    )
+}
+
+/// Evaluates the `--fail-on` gates.
+pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
+    let mut g_out = Gates::default();
+    let out = &mut g_out.tripped;
     for g in gates {
         match g {
             Gate::Flip => {
+                for a in audit
+                    .pass
+                    .advantage
+                    .iter()
+                    .filter(|a| a.test.significant_flip_adjusted)
+                {
+                    let p = a.test.p_adjusted.unwrap_or(f64::NAN);
+                    out.push(format!(
+                        "flip: {}",
+                        flip_line(
+                            a,
+                            &format!(
+                                "with adjusted p = {p:.4} ({})",
+                                audit.settings.adjust.name()
+                            )
+                        )
+                    ));
+                }
+            }
+            Gate::FlipUnadjusted => {
                 for a in audit.pass.advantage.iter().filter(|a| a.significant_flip) {
                     out.push(format!(
-                        "flip: {} {} → {} at K={} level {}% ({}): Δ = {:+.1} pp with its CI below 0",
-                        a.benchmark,
-                        a.base,
-                        a.rl,
-                        a.k,
-                        a.level,
-                        a.mode.name(),
-                        100.0 * a.delta
+                        "flip-unadjusted: {}",
+                        flip_line(a, "with its CI below 0")
                     ));
+                }
+            }
+            Gate::Inconclusive { level } => {
+                use crate::analysis::multiplicity::Verdict;
+                for p in &audit.pairs {
+                    let what = format!("{} → {} on {}", p.base, p.rl, p.benchmark);
+                    match audit.pass.advantage_at(p.key(), 1, *level, None) {
+                        Some(a) if a.test.verdict == Verdict::Inconclusive => out.push(format!(
+                            "inconclusive@{level}: {what} ({}): Δ = {:+.1} pp, mde {:.1} pp{}",
+                            a.mode.name(),
+                            100.0 * a.delta,
+                            100.0 * a.test.mde.unwrap_or(f64::NAN),
+                            a.test.tasks_needed.map_or(String::new(), |n| format!(
+                                ", ≈{n} tasks would resolve it"
+                            ))
+                        )),
+                        Some(a) if a.test.verdict == Verdict::Degenerate => {
+                            g_out.notes.push(format!(
+                            "inconclusive@{level}: {what}: the K=1 cell is degenerate (not judged)"
+                        ))
+                        }
+                        Some(_) => {}
+                        None => g_out.notes.push(format!(
+                            "inconclusive@{level}: {what}: no K=1 cell at {level}% (not judged)"
+                        )),
+                    }
                 }
             }
             Gate::Budgetmix => {
@@ -62,7 +124,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Vec<String> {
             }
         }
     }
-    out
+    g_out
 }
 
 /// `--summarize OUT.parquet`: writes the per-task aggregates of the logs.

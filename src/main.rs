@@ -53,12 +53,15 @@ fn run(cli: Cli) -> Result<i32, Error> {
         return Ok(0);
     }
     if opts.headless {
-        let tripped = rl_audit::headless::run(&opts)?;
+        let gates = rl_audit::headless::run(&opts)?;
         eprintln!("rl-audit: report written to {}", opts.out.display());
-        for t in &tripped {
+        for n in &gates.notes {
+            eprintln!("rl-audit: gate note: {n}");
+        }
+        for t in &gates.tripped {
             eprintln!("rl-audit: gate tripped: {t}");
         }
-        Ok(if tripped.is_empty() { 0 } else { 1 })
+        Ok(if gates.tripped.is_empty() { 0 } else { 1 })
     } else {
         rl_audit::tui::run(opts).map(|_| 0)
     }

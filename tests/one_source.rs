@@ -323,18 +323,18 @@ fn the_default_grid_has_a_number_in_every_cell_with_rollouts() {
             assert_eq!(
                 c.text,
                 format!(
-                    "{:.1}→{:.1} {:+.1}{} {}",
+                    "{:.1}→{:.1} {:+.1} {} {}",
                     100.0 * want.base_pass,
                     100.0 * want.rl_pass,
                     100.0 * want.delta,
-                    if want.significant_flip {
-                        "!"
-                    } else if want.flip {
-                        "*"
-                    } else {
-                        ""
-                    },
-                    if level == 100 { "n" } else { "t" }
+                    if level == 100 { "n" } else { "t" },
+                    match want.test.verdict.name() {
+                        "ahead" => "▲",
+                        "flip" => "▼",
+                        "equivalent" => "≈",
+                        "inconclusive" => "?",
+                        _ => "·",
+                    }
                 ),
                 "K={k} {level}%"
             );

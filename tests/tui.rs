@@ -517,7 +517,8 @@ fn every_number_on_the_grid_is_the_report_s() {
     let json = rl_audit::report::json::report(&d.set, &d.audit);
     let mut s = Screen::new(160, 48, d.clone());
     let screen = s.keys("2");
-    let cell = regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d)([*!]?) ([nt])").unwrap();
+    let cell =
+        regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d) ([nt]) ([▲▼≈?·])").unwrap();
     let pair = &d.audit.pairs[0];
     let mut seen = 0;
     for &k in &d.audit.pass.ks {
@@ -528,7 +529,7 @@ fn every_number_on_the_grid_is_the_report_s() {
         let cells: Vec<_> = cell.captures_iter(line).collect();
         assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
         for (c, &level) in cells.iter().zip(&d.audit.settings.levels) {
-            let mode = if &c[5] == "n" { "native" } else { "truncated" };
+            let mode = if &c[4] == "n" { "native" } else { "truncated" };
             let row = one(
                 &json,
                 "advantage",
@@ -555,14 +556,20 @@ fn every_number_on_the_grid_is_the_report_s() {
             assert_eq!(mode == "native", !native.is_empty(), "K={k} {level}%");
             let delta = row["delta"].as_f64().unwrap();
             assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "K={k} {level}%");
-            let flag = if row["significant_flip"] == true {
-                "!"
-            } else if row["flip"] == true {
-                "*"
-            } else {
-                ""
+            let verdict = match row["verdict"].as_str().unwrap() {
+                "ahead" => "▲",
+                "flip" => "▼",
+                "equivalent" => "≈",
+                "inconclusive" => "?",
+                _ => "·",
             };
-            assert_eq!(&c[4], flag);
+            assert_eq!(&c[5], verdict, "K={k} {level}%");
+            // base% → RL% are the two runs' Pass on Δ's tasks.
+            let (b, r) = (
+                row["delta"].as_f64().unwrap(),
+                c[2].parse::<f64>().unwrap() - c[1].parse::<f64>().unwrap(),
+            );
+            assert!((100.0 * b - r).abs() <= 0.11, "K={k} {level}%: {b} vs {r}");
             seen += 1;
         }
     }

@@ -143,6 +143,49 @@ impl Members {
 /// does not depend on the number of threads. Returns, per family, one
 /// estimate per statistic.
 pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
+    passes(families, cfg, false, |fams, cls, live, direct| {
+        let (blocks, offsets) = replicate_blocks(fams, cls, live, direct, cfg);
+        estimates(fams, live, &blocks, &offsets, cfg)
+    })
+}
+
+/// Every statistic's replicates, resample by resample (`out[f][s][b]`;
+/// NaN where resample b drew no cluster of weight), from one shared draw of
+/// the m cluster ids per resample — the joint replicates of SPEC §4.2,
+/// where each statistic's own clusters are those of non-zero weight.
+pub fn cluster_bootstrap_replicates(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
+    passes(families, cfg, true, |fams, cls, live, direct| {
+        let (blocks, offsets) = replicate_blocks(fams, cls, live, direct, cfg);
+        fams.iter()
+            .enumerate()
+            .map(|(f, fam)| {
+                (0..fam.sums.len())
+                    .map(|s| column(&blocks, offsets[f] + s, cfg.resamples).collect())
+                    .collect()
+            })
+            .collect()
+    })
+}
+
+/// Replicate `col` of every resample, in resample order.
+fn column(blocks: &[Vec<f64>], col: usize, b_total: usize) -> impl Iterator<Item = f64> + '_ {
+    blocks.iter().enumerate().flat_map(move |(blk, out)| {
+        let rr = BLOCK.min(b_total - blk * BLOCK);
+        out[col * BLOCK..col * BLOCK + rr].iter().copied()
+    })
+}
+
+/// Runs `pass` over the families in passes of at most [`MAX_REPLICATES`]
+/// replicates, each pass drawing the very same resamples again (same
+/// seeds), so how they are split does not change any result. `joint`:
+/// every family must see the same draw of cluster ids (no per-family
+/// multinomial shortcut).
+fn passes<T>(
+    families: &[Family],
+    cfg: &Bootstrap,
+    joint: bool,
+    pass: impl Fn(&[Family], &[Classes], &[bool], bool) -> Vec<T>,
+) -> Vec<T> {
     let m = families.first().map_or(0, |f| f.weights.len());
     assert!(
         families
@@ -156,13 +199,11 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
         .collect();
     let classes: Vec<Classes> = families.iter().map(Classes::new).collect();
     // A binomial costs about as much as 60 cluster-id draws.
-    let direct = classes
-        .iter()
-        .zip(&live)
-        .all(|(c, l)| !l || c.len() * 60 <= m);
-    // Replicates of at most MAX_REPLICATES values are held at once: families
-    // go in passes, each drawing the very same resamples again (same seeds),
-    // so how they are split does not change any result.
+    let direct = !joint
+        && classes
+            .iter()
+            .zip(&live)
+            .all(|(c, l)| !l || c.len() * 60 <= m);
     let per_pass = (MAX_REPLICATES / cfg.resamples.max(1)).max(1);
     let mut out = Vec::with_capacity(families.len());
     let mut start = 0;
@@ -174,12 +215,11 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
             width += families[end].sums.len();
             end += 1;
         }
-        out.extend(bootstrap_pass(
+        out.extend(pass(
             &families[start..end],
             &classes[start..end],
             &live[start..end],
             direct,
-            cfg,
         ));
         start = end;
     }
@@ -189,18 +229,15 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
 /// Replicate values held at once (32 MB of f64).
 const MAX_REPLICATES: usize = 4 << 20;
 
-/// One pass of [`cluster_bootstrap_families`] over some of the families.
-fn bootstrap_pass(
+/// The replicates of one pass: per block of resamples, stat-major with
+/// `BLOCK` per statistic; and where each family's statistics start.
+fn replicate_blocks(
     families: &[Family],
     classes: &[Classes],
     live: &[bool],
     direct: bool,
     cfg: &Bootstrap,
-) -> Vec<Vec<Estimate>> {
-    let undefined = Estimate {
-        value: f64::NAN,
-        ci: Ci::Undefined,
-    };
+) -> (Vec<Vec<f64>>, Vec<usize>) {
     let m = families.first().map_or(0, |f| f.weights.len());
     let members: Vec<Members> = if direct {
         Vec::new()
@@ -295,7 +332,23 @@ fn bootstrap_pass(
             out
         })
         .collect();
-    // Per statistic: its replicates → the interval.
+    (blocks, stat_offset)
+}
+
+/// Per statistic of a pass: its replicates → the interval.
+fn estimates(
+    families: &[Family],
+    live: &[bool],
+    blocks: &[Vec<f64>],
+    stat_offset: &[usize],
+    cfg: &Bootstrap,
+) -> Vec<Vec<Estimate>> {
+    let undefined = Estimate {
+        value: f64::NAN,
+        ci: Ci::Undefined,
+    };
+    let m = families.first().map_or(0, |f| f.weights.len());
+    let b_total = cfg.resamples;
     let jobs: Vec<(usize, usize)> = families
         .iter()
         .enumerate()
@@ -310,14 +363,7 @@ fn bootstrap_pass(
             }
             let total_w: f64 = fam.weights.iter().sum();
             let value = fam.sums[s].iter().sum::<f64>() / total_w;
-            let col = stat_offset[f] + s;
-            let mut stats: Vec<f64> = blocks
-                .iter()
-                .enumerate()
-                .flat_map(|(blk, out)| {
-                    let rr = BLOCK.min(b_total - blk * BLOCK);
-                    out[col * BLOCK..col * BLOCK + rr].iter().copied()
-                })
+            let mut stats: Vec<f64> = column(blocks, stat_offset[f] + s, b_total)
                 .filter(|x| x.is_finite())
                 .collect();
             let ci = interval_from(&mut stats, value, cfg, || {

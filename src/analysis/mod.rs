@@ -8,6 +8,7 @@ pub mod dynamics;
 pub mod frozenlake;
 pub mod likelihood;
 pub mod matched;
+pub mod multiplicity;
 pub mod passkt;
 pub mod probes;
 pub mod recovery;
@@ -51,6 +52,10 @@ pub struct Settings {
     pub boot: Bootstrap,
     pub cost: CostModel,
     pub token_budgets: Option<Vec<u64>>,
+    /// `--adjust`: the family-wise adjustment of §4.2.
+    pub adjust: multiplicity::Adjust,
+    /// `--min-effect` as a fraction (default 0.05): the equivalence margin.
+    pub min_effect: f64,
 }
 
 impl Default for Settings {
@@ -66,6 +71,8 @@ impl Default for Settings {
             boot: Bootstrap::default(),
             cost: CostModel::default(),
             token_budgets: None,
+            adjust: multiplicity::Adjust::MaxT,
+            min_effect: 0.05,
         }
     }
 }

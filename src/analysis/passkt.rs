@@ -224,6 +224,8 @@ pub struct Advantage {
     pub headroom: Option<f64>,
     pub base_pass: f64,
     pub rl_pass: f64,
+    /// SPEC §4.2: se, p-values, simultaneous interval, mde, verdict.
+    pub test: super::multiplicity::CellTest,
 }
 
 #[derive(Debug, Clone)]
@@ -652,8 +654,11 @@ fn advantages<'a>(
         .map(|(p, _, l, m, v)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
         .collect();
     let range = batch.add(diffs);
+    let boot = s.boot;
+    let (adjust, min_effect) = (s.adjust, s.min_effect);
     move |all, upper| {
-        jobs.iter()
+        let mut rows: Vec<Advantage> = jobs
+            .iter()
             .zip(all[range].iter().copied())
             .map(|((p, k, l, m, v), est)| {
                 let n = v.len() as f64;
@@ -676,10 +681,86 @@ fn advantages<'a>(
                     headroom: u.map(|u| u.value - rl_pass.max(base_pass)),
                     base_pass,
                     rl_pass,
+                    test: super::multiplicity::CellTest::DEGENERATE,
                 }
             })
-            .collect()
+            .collect();
+        // §4.2: per (benchmark, base, rl) family, joint replicates over the
+        // union of its cells' tasks.
+        let cells: Vec<&[(Id, f64, f64)]> = jobs.iter().map(|j| j.4.as_slice()).collect();
+        let mut start = 0;
+        while start < rows.len() {
+            let p = jobs[start].0;
+            let end = start + jobs[start..].iter().take_while(|j| *j.0 == *p).count();
+            let tests = family_tests_of(
+                &rows[start..end],
+                &cells[start..end],
+                &boot,
+                adjust,
+                min_effect,
+            );
+            for (r, t) in rows[start..end].iter_mut().zip(tests) {
+                r.test = t;
+            }
+            start = end;
+        }
+        rows
     }
+}
+
+/// The §4.2 figures of one family's cells: `cells[c]` holds cell c's
+/// (task, Pass_RL, Pass_base).
+fn family_tests_of(
+    rows: &[Advantage],
+    cells: &[&[(Id, f64, f64)]],
+    boot: &Bootstrap,
+    adjust: super::multiplicity::Adjust,
+    min_effect: f64,
+) -> Vec<super::multiplicity::CellTest> {
+    use super::multiplicity::{family_tests, CellInput};
+    let degenerate = |r: &Advantage| !matches!(r.ci, Ci::Interval(..));
+    // U: the union of the live cells' tasks, in name (= id) order.
+    let union: BTreeSet<Id> = rows
+        .iter()
+        .zip(cells)
+        .filter(|(r, _)| !degenerate(r))
+        .flat_map(|(_, c)| c.iter().map(|x| x.0))
+        .collect();
+    let union: Vec<Id> = union.into_iter().collect();
+    let families: Vec<Family> = cells
+        .iter()
+        .map(|c| {
+            let mut sums = vec![0.0; union.len()];
+            let mut weights = vec![0.0; union.len()];
+            for &(t, rl, base) in c.iter() {
+                if let Ok(i) = union.binary_search(&t) {
+                    sums[i] = rl - base;
+                    weights[i] = 1.0;
+                }
+            }
+            Family {
+                sums: vec![sums],
+                weights,
+            }
+        })
+        .collect();
+    let reps = if union.is_empty() {
+        vec![vec![Vec::new()]; families.len()]
+    } else {
+        super::bootstrap::cluster_bootstrap_replicates(&families, boot)
+    };
+    let inputs: Vec<CellInput> = rows
+        .iter()
+        .zip(&reps)
+        .map(|(r, rep)| CellInput {
+            delta: r.delta,
+            degenerate: degenerate(r),
+            replicates: &rep[0],
+            tasks: r.tasks,
+        })
+        .collect();
+    // Seeds (§4.3) are not read yet: every run has one.
+    family_tests(&inputs, boot.resamples, adjust, min_effect, true)
 }
 
 fn mode_gaps<'a>(

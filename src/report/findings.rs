@@ -66,18 +66,46 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             adv.rl
         )
     };
-    for adv in a.pass.advantage.iter().filter(|x| x.significant_flip) {
+    use crate::analysis::multiplicity::Verdict;
+    let place = |adv: &crate::analysis::passkt::Advantage| {
+        format!(
+            "{} K={} {}% {}",
+            adv.benchmark,
+            adv.k,
+            adv.level,
+            adv.mode.name()
+        )
+    };
+    let p_adj = |adv: &crate::analysis::passkt::Advantage| {
+        adv.test
+            .p_adjusted
+            .map_or(String::new(), |p| format!(", adjusted p {p:.4}"))
+    };
+    for adv in a
+        .pass
+        .advantage
+        .iter()
+        .filter(|x| x.test.verdict == Verdict::Flip)
+    {
         out.push(Finding {
             kind: "significant flip",
-            place: format!(
-                "{} K={} {}% {}",
-                adv.benchmark,
-                adv.k,
-                adv.level,
-                adv.mode.name()
-            ),
-            detail: delta(adv),
+            place: place(adv),
+            detail: format!("{}{}", delta(adv), p_adj(adv)),
             severity: Severity::Problem,
+            section: Section::Budget,
+        });
+    }
+    for adv in a
+        .pass
+        .advantage
+        .iter()
+        .filter(|x| x.significant_flip && x.test.verdict != Verdict::Flip)
+    {
+        out.push(Finding {
+            kind: "flip, not after adjustment",
+            place: place(adv),
+            detail: format!("{}{}", delta(adv), p_adj(adv)),
+            severity: Severity::Warning,
             section: Section::Budget,
         });
     }
@@ -96,11 +124,46 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             section: Section::Budget,
         });
     }
+    // Tight budgets where the data cannot tell: the K=1 cells of every
+    // level below 100%, preferred mode, inconclusive.
+    for p in &a.pairs {
+        for &level in a.settings.levels.iter().filter(|&&l| l < 100) {
+            let Some(adv) = a.pass.advantage_at(p.key(), 1, level, None) else {
+                continue;
+            };
+            if adv.test.verdict != Verdict::Inconclusive {
+                continue;
+            }
+            out.push(Finding {
+                kind: "inconclusive at a tight budget",
+                place: format!(
+                    "{} {} → {} K=1 {}% {}",
+                    adv.benchmark,
+                    adv.base,
+                    adv.rl,
+                    adv.level,
+                    adv.mode.name()
+                ),
+                detail: format!(
+                    "Δ {} {}, n={}, mde {:.1} pp{}",
+                    pp(adv.delta),
+                    signed_ci(adv.ci, 100.0),
+                    adv.tasks,
+                    100.0 * adv.test.mde.unwrap_or(f64::NAN),
+                    adv.test
+                        .tasks_needed
+                        .map_or(String::new(), |n| format!(", ≈{n} tasks needed"))
+                ),
+                severity: Severity::Info,
+                section: Section::Budget,
+            });
+        }
+    }
     for adv in a
         .pass
         .advantage
         .iter()
-        .filter(|x| x.k == 1 && x.ci.above_zero())
+        .filter(|x| x.k == 1 && x.test.verdict == Verdict::Ahead)
         .take(6)
     {
         out.push(Finding {

@@ -129,6 +129,8 @@ struct SettingsOut<'a> {
     balance: bool,
     pairs: Vec<PairRow<'a>>,
     token_budgets: &'a BTreeMap<String, Vec<u64>>,
+    adjust: &'static str,
+    min_effect: f64,
 }
 
 #[derive(Serialize)]
@@ -200,6 +202,14 @@ struct AdvantageRow<'a> {
     flip: bool,
     significant_flip: bool,
     headroom: Option<f64>,
+    se: Option<f64>,
+    p_value: Option<f64>,
+    p_adjusted: Option<f64>,
+    ci_simultaneous: Option<(f64, f64)>,
+    significant_flip_adjusted: bool,
+    mde: Option<f64>,
+    verdict: &'static str,
+    tasks_needed: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -518,6 +528,8 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 })
                 .collect(),
             token_budgets: &p.token_budgets,
+            adjust: s.adjust.name(),
+            min_effect: s.min_effect,
         },
         pass_at_kt: p
             .cells
@@ -597,6 +609,14 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 flip: a.flip,
                 significant_flip: a.significant_flip,
                 headroom: a.headroom,
+                se: a.test.se,
+                p_value: a.test.p_value,
+                p_adjusted: a.test.p_adjusted,
+                ci_simultaneous: a.test.ci_simultaneous,
+                significant_flip_adjusted: a.test.significant_flip_adjusted,
+                mde: a.test.mde,
+                verdict: a.test.verdict.name(),
+                tasks_needed: a.test.tasks_needed,
             })
             .collect(),
         mode_gap: p

@@ -53,6 +53,8 @@ pub struct App {
     /// Characters the long cells of a table are scrolled sideways.
     pub hscroll: usize,
     pub help: bool,
+    /// Lines the help overlay is scrolled down.
+    pub help_scroll: u16,
     pub filter: String,
     pub filter_editing: bool,
     pub message: Option<String>,
@@ -93,6 +95,7 @@ impl App {
             rows: vec![0],
             hscroll: 0,
             help: false,
+            help_scroll: 0,
             filter: String::new(),
             filter_editing: false,
             message: None,
@@ -247,6 +250,13 @@ impl App {
         if self.help {
             match cmd {
                 Command::Quit => self.quit = true,
+                Command::Down | Command::PageDown => {
+                    self.help_scroll += if cmd == Command::Down { 1 } else { 10 }
+                }
+                Command::Up | Command::PageUp => {
+                    let by = if cmd == Command::Up { 1 } else { 10 };
+                    self.help_scroll = self.help_scroll.saturating_sub(by)
+                }
                 _ => self.help = false,
             }
             return;
@@ -264,7 +274,10 @@ impl App {
                     self.quit = true;
                 }
             }
-            Command::Help => self.help = true,
+            Command::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
             Command::NextPanel => self.go_panel(self.panel.next()),
             Command::PrevPanel => self.go_panel(self.panel.prev()),
             Command::GoPanel => {

@@ -61,7 +61,7 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     }
     status_line(f, bottom, app, progress, phase, &theme);
     if app.help {
-        help(f, app.panel);
+        help(f, app.panel, app.help_scroll);
     }
 }
 
@@ -157,26 +157,28 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     f.render_widget(Paragraph::new(sel).style(theme.accent()), r);
 }
 
-fn help(f: &mut Frame, panel: Panel) {
+fn help(f: &mut Frame, panel: Panel, scroll: u16) {
     let area = f.area();
     let w = area.width.saturating_sub(4).min(100);
     let h = area.height.saturating_sub(2);
     let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    let mut lines: Vec<Line> = vec![Line::from(Span::styled(
-        format!("{} — how to read it", panel.title()),
-        bold,
-    ))];
-    lines.push(Line::from(panel.explain()));
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("Keys", bold)));
+    // Keys first (they fit), then what the panel measures.
+    let mut lines: Vec<Line> = vec![Line::from(Span::styled("Keys", bold))];
     lines.extend(help_lines().into_iter().map(Line::from));
     lines.push(Line::from(""));
-    lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). Any key closes."));
+    lines.push(Line::from(Span::styled(
+        format!("{} — how to read it", panel.title()),
+        bold,
+    )));
+    lines.push(Line::from(panel.explain()));
+    lines.push(Line::from(""));
+    lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). ↑↓ scroll; any other key closes."));
     f.render_widget(Clear, rect);
     f.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
             .block(Block::bordered().title("help")),
         rect,
     );
@@ -302,7 +304,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         Panel::Budget => {
             let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
             let detail = budget::detail(a, &app.sel);
-            let det_h = (detail.len() as u16 + 2).min(6);
+            let det_h = (detail.len() as u16 + 2).min(7);
             let [g, det, chart] = Layout::vertical([
                 Constraint::Length(grid_h),
                 Constraint::Length(det_h),
@@ -375,7 +377,7 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
     let widget = Table::new(rows, w)
         .header(header)
         .block(Block::bordered().title(format!(
-            "{}  (n native, t truncated; * flip, ! significant flip)",
+            "{}  (n native, t truncated; ▲ ahead ▼ flip ≈ equivalent ? inconclusive · degenerate)",
             t.title
         )));
     f.render_widget(widget, area);

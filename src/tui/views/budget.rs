@@ -3,6 +3,7 @@
 //! a cell's tasks and rollouts, from the analysis functions that decide
 //! them), never worked out here.
 
+use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
 use crate::analysis::Audit;
 use crate::jobs::Loaded;
@@ -18,37 +19,41 @@ pub fn mode_letter(m: Mode) -> &'static str {
     }
 }
 
-fn flip_mark(x: &Advantage) -> Mark {
-    if x.significant_flip {
-        Mark::VeryBad
-    } else if x.flip {
-        Mark::Bad
-    } else {
-        Mark::None
+/// The verdict's sign on the grid (SPEC §4.2, after the family-wise adjustment).
+pub fn verdict_symbol(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ahead => "▲",
+        Verdict::Flip => "▼",
+        Verdict::Equivalent => "≈",
+        Verdict::Inconclusive => "?",
+        Verdict::Degenerate => "·",
     }
 }
 
-/// One grid cell of a pair: `38.2→78.1 +39.9 n` (`*` a flip, `!` a
-/// significant one).
+fn verdict_mark(x: &Advantage) -> Mark {
+    match x.test.verdict {
+        Verdict::Flip => Mark::VeryBad,
+        Verdict::Ahead => Mark::Good,
+        _ if x.flip => Mark::Bad,
+        _ => Mark::None,
+    }
+}
+
+/// One grid cell of a pair: `38.2→78.1 +39.9 n ▲` — base% → RL%, Δ in
+/// points, the mode, the verdict.
 pub fn advantage_cell(x: &Advantage) -> Cell {
-    let flag = if x.significant_flip {
-        "!"
-    } else if x.flip {
-        "*"
-    } else {
-        ""
-    };
     Cell::num(
         format!(
-            "{:.1}→{:.1} {:+.1}{flag} {}",
+            "{:.1}→{:.1} {:+.1} {} {}",
             100.0 * x.base_pass,
             100.0 * x.rl_pass,
             100.0 * x.delta,
-            mode_letter(x.mode)
+            mode_letter(x.mode),
+            verdict_symbol(x.test.verdict)
         ),
         Some(x.delta),
     )
-    .marked(flip_mark(x))
+    .marked(verdict_mark(x))
 }
 
 /// The K × level grid of the current pair (or each run's Pass when there is no pair).
@@ -169,20 +174,31 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         .and_then(|p| a.pass.advantage_at(p.key(), k, level, mode))
     {
         out.push(format!(
-            "Δ {} {} over n={} tasks{}; headroom {}",
+            "Δ {} {} over n={} tasks — {}; headroom {}",
             pp(x.delta),
             signed_ci(x.ci, 100.0),
             x.tasks,
-            if x.significant_flip {
-                " — SIGNIFICANT FLIP"
-            } else if x.flip {
-                " — flip"
-            } else {
-                ""
-            },
+            x.test.verdict.name(),
             x.headroom
                 .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
         ));
+        let t = &x.test;
+        if let (Some(se), Some(p), Some(pa), Some(mde)) = (t.se, t.p_value, t.p_adjusted, t.mde) {
+            out.push(format!(
+                "se {:.1} pp, p {p:.4}, adjusted p {pa:.4} ({}), mde {:.1} pp{}{}",
+                100.0 * se,
+                a.settings.adjust.name(),
+                100.0 * mde,
+                t.ci_simultaneous.map_or(String::new(), |(l, h)| format!(
+                    ", simultaneous [{:+.1}, {:+.1}]",
+                    100.0 * l,
+                    100.0 * h
+                )),
+                t.tasks_needed.map_or(String::new(), |n| format!(
+                    " — ≈{n} tasks would resolve this"
+                ))
+            ));
+        }
     }
     if let Some(u) = a.pass.upper_at(&bench, level) {
         out.push(format!(

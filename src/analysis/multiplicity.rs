@@ -1,0 +1,312 @@
+//! SPEC §4.2: many cells at once. For one (benchmark, base, rl) family —
+//! its advantage cells of both modes, every K × level — joint bootstrap
+//! replicates (one draw of the family's task union per resample) give each
+//! cell a standard error and a bootstrap p-value; the family-wise
+//! adjustment (single-step max-|t| by default, Holm, Benjamini–Hochberg or
+//! none), the minimum detectable effect, a verdict and, for inconclusive
+//! cells, how many tasks would resolve them.
+
+use super::stats::quantile_sorted;
+
+/// `--adjust`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Adjust {
+    /// Single-step max-|t| (Romano–Wolf): simultaneous intervals too.
+    #[default]
+    MaxT,
+    /// Holm's step-down.
+    Holm,
+    /// Benjamini–Hochberg step-up, monotone.
+    Bh,
+    None,
+}
+
+impl Adjust {
+    pub fn name(self) -> &'static str {
+        match self {
+            Adjust::MaxT => "maxt",
+            Adjust::Holm => "holm",
+            Adjust::Bh => "bh",
+            Adjust::None => "none",
+        }
+    }
+}
+
+/// z at 80% power.
+pub const Z_POWER: f64 = 0.8416;
+/// z_0.975 + z_0.80, for the minimum detectable effect without max-|t|.
+pub const Z_TWO_SIDED_POWER: f64 = 2.8016;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Degenerate,
+    Ahead,
+    Flip,
+    Equivalent,
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Degenerate => "degenerate",
+            Verdict::Ahead => "ahead",
+            Verdict::Flip => "flip",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// The §4.2 figures of one advantage cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellTest {
+    pub se: Option<f64>,
+    pub p_value: Option<f64>,
+    pub p_adjusted: Option<f64>,
+    pub ci_simultaneous: Option<(f64, f64)>,
+    pub significant_flip_adjusted: bool,
+    pub mde: Option<f64>,
+    pub verdict: Verdict,
+    pub tasks_needed: Option<u64>,
+}
+
+impl CellTest {
+    pub const DEGENERATE: CellTest = CellTest {
+        se: None,
+        p_value: None,
+        p_adjusted: None,
+        ci_simultaneous: None,
+        significant_flip_adjusted: false,
+        mde: None,
+        verdict: Verdict::Degenerate,
+        tasks_needed: None,
+    };
+}
+
+/// One cell of a family, as the tests need it.
+pub struct CellInput<'a> {
+    /// Δ̂ (§2.1).
+    pub delta: f64,
+    /// Its own bootstrap was degenerate: outside the family.
+    pub degenerate: bool,
+    /// Joint replicates, one per resample (NaN: the resample drew none of
+    /// the cell's tasks).
+    pub replicates: &'a [f64],
+    /// Tasks Δ̂ averages over.
+    pub tasks: usize,
+}
+
+/// A replicate with |Δ*| ≤ 1e-12 counts as 0.
+fn zeroed(x: f64) -> f64 {
+    if x.abs() <= 1e-12 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// Standard deviation with ddof 1.
+fn sd(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let ss: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
+    Some((ss / (v.len() - 1) as f64).sqrt())
+}
+
+/// Two-sided bootstrap p-value of H0: Δ = 0 (§4.2).
+fn p_value(reps: &[f64]) -> f64 {
+    let n = reps.len() as f64;
+    let a = (1.0 + reps.iter().filter(|&&x| x <= 0.0).count() as f64) / (n + 1.0);
+    let b = (1.0 + reps.iter().filter(|&&x| x >= 0.0).count() as f64) / (n + 1.0);
+    (2.0 * a.min(b)).min(1.0)
+}
+
+/// Holm's step-down adjustment (statsmodels `multipletests(method="holm")`).
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = vec![0.0; m];
+    let mut running = 0.0f64;
+    for (j, &i) in order.iter().enumerate() {
+        running = running.max(((m - j) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// Benjamini–Hochberg step-up with monotone enforcement (statsmodels
+/// `multipletests(method="fdr_bh")`).
+pub fn bh(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let mut out = vec![0.0; m];
+    let mut running = 1.0f64;
+    for (j, &i) in order.iter().enumerate().rev() {
+        running = running.min((m as f64 / (j + 1) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// The §4.2 figures of every cell of one family. `resamples` is B; `e` the
+/// equivalence margin as a fraction; `single_seed`: every run has at most
+/// one seed (`tasks_needed` is given only then).
+pub fn family_tests(
+    cells: &[CellInput],
+    resamples: usize,
+    adjust: Adjust,
+    e: f64,
+    single_seed: bool,
+) -> Vec<CellTest> {
+    // Each live cell's finite replicates, zeroed near 0, and its se.
+    struct Live {
+        reps: Vec<f64>,
+        se: f64,
+        p: f64,
+    }
+    let live: Vec<Option<Live>> = cells
+        .iter()
+        .map(|c| {
+            if c.degenerate {
+                return None;
+            }
+            let reps: Vec<f64> = c
+                .replicates
+                .iter()
+                .copied()
+                .filter(|x| x.is_finite())
+                .map(zeroed)
+                .collect();
+            let se = sd(&reps).filter(|s| *s > 0.0)?;
+            let p = p_value(&reps);
+            Some(Live { reps, se, p })
+        })
+        .collect();
+    let idx: Vec<usize> = (0..cells.len()).filter(|&i| live[i].is_some()).collect();
+    // Adjusted p-values (and max-|t|'s critical value).
+    let mut adjusted = vec![None; cells.len()];
+    let mut q = None;
+    match adjust {
+        Adjust::MaxT => {
+            // M_b over the cells with a replicate at b.
+            let mut m_b: Vec<f64> = (0..resamples)
+                .filter_map(|b| {
+                    idx.iter()
+                        .filter_map(|&i| {
+                            let x = cells[i].replicates.get(b).copied()?;
+                            x.is_finite().then(|| {
+                                let l = live[i].as_ref().expect("live");
+                                (zeroed(x) - cells[i].delta).abs() / l.se
+                            })
+                        })
+                        .reduce(f64::max)
+                })
+                .collect();
+            m_b.sort_by(f64::total_cmp);
+            if !m_b.is_empty() {
+                q = Some(quantile_sorted(&m_b, 0.95));
+            }
+            for &i in &idx {
+                let l = live[i].as_ref().expect("live");
+                let t = cells[i].delta.abs() / l.se;
+                // #{b : M_b ≥ t} from the sorted M.
+                let at_least = m_b.len() - m_b.partition_point(|&m| m < t);
+                let p_max = (1.0 + at_least as f64) / (resamples as f64 + 1.0);
+                adjusted[i] = Some(l.p.max(p_max));
+            }
+        }
+        Adjust::Holm | Adjust::Bh | Adjust::None => {
+            let ps: Vec<f64> = idx
+                .iter()
+                .map(|&i| live[i].as_ref().expect("live").p)
+                .collect();
+            let adj = match adjust {
+                Adjust::Holm => holm(&ps),
+                Adjust::Bh => bh(&ps),
+                _ => ps,
+            };
+            for (&i, a) in idx.iter().zip(adj) {
+                adjusted[i] = Some(a);
+            }
+        }
+    }
+    cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let Some(l) = &live[i] else {
+                return CellTest::DEGENERATE;
+            };
+            let p_adj = adjusted[i].unwrap_or(1.0);
+            let ci_simultaneous = q.map(|q| (c.delta - q * l.se, c.delta + q * l.se));
+            let mde = match q {
+                Some(q) => (q + Z_POWER) * l.se,
+                None => Z_TWO_SIDED_POWER * l.se,
+            };
+            let mut sorted = l.reps.clone();
+            sorted.sort_by(f64::total_cmp);
+            let (lo90, hi90) = (
+                quantile_sorted(&sorted, 0.05),
+                quantile_sorted(&sorted, 0.95),
+            );
+            let verdict = if c.delta > 0.0 && p_adj < 0.05 {
+                Verdict::Ahead
+            } else if c.delta < 0.0 && p_adj < 0.05 {
+                Verdict::Flip
+            } else if lo90 > -e && hi90 < e {
+                Verdict::Equivalent
+            } else {
+                Verdict::Inconclusive
+            };
+            let tasks_needed = (verdict == Verdict::Inconclusive && mde > e && single_seed)
+                .then(|| (c.tasks as f64 * (mde / e).powi(2)).ceil() as u64);
+            CellTest {
+                se: Some(l.se),
+                p_value: Some(l.p),
+                p_adjusted: Some(p_adj),
+                ci_simultaneous,
+                significant_flip_adjusted: c.delta < 0.0 && p_adj < 0.05,
+                mde: Some(mde),
+                verdict,
+                tasks_needed,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_and_bh_match_statsmodels() {
+        // statsmodels.stats.multitest.multipletests(p, method=...)[1] for
+        // p = [0.01, 0.04, 0.03, 0.005, 0.2]:
+        //   holm   [0.04, 0.09, 0.09, 0.025, 0.2]
+        //   fdr_bh [0.025, 0.05, 0.05, 0.025, 0.2]
+        let p = [0.01, 0.04, 0.03, 0.005, 0.2];
+        let close = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12);
+        assert!(
+            close(&holm(&p), &[0.04, 0.09, 0.09, 0.025, 0.2]),
+            "{:?}",
+            holm(&p)
+        );
+        assert!(
+            close(&bh(&p), &[0.025, 0.05, 0.05, 0.025, 0.2]),
+            "{:?}",
+            bh(&p)
+        );
+    }
+
+    #[test]
+    fn p_values_count_both_tails() {
+        // 3 of 9 replicates ≤ 0, 7 ≥ 0 (one is 0): a = 4/10, b = 8/10.
+        let reps = [-0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
+        assert!((p_value(&reps) - 0.8).abs() < 1e-12);
+    }
+}
