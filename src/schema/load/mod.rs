@@ -374,6 +374,12 @@ pub(crate) fn appendable_mapping(opts: &LoadOptions) -> bool {
     opts.mapping.as_ref().is_none_or(|m| !m.sequential())
 }
 
+/// Loads one in-memory JSON Lines file (simulations, tools): the same
+/// parse, validation and checks as a file on disk.
+pub fn load_bytes(name: &str, bytes: Vec<u8>, opts: &LoadOptions) -> Result<LogSet> {
+    parse_all(&[name.to_string()], &[bytes], opts)
+}
+
 /// Loads files embedded in the binary (the demo): (name, bytes). The set
 /// keeps where each file came from, so its records are re-read from there.
 pub fn load_sources(sources: &[(&str, &'static [u8])], opts: &LoadOptions) -> Result<LogSet> {
