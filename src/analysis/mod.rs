@@ -12,6 +12,7 @@ pub mod multiplicity;
 pub mod passkt;
 pub mod probes;
 pub mod recovery;
+pub mod seeds;
 pub mod stats;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -61,23 +61,149 @@ pub fn in_cell(tr: &Trajectory, info: TaskInfo, level: u32, mode: Mode) -> bool 
             .is_some_and(|c| tr.budget == c.budget && (mode == Mode::Native || tr.turns_known))
 }
 
-/// (n, c) of one task in one (run, level, mode) cell, if it has rollouts there.
-pub fn cell_counts(
-    groups: &[BudgetGroup],
-    info: TaskInfo,
-    level: u32,
-    mode: Mode,
-) -> Option<(u64, u64)> {
-    let cb = cell_budget(info, level, mode)?;
-    let g = groups.iter().find(|g| g.budget == cb.budget)?;
-    let (n, c) = match mode {
-        Mode::Native => g.native_counts(),
-        Mode::Truncated => (g.n, g.solved_within(cb.t)),
+/// One task's rollouts in one (run, level, mode) cell: (seed, n, c) per
+/// seed of the run (one entry, seed `None`, for a run with at most one
+/// seed); empty when it has no rollouts there.
+pub type SeedCounts = Vec<(Option<Id>, u64, u64)>;
+
+/// (n, c) per seed of one task in one (run, level, mode) cell.
+pub fn cell_counts(groups: &[BudgetGroup], info: TaskInfo, level: u32, mode: Mode) -> SeedCounts {
+    let Some(cb) = cell_budget(info, level, mode) else {
+        return Vec::new();
     };
-    (n > 0).then_some((n, c))
+    groups
+        .iter()
+        .filter(|g| g.budget == cb.budget)
+        .map(|g| {
+            let (n, c) = match mode {
+                Mode::Native => g.native_counts(),
+                Mode::Truncated => (g.n, g.solved_within(cb.t)),
+            };
+            (g.seed, n, c)
+        })
+        .filter(|x| x.1 > 0)
+        .collect()
 }
 
-/// One task of an advantage cell: each run's (n, c) there, its Pass@K, and
+/// A run's seed slots in a benchmark: its seeds when it has two or more,
+/// else one slot (`None`).
+fn seed_slots(input: &PassInput, bench: Id, run: Id) -> Vec<Option<Id>> {
+    match input.multi_seed(bench, run) {
+        Some(s) => s.iter().map(|&x| Some(x)).collect(),
+        None => vec![None],
+    }
+}
+
+/// Distinct seeds that contributed to a cell (a seed with ≥ K rollouts of
+/// some task); 0 where the rollouts carry no seed.
+fn contributing_seeds(input: &PassInput, bench: Id, run: Id, counts: &TaskCounts, k: u64) -> usize {
+    let any = counts.values().flatten().any(|x| x.1 >= k);
+    match input.agg.seeds.get(&(bench, run)).map(Vec::len) {
+        None | Some(0) => 0,
+        Some(1) => usize::from(any),
+        Some(_) => counts
+            .values()
+            .flatten()
+            .filter(|x| x.1 >= k)
+            .filter_map(|x| x.0)
+            .collect::<BTreeSet<Id>>()
+            .len(),
+    }
+}
+
+/// The §4.3 two-stage inputs of cells over `tasks`: one side per distinct
+/// run, each member task's per-seed Pass@K per side.
+fn seed_cells(
+    input: &PassInput,
+    bench: Id,
+    tasks: &[Id],
+    cells: &[(Vec<(Id, &TaskCounts)>, Vec<Id>, u64)],
+) -> (Vec<super::seeds::Side>, Vec<super::seeds::SeedCell>) {
+    let mut runs: Vec<Id> = Vec::new();
+    for (sides, _, _) in cells {
+        for (r, _) in sides {
+            if !runs.contains(r) {
+                runs.push(*r);
+            }
+        }
+    }
+    let slots: Vec<Vec<Option<Id>>> = runs.iter().map(|&r| seed_slots(input, bench, r)).collect();
+    let sides = runs
+        .iter()
+        .zip(&slots)
+        .map(|(&r, s)| super::seeds::Side {
+            run: r,
+            seeds: s.len(),
+        })
+        .collect();
+    let seed_cells = cells
+        .iter()
+        .map(|(sides, members, k)| {
+            let idx: Vec<usize> = sides
+                .iter()
+                .map(|(r, _)| runs.iter().position(|x| x == r).unwrap_or(0))
+                .collect();
+            let members = members
+                .iter()
+                .filter_map(|t| {
+                    let at = tasks.binary_search(t).ok()?;
+                    let vals = sides
+                        .iter()
+                        .zip(&idx)
+                        .map(|((_, counts), &i)| {
+                            let mut v = vec![None; slots[i].len()];
+                            for &(seed, n, c) in counts.get(t).into_iter().flatten() {
+                                let slot = slots[i].iter().position(|x| *x == seed).unwrap_or(0);
+                                if n >= *k {
+                                    v[slot] = Some(pass_at_k(n, c, *k));
+                                }
+                            }
+                            v
+                        })
+                        .collect();
+                    Some((at, vals))
+                })
+                .collect();
+            super::seeds::SeedCell {
+                sides: idx,
+                members,
+            }
+        })
+        .collect();
+    (sides, seed_cells)
+}
+
+/// A (possibly paired) cell's estimate by the two-stage bootstrap (§4.3).
+fn two_stage(
+    input: &PassInput,
+    bench: Id,
+    sides: Vec<(Id, &TaskCounts)>,
+    tasks: Vec<Id>,
+    k: u64,
+    boot: &Bootstrap,
+) -> Estimate {
+    let (s, mut cells) = seed_cells(input, bench, &tasks, &[(sides, tasks.clone(), k)]);
+    super::seeds::estimate(tasks.len(), &s, cells.remove(0), boot)
+}
+
+/// (n, c) of a task's cell pooled over seeds (what a table shows).
+pub fn pooled(c: &SeedCounts) -> Option<(u64, u64)> {
+    (!c.is_empty()).then(|| c.iter().fold((0, 0), |a, x| (a.0 + x.1, a.1 + x.2)))
+}
+
+/// SPEC §4.3: a task's value — the mean, over the seeds with ≥ K rollouts,
+/// of the per-(task, seed) estimator; `None` when no seed has K.
+pub fn seed_mean(c: &SeedCounts, k: u64, est: impl Fn(u64, u64, u64) -> f64) -> Option<f64> {
+    let v: Vec<f64> = c
+        .iter()
+        .filter(|x| x.1 >= k)
+        .map(|x| est(x.1, x.2, k))
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// One task of an advantage cell: each run's (n, c) there (pooled over
+/// seeds), its Pass@K (the seed mean, §4.3), and
 /// its share of Δ — (Pass_RL − Pass_base) / m over the m tasks Δ averages
 /// (both runs with ≥ K rollouts), so the shares add up to Δ exactly; None
 /// for a task Δ leaves out.
@@ -109,21 +235,20 @@ pub fn delta_by_task(
             let get = |run| {
                 agg.groups
                     .get(&(bench, run, task))
-                    .and_then(|g| cell_counts(g, info, level, mode))
+                    .map(|g| cell_counts(g, info, level, mode))
+                    .unwrap_or_default()
             };
             let (b, r) = (get(base), get(rl));
-            if b.is_none() && r.is_none() {
+            if b.is_empty() && r.is_empty() {
                 return None;
             }
-            let pass =
-                |x: Option<(u64, u64)>| x.filter(|(n, _)| *n >= k).map(|(n, c)| pass_at_k(n, c, k));
             Some(TaskDelta {
                 task,
                 info,
-                base: b,
-                rl: r,
-                pass_base: pass(b),
-                pass_rl: pass(r),
+                base: pooled(&b),
+                rl: pooled(&r),
+                pass_base: seed_mean(&b, k, pass_at_k),
+                pass_rl: seed_mean(&r, k, pass_at_k),
                 contribution: None,
             })
         })
@@ -165,6 +290,8 @@ pub struct PassCell {
     pub pass_all: Option<f64>,
     pub tasks: usize,
     pub tasks_left_out: usize,
+    /// §4.3: distinct seeds that contributed (0: the rollouts carry none).
+    pub seeds: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -226,6 +353,8 @@ pub struct Advantage {
     pub rl_pass: f64,
     /// SPEC §4.2: se, p-values, simultaneous interval, mde, verdict.
     pub test: super::multiplicity::CellTest,
+    /// §4.3: per run, the distinct seeds that contributed.
+    pub seeds: BTreeMap<String, usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -237,6 +366,8 @@ pub struct ModeGap {
     pub tasks: usize,
     pub diff: f64,
     pub ci: Ci,
+    /// §4.3: distinct seeds of the run that contributed.
+    pub seeds: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -254,8 +385,8 @@ pub struct PassReport {
     pub mode_gap: Vec<ModeGap>,
 }
 
-/// Per-task (n, c) of every task in a cell, in task-id order.
-pub type TaskCounts = BTreeMap<Id, (u64, u64)>;
+/// Per-task (n, c) per seed of every task in a cell, in task-id order.
+pub type TaskCounts = BTreeMap<Id, SeedCounts>;
 
 /// Everything needed to compute cells: aggregates plus the benchmark layout.
 pub struct PassInput<'a> {
@@ -281,17 +412,26 @@ impl PassInput<'_> {
             .range((bench, 0)..=(bench, Id::MAX))
             .map(|(k, v)| (k.1, *v))
     }
-    /// (n, c) per task of one run's cell.
+    /// (n, c) per seed per task of one run's cell.
     pub fn counts(&self, bench: Id, run: Id, level: u32, mode: Mode) -> TaskCounts {
         let mut out = TaskCounts::new();
         for (task, info) in self.tasks(bench) {
             if let Some(groups) = self.agg.groups.get(&(bench, run, task)) {
-                if let Some(nc) = cell_counts(groups, info, level, mode) {
-                    out.insert(task, nc);
+                let c = cell_counts(groups, info, level, mode);
+                if !c.is_empty() {
+                    out.insert(task, c);
                 }
             }
         }
         out
+    }
+    /// The run's seeds in the benchmark, when it has two or more (§4.3).
+    pub fn multi_seed(&self, bench: Id, run: Id) -> Option<&[Id]> {
+        self.agg
+            .seeds
+            .get(&(bench, run))
+            .filter(|s| s.len() > 1)
+            .map(Vec::as_slice)
     }
     fn name(&self, id: Id) -> String {
         self.set.name(id).to_string()
@@ -307,7 +447,7 @@ pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
         };
         for &l in levels {
             for m in Mode::BOTH {
-                if let Some((n, _)) = cell_counts(groups, *info, l, m) {
+                for (_, n, _) in cell_counts(groups, *info, l, m) {
                     max_n = max_n.max(n);
                 }
             }
@@ -320,15 +460,15 @@ pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
     ks
 }
 
-/// Mean Pass@K over tasks with ≥ K rollouts; (values, left out).
+/// Per-task Pass@K (the seed mean) over tasks with a seed of ≥ K
+/// rollouts; (values, tasks left out).
 pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
     let mut left_out = 0;
     let mut v = Vec::new();
-    for (&task, &(n, c)) in counts {
-        if n >= k {
-            v.push((task, pass_at_k(n, c, k)));
-        } else if n > 0 {
-            left_out += 1;
+    for (&task, c) in counts {
+        match seed_mean(c, k, pass_at_k) {
+            Some(x) => v.push((task, x)),
+            None => left_out += 1,
         }
     }
     (v, left_out)
@@ -445,7 +585,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     let mut batch = Batch::default();
     let cell_range = batch.add(values.clone());
     let finish_advantages = advantages(input, pairs, &ks, s, &mut batch);
-    let finish_gaps = mode_gaps(input, &ks, &s.levels, &mut batch);
+    let finish_gaps = mode_gaps(input, &ks, &s.levels, &s.boot, &mut batch);
     let finish_tokens = token_budgets(input, &ks, s, &mut batch);
     let all = batch.run(&s.boot);
     let mut cells: Vec<PassCell> = jobs
@@ -453,11 +593,17 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         .zip(values)
         .zip(all[cell_range].iter().copied())
         .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
-            let left_out = counts.values().filter(|(n, _)| *n > 0 && *n < *k).count();
+            let est = if input.multi_seed(*b, *r).is_some() {
+                let tasks = vals.iter().map(|v| v.0).collect();
+                two_stage(input, *b, vec![(*r, counts)], tasks, *k, &s.boot)
+            } else {
+                est
+            };
+            let seeds = contributing_seeds(input, *b, *r, counts, *k);
+            let left_out = counts.len() - vals.len();
             let pass_all: Vec<f64> = counts
                 .values()
-                .filter(|(n, _)| *n >= *k)
-                .map(|&(n, c)| pass_all_k(n, c, *k))
+                .filter_map(|c| seed_mean(c, *k, pass_all_k))
                 .collect();
             PassCell {
                 benchmark: input.name(*b),
@@ -470,6 +616,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
                 pass_all: super::stats::mean(&pass_all),
                 tasks: vals.len(),
                 tasks_left_out: left_out,
+                seeds,
             }
         })
         .collect();
@@ -580,15 +727,16 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
         let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
         let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
         for r in input.runs(b) {
-            // Full-budget groups of this run.
-            let full: Vec<(&BudgetGroup, u32)> = tasks
+            // Full-budget groups of this run, per task (one per seed).
+            let full: Vec<(Vec<&BudgetGroup>, u32)> = tasks
                 .iter()
                 .filter_map(|(t, info)| {
                     let groups = input.agg.groups.get(&(b, r, *t))?;
-                    let g = groups
+                    let g: Vec<&BudgetGroup> = groups
                         .iter()
-                        .find(|g| g.budget == info.full_budget && g.n > 0)?;
-                    Some((g, info.full_budget))
+                        .filter(|g| g.budget == info.full_budget && g.n > 0)
+                        .collect();
+                    (!g.is_empty()).then_some((g, info.full_budget))
                 })
                 .collect();
             if full.is_empty() {
@@ -596,10 +744,16 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
             }
             for &k in ks {
                 for t in 1..=max_b {
+                    // Each task at min(t, B), its seeds averaged (§4.3).
                     let vals: Vec<f64> = full
                         .iter()
-                        .filter(|(g, _)| g.n >= k)
-                        .map(|(g, fb)| pass_at_k(g.n, g.solved_within(t.min(*fb)), k))
+                        .filter_map(|(gs, fb)| {
+                            let c: SeedCounts = gs
+                                .iter()
+                                .map(|g| (g.seed, g.n, g.solved_within(t.min(*fb))))
+                                .collect();
+                            seed_mean(&c, k, pass_at_k)
+                        })
                         .collect();
                     out.push(CurvePoint {
                         benchmark: input.name(b),
@@ -618,9 +772,13 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
 /// Per-task Pass of both runs over the tasks where both have ≥ K rollouts.
 pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f64)> {
     a.iter()
-        .filter_map(|(t, &(na, ca))| {
-            let &(nb, cb) = b.get(t)?;
-            (na >= k && nb >= k).then(|| (*t, pass_at_k(na, ca, k), pass_at_k(nb, cb, k)))
+        .filter_map(|(t, ca)| {
+            let cb = b.get(t)?;
+            Some((
+                *t,
+                seed_mean(ca, k, pass_at_k)?,
+                seed_mean(cb, k, pass_at_k)?,
+            ))
         })
         .collect()
 }
@@ -643,7 +801,7 @@ fn advantages<'a>(
                 for &k in ks {
                     let v = paired_values(&rl, &base, k);
                     if !v.is_empty() {
-                        jobs.push((p, k, l, m, v));
+                        jobs.push((p, k, l, m, v, base.clone(), rl.clone()));
                     }
                 }
             }
@@ -651,7 +809,7 @@ fn advantages<'a>(
     }
     let diffs: Grouped<(Pair, u32, Mode)> = jobs
         .iter()
-        .map(|(p, _, l, m, v)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .map(|(p, _, l, m, v, _, _)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
         .collect();
     let range = batch.add(diffs);
     let boot = s.boot;
@@ -660,7 +818,32 @@ fn advantages<'a>(
         let mut rows: Vec<Advantage> = jobs
             .iter()
             .zip(all[range].iter().copied())
-            .map(|((p, k, l, m, v), est)| {
+            .map(|((p, k, l, m, v, base_c, rl_c), est)| {
+                let multi = input.multi_seed(p.benchmark, p.base).is_some()
+                    || input.multi_seed(p.benchmark, p.rl).is_some();
+                let est = if multi {
+                    let tasks = v.iter().map(|x| x.0).collect();
+                    two_stage(
+                        input,
+                        p.benchmark,
+                        vec![(p.rl, rl_c), (p.base, base_c)],
+                        tasks,
+                        *k,
+                        &boot,
+                    )
+                } else {
+                    est
+                };
+                let seeds = BTreeMap::from([
+                    (
+                        input.name(p.base),
+                        contributing_seeds(input, p.benchmark, p.base, base_c, *k),
+                    ),
+                    (
+                        input.name(p.rl),
+                        contributing_seeds(input, p.benchmark, p.rl, rl_c, *k),
+                    ),
+                ]);
                 let n = v.len() as f64;
                 let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
                 let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
@@ -682,23 +865,27 @@ fn advantages<'a>(
                     base_pass,
                     rl_pass,
                     test: super::multiplicity::CellTest::DEGENERATE,
+                    seeds,
                 }
             })
             .collect();
         // §4.2: per (benchmark, base, rl) family, joint replicates over the
         // union of its cells' tasks.
-        let cells: Vec<&[(Id, f64, f64)]> = jobs.iter().map(|j| j.4.as_slice()).collect();
         let mut start = 0;
         while start < rows.len() {
             let p = jobs[start].0;
             let end = start + jobs[start..].iter().take_while(|j| *j.0 == *p).count();
-            let tests = family_tests_of(
-                &rows[start..end],
-                &cells[start..end],
-                &boot,
-                adjust,
-                min_effect,
-            );
+            let fam: Vec<FamilyCell> = jobs[start..end]
+                .iter()
+                .map(|j| FamilyCell {
+                    values: &j.4,
+                    base: &j.5,
+                    rl: &j.6,
+                    k: j.1,
+                })
+                .collect();
+            let tests =
+                family_tests_of(input, p, &rows[start..end], &fam, &boot, adjust, min_effect);
             for (r, t) in rows[start..end].iter_mut().zip(tests) {
                 r.test = t;
             }
@@ -708,11 +895,20 @@ fn advantages<'a>(
     }
 }
 
-/// The §4.2 figures of one family's cells: `cells[c]` holds cell c's
-/// (task, Pass_RL, Pass_base).
+/// One cell of a family: its (task, Pass_RL, Pass_base) and both runs' counts.
+struct FamilyCell<'a> {
+    values: &'a [(Id, f64, f64)],
+    base: &'a TaskCounts,
+    rl: &'a TaskCounts,
+    k: u64,
+}
+
+/// The §4.2 figures of one family's cells.
 fn family_tests_of(
+    input: &PassInput,
+    pair: &Pair,
     rows: &[Advantage],
-    cells: &[&[(Id, f64, f64)]],
+    cells: &[FamilyCell],
     boot: &Bootstrap,
     adjust: super::multiplicity::Adjust,
     min_effect: f64,
@@ -724,15 +920,44 @@ fn family_tests_of(
         .iter()
         .zip(cells)
         .filter(|(r, _)| !degenerate(r))
-        .flat_map(|(_, c)| c.iter().map(|x| x.0))
+        .flat_map(|(_, c)| c.values.iter().map(|x| x.0))
         .collect();
     let union: Vec<Id> = union.into_iter().collect();
+    let multi = input.multi_seed(pair.benchmark, pair.base).is_some()
+        || input.multi_seed(pair.benchmark, pair.rl).is_some();
+    let single_seed = !multi;
+    if multi {
+        // §4.3: the joint replicates come from the same two-stage draw.
+        let specs: Vec<(Vec<(Id, &TaskCounts)>, Vec<Id>, u64)> = cells
+            .iter()
+            .map(|c| {
+                (
+                    vec![(pair.rl, c.rl), (pair.base, c.base)],
+                    c.values.iter().map(|x| x.0).collect(),
+                    c.k,
+                )
+            })
+            .collect();
+        let (sides, seed_cells) = seed_cells(input, pair.benchmark, &union, &specs);
+        let reps = super::seeds::replicates(union.len(), &sides, &seed_cells, boot);
+        let inputs: Vec<CellInput> = rows
+            .iter()
+            .zip(&reps)
+            .map(|(r, rep)| CellInput {
+                delta: r.delta,
+                degenerate: degenerate(r),
+                replicates: rep,
+                tasks: r.tasks,
+            })
+            .collect();
+        return family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed);
+    }
     let families: Vec<Family> = cells
         .iter()
         .map(|c| {
             let mut sums = vec![0.0; union.len()];
             let mut weights = vec![0.0; union.len()];
-            for &(t, rl, base) in c.iter() {
+            for &(t, rl, base) in c.values.iter() {
                 if let Ok(i) = union.binary_search(&t) {
                     sums[i] = rl - base;
                     weights[i] = 1.0;
@@ -759,14 +984,14 @@ fn family_tests_of(
             tasks: r.tasks,
         })
         .collect();
-    // Seeds (§4.3) are not read yet: every run has one.
-    family_tests(&inputs, boot.resamples, adjust, min_effect, true)
+    family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed)
 }
 
 fn mode_gaps<'a>(
     input: &'a PassInput,
     ks: &[u64],
     levels: &[u32],
+    boot: &Bootstrap,
     batch: &mut Batch,
 ) -> impl FnOnce(&[Estimate]) -> Vec<ModeGap> + 'a {
     let mut jobs = Vec::new();
@@ -778,7 +1003,7 @@ fn mode_gaps<'a>(
                 for &k in ks {
                     let v = paired_values(&native, &trunc, k);
                     if !v.is_empty() {
-                        jobs.push((b, r, k, l, v));
+                        jobs.push((b, r, k, l, v, native.clone(), trunc.clone()));
                     }
                 }
             }
@@ -786,20 +1011,31 @@ fn mode_gaps<'a>(
     }
     let diffs: Grouped<(Id, Id, u32)> = jobs
         .iter()
-        .map(|(b, r, _, l, v)| ((*b, *r, *l), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .map(|(b, r, _, l, v, _, _)| ((*b, *r, *l), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
         .collect();
     let range = batch.add(diffs);
+    let boot = *boot;
     move |all| {
         jobs.iter()
             .zip(all[range].iter().copied())
-            .map(|((b, r, k, l, v), est)| ModeGap {
-                benchmark: input.name(*b),
-                run: input.name(*r),
-                k: *k,
-                level: *l,
-                tasks: v.len(),
-                diff: est.value,
-                ci: est.ci,
+            .map(|((b, r, k, l, v, nat, tr), est)| {
+                let est = if input.multi_seed(*b, *r).is_some() {
+                    // Native and truncated rollouts share the run's seed draw.
+                    let tasks = v.iter().map(|x| x.0).collect();
+                    two_stage(input, *b, vec![(*r, nat), (*r, tr)], tasks, *k, &boot)
+                } else {
+                    est
+                };
+                ModeGap {
+                    benchmark: input.name(*b),
+                    run: input.name(*r),
+                    k: *k,
+                    level: *l,
+                    tasks: v.len(),
+                    diff: est.value,
+                    ci: est.ci,
+                    seeds: contributing_seeds(input, *b, *r, nat, *k),
+                }
             })
             .collect()
     }
@@ -815,7 +1051,8 @@ fn token_budgets<'a>(
 ) -> impl FnOnce(&[Estimate], &mut PassReport) + 'a {
     let set = input.set;
     // (bench, run, task) → (n, sorted tokens-to-success); bench → totals.
-    let mut per: BTreeMap<(Id, Id, Id), (u64, Vec<u64>)> = BTreeMap::new();
+    // (bench, run, task, seed of a multi-seed run) → (n, sorted tokens-to-success)
+    let mut per: BTreeMap<(Id, Id, Id, Option<Id>), (u64, Vec<u64>)> = BTreeMap::new();
     let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
     let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
@@ -832,7 +1069,10 @@ fn token_budgets<'a>(
         }
         let total: u64 = steps.iter().filter_map(|st| st.output_tokens()).sum();
         totals.entry(t.benchmark).or_default().push(total);
-        let e = per.entry((t.benchmark, t.run, t.task)).or_default();
+        let seed = t
+            .seed
+            .filter(|_| input.multi_seed(t.benchmark, t.run).is_some());
+        let e = per.entry((t.benchmark, t.run, t.task, seed)).or_default();
         e.0 += 1;
         if let Some(st) = t.success_turn {
             let used: u64 = steps
@@ -864,12 +1104,16 @@ fn token_budgets<'a>(
         for r in runs {
             for &k in ks {
                 for &x in &xs {
-                    let counts: TaskCounts = per
-                        .range((b, r, 0)..=(b, r, Id::MAX))
-                        .map(|(key, (n, toks))| {
-                            (key.2, (*n, toks.partition_point(|&u| u <= x) as u64))
-                        })
-                        .collect();
+                    let mut counts = TaskCounts::new();
+                    for (key, (n, toks)) in
+                        per.range((b, r, 0, None)..=(b, r, Id::MAX, Some(Id::MAX)))
+                    {
+                        counts.entry(key.2).or_default().push((
+                            key.3,
+                            *n,
+                            toks.partition_point(|&u| u <= x) as u64,
+                        ));
+                    }
                     jobs.push((b, r, k, x, counts));
                 }
             }
@@ -898,7 +1142,7 @@ fn token_budgets<'a>(
                 value: mean_of(&vals),
                 ci: est.ci,
                 tasks: vals.len(),
-                tasks_left_out: counts.values().filter(|(n, _)| *n > 0 && *n < *k).count(),
+                tasks_left_out: counts.len() - vals.len(),
             })
             .collect();
     }

@@ -146,6 +146,7 @@ struct PassRow<'a> {
     pass_all: Option<f64>,
     tasks: usize,
     tasks_left_out: usize,
+    seeds: usize,
 }
 
 #[derive(Serialize)]
@@ -210,6 +211,7 @@ struct AdvantageRow<'a> {
     mde: Option<f64>,
     verdict: &'static str,
     tasks_needed: Option<u64>,
+    seeds: &'a BTreeMap<String, usize>,
 }
 
 #[derive(Serialize)]
@@ -222,6 +224,7 @@ struct ModeGapRow<'a> {
     diff: f64,
     #[serde(flatten)]
     ci: CiKeys<'static>,
+    seeds: BTreeMap<&'a str, usize>,
 }
 
 #[derive(Serialize)]
@@ -545,6 +548,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 pass_all: c.pass_all,
                 tasks: c.tasks,
                 tasks_left_out: c.tasks_left_out,
+                seeds: c.seeds,
             })
             .collect(),
         pass_curve: p
@@ -617,6 +621,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 mde: a.test.mde,
                 verdict: a.test.verdict.name(),
                 tasks_needed: a.test.tasks_needed,
+                seeds: &a.seeds,
             })
             .collect(),
         mode_gap: p
@@ -630,6 +635,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 tasks: g.tasks,
                 diff: g.diff,
                 ci: ci(g.ci),
+                seeds: BTreeMap::from([(g.run.as_str(), g.seeds)]),
             })
             .collect(),
         matched_states: audit

@@ -13,8 +13,24 @@ use polars::prelude::*;
 use super::{Id, LogSet};
 use crate::error::{Error, Result};
 
-/// One row per evaluation rollout (no `train_step`), with ids for names.
+/// Distinct seeds of each (benchmark, run)'s evaluation rollouts (SPEC §4.3).
+pub fn run_seeds(set: &LogSet) -> BTreeMap<(Id, Id), Vec<Id>> {
+    let mut out: BTreeMap<(Id, Id), std::collections::BTreeSet<Id>> = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+        if let Some(s) = t.seed {
+            out.entry((t.benchmark, t.run)).or_default().insert(s);
+        }
+    }
+    out.into_iter()
+        .map(|(k, v)| (k, v.into_iter().collect()))
+        .collect()
+}
+
+/// One row per evaluation rollout (no `train_step`), with ids for names;
+/// `seed` only for runs with two or more seeds in the benchmark (a run with
+/// one seed is computed exactly as one without).
 pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
+    let seeds = run_seeds(set);
     let eval: Vec<_> = set
         .trajectories
         .iter()
@@ -33,6 +49,18 @@ pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
             "success_turn".into(),
             eval.iter()
                 .map(|t| t.success_turn.filter(|_| t.turns_known))
+                .collect::<Vec<Option<u32>>>(),
+        ),
+        Column::new(
+            "seed".into(),
+            eval.iter()
+                .map(|t| {
+                    t.seed.filter(|_| {
+                        seeds
+                            .get(&(t.benchmark, t.run))
+                            .is_some_and(|s| s.len() > 1)
+                    })
+                })
                 .collect::<Vec<Option<u32>>>(),
         ),
         Column::new(
@@ -71,6 +99,8 @@ pub struct BudgetGroup {
     /// them succeeded: they count only in the native cell of this budget.
     pub outcome_only: u64,
     pub outcome_only_solved: u64,
+    /// The seed of these rollouts, for runs with several seeds (§4.3).
+    pub seed: Option<Id>,
 }
 
 impl BudgetGroup {
@@ -109,8 +139,10 @@ pub struct TaskInfo {
 pub struct EvalAggregates {
     /// (benchmark, task) → full budget and oracle fewest turns.
     pub tasks: BTreeMap<(Id, Id), TaskInfo>,
-    /// (benchmark, run, task) → groups by budget, ascending.
+    /// (benchmark, run, task) → groups by budget (then seed), ascending.
     pub groups: BTreeMap<(Id, Id, Id), Vec<BudgetGroup>>,
+    /// (benchmark, run) → its distinct evaluation seeds (§4.3).
+    pub seeds: BTreeMap<(Id, Id), Vec<Id>>,
 }
 
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
@@ -155,7 +187,13 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
     }
     let groups = df
         .lazy()
-        .group_by([col("benchmark"), col("run"), col("task"), col("budget")])
+        .group_by([
+            col("benchmark"),
+            col("run"),
+            col("task"),
+            col("budget"),
+            col("seed"),
+        ])
         .agg([
             len().cast(DataType::UInt32).alias("n"),
             col("outcome_only")
@@ -180,9 +218,10 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         u32s(&groups, "budget")?,
         u32s(&groups, "n")?,
     );
-    let (oo, oo_solved) = (
+    let (oo, oo_solved, seed) = (
         u32s(&groups, "outcome_only")?,
         u32s(&groups, "outcome_only_solved")?,
+        u32s(&groups, "seed")?,
     );
     let turns = groups
         .column("turns")
@@ -207,9 +246,11 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
             success_turns,
             outcome_only,
             outcome_only_solved: req(oo_solved[i])? as u64,
+            seed: seed[i],
         });
     }
     merge_aggregates(set, &mut out);
+    out.seeds = run_seeds(set);
     Ok(out)
 }
 
@@ -223,7 +264,10 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
         info.full_budget = info.full_budget.max(a.full_budget);
         info.min_turns = info.min_turns.or(a.min_turns);
         let groups = out.groups.entry((a.benchmark, a.run, a.task)).or_default();
-        match groups.iter_mut().find(|g| g.budget == a.budget) {
+        match groups
+            .iter_mut()
+            .find(|g| g.budget == a.budget && g.seed.is_none())
+        {
             Some(g) => {
                 g.n += a.n;
                 g.success_turns.extend(&a.success_turns);
@@ -237,11 +281,12 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
                 success_turns: a.success_turns.clone(),
                 outcome_only: a.outcome_only,
                 outcome_only_solved: a.outcome_only_solved,
+                seed: None,
             }),
         }
     }
     for v in out.groups.values_mut() {
-        v.sort_by_key(|g| g.budget);
+        v.sort_by_key(|g| (g.budget, g.seed));
     }
 }
 

@@ -43,6 +43,8 @@ pub const TRAJECTORY_FIELDS: &[&str] = &[
     "train_step",
     "group",
     "termination",
+    "seed",
+    "category",
 ];
 
 /// A hash map with a fast non-cryptographic hash, for the per-record
@@ -132,6 +134,10 @@ pub struct Trajectory {
     /// False for an outcome-only record (neither `turns` nor `steps`, SPEC
     /// §4.1): it counts only in the native cells of its own budget.
     pub turns_known: bool,
+    /// SPEC §4.3: the training seed of the policy (its text, interned).
+    pub seed: Option<Id>,
+    /// SPEC §4.3: the task's category.
+    pub category: Option<Id>,
 }
 
 /// SPEC §4.1 `termination`: why a rollout ended.

@@ -371,7 +371,11 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
         strs(s("benchmark")),
         strs(s("task")),
     );
-    let termination = strs(s("termination"));
+    let (termination, category, seed) = (
+        strs(s("termination")),
+        strs(s("category")),
+        groups(s("seed")),
+    );
     let (sample, budget, max_budget, turns, success_turn, min_turns, train_step) = (
         ints(s("sample")),
         ints(s("budget")),
@@ -454,6 +458,10 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
                         termination: termination
                             .get(i, "termination", "a string")?
                             .map(Cow::Borrowed),
+                        category: category.get(i, "category", "a string")?.map(Cow::Borrowed),
+                        seed: seed
+                            .get(i, "seed", "a string or an integer")?
+                            .map(|g| GroupKey(Cow::Owned(g))),
                         ..Default::default()
                     };
                     if let Some(d) = &steps_wrong {

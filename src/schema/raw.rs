@@ -38,6 +38,11 @@ pub struct RawRecord<'a> {
     pub group: Option<GroupKey<'a>>,
     #[serde(borrow)]
     pub termination: Option<Str<'a>>,
+    /// `seed`: a string or an integer (`1` and `"1"` are the same seed).
+    #[serde(borrow)]
+    pub seed: Option<GroupKey<'a>>,
+    #[serde(borrow)]
+    pub category: Option<Str<'a>>,
     #[serde(borrow)]
     pub steps: Option<Vec<RawStep<'a>>>,
     // probe
@@ -222,6 +227,8 @@ const TOP: &[(&str, Ty)] = &[
     ("train_step", Ty::Int),
     ("group", Ty::StrOrInt),
     ("termination", Ty::Str),
+    ("seed", Ty::StrOrInt),
+    ("category", Ty::Str),
     ("steps", Ty::Array),
     ("state", Ty::Str),
     ("source", Ty::Str),

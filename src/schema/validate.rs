@@ -201,6 +201,8 @@ impl LogSet {
             steps,
             termination,
             turns_known,
+            seed: r.seed.map(|g| self.strings.intern(&g.0)),
+            category: r.category.map(|c| self.strings.intern(&c)),
         };
         self.trajectories.push(t);
         Ok(())

@@ -171,6 +171,8 @@ pub(super) fn remap_ids(set: &mut LogSet, map: &[Id]) {
         t.benchmark = m(t.benchmark);
         t.task = m(t.task);
         t.group = t.group.map(m);
+        t.seed = t.seed.map(m);
+        t.category = t.category.map(m);
     }
     for p in &mut set.probes {
         p.benchmark = m(p.benchmark);
@@ -242,7 +244,10 @@ pub(super) fn cross_checks(
     let mut methods: FastMap<Id, (Id, Loc)> = FastMap::default();
     let mut max_budgets: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
     let mut min_turns: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
-    type DupKey = (Id, Id, Id, u32, i64, Option<i64>, Option<Id>);
+    type DupKey = (Id, Id, Id, u32, i64, Option<i64>, Option<Id>, Option<Id>);
+    let mut categories: FastMap<(Id, Id), (Id, Loc)> = FastMap::default();
+    // (run, benchmark) → whether its evaluation rollouts carry a seed, and the first one's place.
+    let mut seeded: FastMap<(Id, Id), (bool, Loc)> = FastMap::default();
     let mut seen: FastMap<DupKey, Loc> = FastMap::default();
     let mut drop_decl = vec![false; set.run_decls.len()];
     let mut drop_traj = vec![false; set.trajectories.len()];
@@ -265,6 +270,7 @@ pub(super) fn cross_checks(
                     s,
                     t.train_step,
                     t.group,
+                    t.seed,
                 )
             });
             let mut r = Ok(());
@@ -280,6 +286,20 @@ pub(super) fn cross_checks(
                 if let Some(mt) = t.min_turns {
                     r = check_same(&mut min_turns, key, mt, loc, "min_turns");
                 }
+            }
+            if r.is_ok() {
+                if let Some(c) = t.category {
+                    r = check_category(&set.strings, &mut categories, key, c, loc);
+                }
+            }
+            if r.is_ok() && !t.is_training() {
+                r = check_seeded(
+                    &set.strings,
+                    &mut seeded,
+                    (t.run, t.benchmark),
+                    t.seed.is_some(),
+                    loc,
+                );
             }
             if r.is_ok() {
                 if let Some(k) = dup_key {
@@ -364,6 +384,63 @@ pub(super) fn check_method(
         Entry::Occupied(_) => Ok(()),
         Entry::Vacant(e) => {
             e.insert((method, loc));
+            Ok(())
+        }
+    }
+}
+
+/// One category per (benchmark, task) (SPEC §4.3).
+pub(super) fn check_category(
+    strings: &crate::schema::Interner,
+    map: &mut FastMap<(Id, Id), (Id, Loc)>,
+    key: (Id, Id),
+    c: Id,
+    loc: Loc,
+) -> Check {
+    match map.entry(key) {
+        Entry::Occupied(e) if e.get().0 != c => Err((
+            e.get().1,
+            RecordError::impossible(
+                "category",
+                format!(
+                    "{:?} differs from this task's category {:?} given elsewhere",
+                    strings.name(c),
+                    strings.name(e.get().0)
+                ),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((c, loc));
+            Ok(())
+        }
+    }
+}
+
+/// Within one (run, benchmark), either every evaluation rollout carries a
+/// `seed` or none does (SPEC §4.3).
+pub(super) fn check_seeded(
+    strings: &crate::schema::Interner,
+    map: &mut FastMap<(Id, Id), (bool, Loc)>,
+    key: (Id, Id),
+    has: bool,
+    loc: Loc,
+) -> Check {
+    match map.entry(key) {
+        Entry::Occupied(e) if e.get().0 != has => Err((
+            e.get().1,
+            RecordError::impossible(
+                "seed",
+                format!(
+                    "run {:?} on {:?}: some evaluation rollouts carry a seed and some do not",
+                    strings.name(key.0),
+                    strings.name(key.1)
+                ),
+            ),
+        )),
+        Entry::Occupied(_) => Ok(()),
+        Entry::Vacant(e) => {
+            e.insert((has, loc));
             Ok(())
         }
     }

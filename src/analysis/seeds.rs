@@ -1,0 +1,174 @@
+//! SPEC §4.3: the two-stage bootstrap for runs trained from several seeds.
+//!
+//! Resample b first draws, for each run independently, as many seeds as
+//! the run has, with replacement (seeded from (seed, b, run)); then the
+//! task ids, with replacement, shared by both runs of a difference (seeded
+//! from (seed, b), as every task draw). A task's value in the resample is
+//! the mean of its per-seed values over the drawn seeds (counted with
+//! multiplicity) that have one; a task with none is left out of that
+//! replicate, and a cell left with no task has no replicate there.
+
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
+
+use super::bootstrap::resample_rng;
+use super::stats::{interval_from, Bootstrap, Estimate};
+
+/// A run's seed draws: seeded from (seed, b, run).
+fn seed_rng(seed: u64, b: usize, run: u32) -> Xoshiro256PlusPlus {
+    let mut r = resample_rng(seed, b);
+    let salt: u64 = r.random::<u64>() ^ (u64::from(run) + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+    Xoshiro256PlusPlus::seed_from_u64(salt)
+}
+
+/// One side of a cell's statistic: a run (by id, for seeding) and, per
+/// member task, its value under each of the run's seeds (`None`: that seed
+/// has too few rollouts of the task).
+pub struct Side {
+    pub run: u32,
+    pub seeds: usize,
+}
+
+/// One statistic: the mean over its member tasks of side 0's value, or of
+/// side 0 − side 1 for a difference.
+pub struct SeedCell {
+    /// Indices into `Side`s of the draw.
+    pub sides: Vec<usize>,
+    /// (task index in the draw's task list, per side its per-seed values).
+    pub members: Vec<(usize, Vec<Vec<Option<f64>>>)>,
+}
+
+/// A task's value under seed multiplicities: the weighted mean of the
+/// seeds that have one.
+fn seeded(values: &[Option<f64>], mult: &[u32]) -> Option<f64> {
+    let (mut s, mut w) = (0.0, 0u32);
+    for (v, &m) in values.iter().zip(mult) {
+        if let Some(v) = v {
+            s += f64::from(m) * v;
+            w += m;
+        }
+    }
+    (w > 0).then(|| s / f64::from(w))
+}
+
+/// The point value of a cell: every seed once.
+pub fn point(cell: &SeedCell, sides: &[Side]) -> Option<f64> {
+    let ones: Vec<Vec<u32>> = sides.iter().map(|s| vec![1; s.seeds]).collect();
+    stat(cell, &ones, None)
+}
+
+fn stat(cell: &SeedCell, mult: &[Vec<u32>], tasks: Option<&[u32]>) -> Option<f64> {
+    let (mut s, mut w) = (0.0, 0u64);
+    for (t, vals) in &cell.members {
+        let times = tasks.map_or(1, |c| c[*t]);
+        if times == 0 {
+            continue;
+        }
+        let v: Option<Vec<f64>> = cell
+            .sides
+            .iter()
+            .zip(vals)
+            .map(|(&side, v)| seeded(v, &mult[side]))
+            .collect();
+        let Some(v) = v else { continue };
+        let x = if v.len() == 2 { v[0] - v[1] } else { v[0] };
+        s += f64::from(times) * x;
+        w += u64::from(times);
+    }
+    (w > 0).then(|| s / w as f64)
+}
+
+/// Joint two-stage replicates of several cells over one task list of
+/// length `m`: `out[c][b]` (NaN where cell c has no replicate).
+pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap) -> Vec<Vec<f64>> {
+    let per_b: Vec<Vec<f64>> = (0..cfg.resamples)
+        .into_par_iter()
+        .map(|b| {
+            if cfg.cancel.is_cancelled() || m == 0 {
+                return vec![f64::NAN; cells.len()];
+            }
+            let mult: Vec<Vec<u32>> = sides
+                .iter()
+                .map(|s| {
+                    let mut rng = seed_rng(cfg.seed, b, s.run);
+                    let mut m = vec![0u32; s.seeds];
+                    for _ in 0..s.seeds {
+                        m[rng.random_range(0..s.seeds)] += 1;
+                    }
+                    m
+                })
+                .collect();
+            let mut rng = resample_rng(cfg.seed, b);
+            let mut counts = vec![0u32; m];
+            for _ in 0..m {
+                counts[rng.random_range(0..m)] += 1;
+            }
+            cells
+                .iter()
+                .map(|c| stat(c, &mult, Some(&counts)).unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    (0..cells.len())
+        .map(|c| per_b.iter().map(|r| r[c]).collect())
+        .collect()
+}
+
+/// A cell's estimate with its two-stage interval (BCa's acceleration from
+/// the leave-one-task-out jackknife of the point values).
+pub fn estimate(m: usize, sides: &[Side], cell: SeedCell, cfg: &Bootstrap) -> Estimate {
+    let value = point(&cell, sides).unwrap_or(f64::NAN);
+    let cells = [cell];
+    let mut reps: Vec<f64> = replicates(m, sides, &cells, cfg)
+        .remove(0)
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .collect();
+    let [cell] = cells;
+    let ci = interval_from(&mut reps, value, cfg, || {
+        let ones: Vec<Vec<u32>> = sides.iter().map(|s| vec![1; s.seeds]).collect();
+        let per: Vec<f64> = cell
+            .members
+            .iter()
+            .filter_map(|(_, vals)| {
+                let v: Option<Vec<f64>> = cell
+                    .sides
+                    .iter()
+                    .zip(vals)
+                    .map(|(&side, v)| seeded(v, &ones[side]))
+                    .collect();
+                v.map(|v| if v.len() == 2 { v[0] - v[1] } else { v[0] })
+            })
+            .collect();
+        let total: f64 = per.iter().sum();
+        let n = per.len() as f64;
+        per.iter().map(|x| (total - x) / (n - 1.0)).collect()
+    });
+    Estimate { value, ci }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_seed_is_the_plain_task_mean() {
+        let sides = [Side { run: 0, seeds: 1 }];
+        let cell = SeedCell {
+            sides: vec![0],
+            members: (0..4).map(|t| (t, vec![vec![Some(t as f64)]])).collect(),
+        };
+        assert_eq!(point(&cell, &sides), Some(1.5));
+        // Seed means: task values average over seeds that have one.
+        let sides = [Side { run: 0, seeds: 2 }];
+        let cell = SeedCell {
+            sides: vec![0],
+            members: vec![
+                (0, vec![vec![Some(1.0), Some(0.0)]]),
+                (1, vec![vec![None, Some(1.0)]]),
+            ],
+        };
+        assert_eq!(point(&cell, &sides), Some(0.75));
+    }
+}
