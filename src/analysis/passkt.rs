@@ -111,13 +111,17 @@ fn contributing_seeds(input: &PassInput, bench: Id, run: Id, counts: &TaskCounts
     }
 }
 
+/// A cell for the two-stage bootstrap: its sides (run, counts) — one, or
+/// RL then base of a difference — its member tasks and K.
+type SeedSpec<'a> = (Vec<(Id, &'a TaskCounts)>, Vec<Id>, u64);
+
 /// The §4.3 two-stage inputs of cells over `tasks`: one side per distinct
 /// run, each member task's per-seed Pass@K per side.
 fn seed_cells(
     input: &PassInput,
     bench: Id,
     tasks: &[Id],
-    cells: &[(Vec<(Id, &TaskCounts)>, Vec<Id>, u64)],
+    cells: &[SeedSpec],
 ) -> (Vec<super::seeds::Side>, Vec<super::seeds::SeedCell>) {
     let mut runs: Vec<Id> = Vec::new();
     for (sides, _, _) in cells {
@@ -928,7 +932,7 @@ fn family_tests_of(
     let single_seed = !multi;
     if multi {
         // §4.3: the joint replicates come from the same two-stage draw.
-        let specs: Vec<(Vec<(Id, &TaskCounts)>, Vec<Id>, u64)> = cells
+        let specs: Vec<SeedSpec> = cells
             .iter()
             .map(|c| {
                 (
@@ -1052,7 +1056,8 @@ fn token_budgets<'a>(
     let set = input.set;
     // (bench, run, task) → (n, sorted tokens-to-success); bench → totals.
     // (bench, run, task, seed of a multi-seed run) → (n, sorted tokens-to-success)
-    let mut per: BTreeMap<(Id, Id, Id, Option<Id>), (u64, Vec<u64>)> = BTreeMap::new();
+    type Key = (Id, Id, Id, Option<Id>);
+    let mut per: BTreeMap<Key, (u64, Vec<u64>)> = BTreeMap::new();
     let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
     let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
