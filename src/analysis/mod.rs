@@ -3,6 +3,7 @@
 
 pub mod bootstrap;
 pub mod budgetmix;
+pub mod categories;
 pub mod cost;
 pub mod dynamics;
 pub mod frozenlake;
@@ -191,6 +192,8 @@ pub struct Audit {
     pub cost_frontier: Vec<cost::CostPoint>,
     pub cost_winners: Vec<cost::Winner>,
     pub budgetmix: Vec<budgetmix::BudgetMixAudit>,
+    /// §4.3: per-category Pass and Δ, and the contrasts between categories.
+    pub categories: categories::CategoryReport,
     pub agg: EvalAggregates,
     pub notes: Vec<String>,
 }
@@ -241,6 +244,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let agg = eval_aggregates(set)?;
     let input = passkt::PassInput { set, agg: &agg };
     let pass = passkt::analyse(&input, &pairs, settings);
+    let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
     let mut cache = frozenlake::QCache::default();
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
@@ -257,6 +261,25 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     if outcome_only > 0 {
         notes.push(format!(
             "{outcome_only} evaluation rollouts have unknown turns (no `turns`, no `steps`: an outcome-only dump): they count only in the native cells of their own budget; Pass@(K,T) at tighter budgets, pass curves, token budgets, costs and likelihood need per-turn logs"
+        ));
+    }
+    let one_seed: Vec<String> = pairs
+        .iter()
+        .filter(|p| {
+            [p.base, p.rl].iter().all(|r| {
+                agg.seeds
+                    .get(&(p.benchmark, *r))
+                    .is_none_or(|s| s.len() < 2)
+            })
+        })
+        .map(|p| format!("{} → {}", set.name(p.base), set.name(p.rl)))
+        .collect();
+    if !one_seed.is_empty() {
+        notes.push(format!(
+            "{} of {} comparison(s) rest on one training seed per run ({}): their intervals cover task-to-task variation, not seed-to-seed; rollouts of several seeds with a `seed` field give two-stage intervals",
+            one_seed.len(),
+            pairs.len(),
+            one_seed.join(", ")
         ));
     }
     for name in &settings.audit {
@@ -284,6 +307,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
         cost_frontier,
         cost_winners,
         budgetmix,
+        categories,
         agg,
         notes,
     })

@@ -174,6 +174,32 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             section: Section::Budget,
         });
     }
+    // Categories that differ (Holm over the pair's contrasts).
+    for c in a
+        .categories
+        .contrast
+        .iter()
+        .filter(|c| c.p_adjusted.is_some_and(|p| p < 0.05))
+    {
+        out.push(Finding {
+            kind: "categories differ",
+            place: format!("{} K={} {}% {}", c.benchmark, c.k, c.level, c.mode.name()),
+            detail: format!(
+                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}: {} → {}",
+                c.a,
+                c.b,
+                pp(c.diff),
+                signed_ci(c.ci, 100.0),
+                c.tasks_a,
+                c.tasks_b,
+                c.p_adjusted.unwrap_or(f64::NAN),
+                c.base,
+                c.rl
+            ),
+            severity: Severity::Info,
+            section: Section::Budget,
+        });
+    }
     // "RL better in x% [l, h] of n states", for matched and error states.
     let share = |kind, place, better, ci, n: u64, states, section| Finding {
         kind,

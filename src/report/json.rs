@@ -449,6 +449,54 @@ struct BudgetMixRow<'a> {
 }
 
 #[derive(Serialize)]
+struct CategoryPassRow<'a> {
+    benchmark: &'a str,
+    category: &'a str,
+    run: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    value: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+    tasks: usize,
+}
+
+#[derive(Serialize)]
+struct CategoryAdvantageRow<'a> {
+    benchmark: &'a str,
+    category: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    tasks: usize,
+    delta: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+}
+
+#[derive(Serialize)]
+struct ContrastRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    k: u64,
+    level: u32,
+    t_mode: &'static str,
+    a: &'a str,
+    b: &'a str,
+    tasks_a: usize,
+    tasks_b: usize,
+    diff: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+    p_value: Option<f64>,
+    p_adjusted: Option<f64>,
+}
+
+#[derive(Serialize)]
 struct FindingRow<'a> {
     kind: &'static str,
     #[serde(rename = "where")]
@@ -485,6 +533,9 @@ struct Report<'a> {
     cost_frontier: Vec<CostRow<'a>>,
     cost_winners: Vec<WinnerRow<'a>>,
     budgetmix: Vec<BudgetMixRow<'a>>,
+    pass_by_category: Vec<CategoryPassRow<'a>>,
+    advantage_by_category: Vec<CategoryAdvantageRow<'a>>,
+    category_contrast: Vec<ContrastRow<'a>>,
     notes: &'a [String],
     /// Beyond SPEC §3.1: the headline, as in the workbench's Overview.
     findings: Vec<FindingRow<'a>>,
@@ -833,6 +884,60 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                     })
                     .collect(),
                 notes: &b.notes,
+            })
+            .collect(),
+        pass_by_category: audit
+            .categories
+            .pass
+            .iter()
+            .map(|c| CategoryPassRow {
+                benchmark: &c.benchmark,
+                category: &c.category,
+                run: &c.run,
+                k: c.k,
+                level: c.level,
+                t_mode: c.mode.name(),
+                value: c.value,
+                ci: ci(c.ci),
+                tasks: c.tasks,
+            })
+            .collect(),
+        advantage_by_category: audit
+            .categories
+            .advantage
+            .iter()
+            .map(|c| CategoryAdvantageRow {
+                benchmark: &c.benchmark,
+                category: &c.category,
+                base: &c.base,
+                rl: &c.rl,
+                k: c.k,
+                level: c.level,
+                t_mode: c.mode.name(),
+                tasks: c.tasks,
+                delta: c.delta,
+                ci: ci(c.ci),
+            })
+            .collect(),
+        category_contrast: audit
+            .categories
+            .contrast
+            .iter()
+            .map(|c| ContrastRow {
+                benchmark: &c.benchmark,
+                base: &c.base,
+                rl: &c.rl,
+                k: c.k,
+                level: c.level,
+                t_mode: c.mode.name(),
+                a: &c.a,
+                b: &c.b,
+                tasks_a: c.tasks_a,
+                tasks_b: c.tasks_b,
+                diff: c.diff,
+                ci: ci(c.ci),
+                p_value: c.p_value,
+                p_adjusted: c.p_adjusted,
             })
             .collect(),
         notes: &audit.notes,

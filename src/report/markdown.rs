@@ -29,6 +29,7 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     images(&mut md, figs, "pass");
     advantage_section(&mut md, audit);
     images(&mut md, figs, "advantage");
+    more::categories(&mut md, audit);
     mode_gap_section(&mut md, audit);
     token_section(&mut md, audit);
     more::cost(&mut md, audit);

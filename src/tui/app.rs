@@ -329,6 +329,27 @@ impl App {
                     self.message = Some(format!("cells: {}", self.sel.mode_name()));
                 }
             },
+            Command::Category => {
+                let n = self.data.as_ref().map_or(0, |d| {
+                    let (bench, _) = current(&d.audit, &self.sel);
+                    d.audit
+                        .categories
+                        .categories(&bench.unwrap_or_default())
+                        .len()
+                });
+                self.sel.category = match self.sel.category {
+                    _ if n == 0 => None,
+                    None => Some(0),
+                    Some(i) if i + 1 < n => Some(i + 1),
+                    Some(_) => None,
+                };
+                self.cached = None;
+                self.message = Some(match (n, self.sel.category) {
+                    (0, _) => "no task carries a category".into(),
+                    (_, None) => "grid: every task".into(),
+                    (_, Some(i)) => format!("grid: category {} of {n}", i + 1),
+                });
+            }
             Command::ToggleBalance => {
                 self.balance = !self.balance;
                 self.pending = Some(Pending::Recompute);

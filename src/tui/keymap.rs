@@ -37,6 +37,7 @@ pub enum Command {
     KUp,
     KDown,
     Mode,
+    Category,
     ToggleBalance,
     Reload,
 }
@@ -256,6 +257,13 @@ pub const KEYMAP: &[Binding] = &[
         panels: &[Panel::Budget, Panel::Likelihood],
         help: "Budget: preferred → native → truncated cells; Likelihood: step NLL ↔ trajectory LLR",
         bar: Some("mode"),
+    },
+    Binding {
+        keys: &[Char('c')],
+        command: Command::Category,
+        panels: &[Panel::Budget],
+        help: "the grid of one task category (all → each category → all)",
+        bar: None,
     },
     Binding {
         keys: &[Char('s')],

@@ -13,6 +13,9 @@ pub struct Selection {
     pub k: usize,
     pub level: usize,
     pub mode: Option<Mode>,
+    /// Budget: a task category to restrict the grid to (its index among
+    /// the benchmark's categories); `None`: every task.
+    pub category: Option<usize>,
 }
 
 impl Selection {
@@ -33,6 +36,14 @@ impl Selection {
     pub fn k_level(&self, a: &Audit) -> Option<(u64, u32)> {
         Some((*a.pass.ks.get(self.k)?, *a.settings.levels.get(self.level)?))
     }
+}
+
+/// The selected category's name, if one is selected and exists.
+pub fn category(a: &Audit, sel: &Selection) -> Option<String> {
+    let (bench, _) = current(a, sel);
+    let cats = a.categories.categories(&bench?);
+    sel.category
+        .and_then(|i| cats.get(i).map(|c| c.to_string()))
 }
 
 /// Current benchmark and pair.

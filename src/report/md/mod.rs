@@ -1,6 +1,7 @@
 //! `report.md` sections past the Pass@(K,T) family, one file each.
 
 mod budgetmix;
+mod categories;
 mod cost;
 mod dynamics;
 mod likelihood;
@@ -8,6 +9,7 @@ mod matched;
 mod recovery;
 
 pub use budgetmix::budgetmix;
+pub use categories::categories;
 pub use cost::cost;
 pub use dynamics::dynamics;
 pub use likelihood::likelihood;

@@ -58,6 +58,9 @@ pub fn advantage_cell(x: &Advantage) -> Cell {
 
 /// The K × level grid of the current pair (or each run's Pass when there is no pair).
 pub fn grid(a: &Audit, sel: &Selection) -> TableData {
+    if let Some(t) = category_grid(a, sel) {
+        return t;
+    }
     let (bench, pair) = current(a, sel);
     let bench = bench.unwrap_or_default();
     let levels = &a.settings.levels;
@@ -114,6 +117,56 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
         t.push(cells, mark, Target::None);
     }
     t
+}
+
+/// The grid of one task category (`c`): each cell that category's Δ with
+/// its own paired bootstrap (§4.3), marked when its CI clears 0.
+fn category_grid(a: &Audit, sel: &Selection) -> Option<TableData> {
+    let cat = crate::tui::select::category(a, sel)?;
+    let (bench, pair) = current(a, sel);
+    let (bench, pair) = (bench?, pair?);
+    let names: Vec<String> = a.settings.levels.iter().map(|l| format!("{l}%")).collect();
+    let mut header = vec!["K"];
+    header.extend(names.iter().map(String::as_str));
+    let mut t = TableData::new(
+        "budget-grid",
+        format!(
+            "{bench} [{cat}]: {} → {} ({}) — base% → RL%, Δ points",
+            pair.base,
+            pair.rl,
+            sel.mode_name()
+        ),
+        &header,
+    );
+    for &k in &a.pass.ks {
+        let mut cells = vec![Cell::count(k)];
+        for &l in &a.settings.levels {
+            cells.push(
+                match a.categories.advantage_at(pair.key(), &cat, k, l, sel.mode) {
+                    Some(x) => Cell::num(
+                        format!(
+                            "{:.1}→{:.1} {:+.1} {}",
+                            100.0 * x.base_pass,
+                            100.0 * x.rl_pass,
+                            100.0 * x.delta,
+                            mode_letter(x.mode)
+                        ),
+                        Some(x.delta),
+                    )
+                    .marked(if x.ci.below_zero() {
+                        Mark::VeryBad
+                    } else if x.ci.above_zero() {
+                        Mark::Good
+                    } else {
+                        Mark::None
+                    }),
+                    None => Cell::text("–"),
+                },
+            );
+        }
+        t.push(cells, Mark::None, Target::None);
+    }
+    Some(t)
 }
 
 /// The mode the selected cell shows: the chosen one, or the preferred one
@@ -197,6 +250,34 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 t.tasks_needed.map_or(String::new(), |n| format!(
                     " — ≈{n} tasks would resolve this"
                 ))
+            ));
+        }
+    }
+    if let (Some(cat), Some(p)) = (crate::tui::select::category(a, sel), &pair) {
+        if let Some(x) = a.categories.advantage_at(p.key(), &cat, k, level, mode) {
+            out.push(format!(
+                "category {cat}: Δ {} {} over n={} tasks",
+                pp(x.delta),
+                signed_ci(x.ci, 100.0),
+                x.tasks
+            ));
+        }
+        for c in a.categories.contrast.iter().filter(|c| {
+            c.benchmark == bench
+                && c.base == p.base
+                && c.rl == p.rl
+                && c.k == k
+                && c.level == level
+                && Some(c.mode) == mode
+                && (c.a == cat || c.b == cat)
+        }) {
+            out.push(format!(
+                "Δ({}) − Δ({}) {} {}, Holm p {}",
+                c.a,
+                c.b,
+                pp(c.diff),
+                signed_ci(c.ci, 100.0),
+                c.p_adjusted.map_or("–".into(), |p| format!("{p:.4}"))
             ));
         }
     }

@@ -1,0 +1,313 @@
+//! SPEC §4.3 categories: Pass@(K,T) and Δ restricted to each task category
+//! (each with its own cluster bootstrap), and the contrast Δ_a − Δ_b between
+//! categories by a stratified bootstrap (each resample draws tasks within
+//! each category separately), with Holm over a pair's contrasts.
+
+use std::collections::BTreeMap;
+
+use rand::RngExt;
+use rayon::prelude::*;
+
+use super::bootstrap::{cluster_bootstrap, resample_rng};
+use super::multiplicity::holm;
+use super::passkt::{paired_values, pass_values, Mode, PassInput};
+use super::stats::{interval_from, Ci, Cluster};
+use super::{Pair, Settings};
+use crate::schema::Id;
+
+#[derive(Debug, Clone)]
+pub struct CategoryPass {
+    pub benchmark: String,
+    pub category: String,
+    pub run: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub value: f64,
+    pub ci: Ci,
+    pub tasks: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct CategoryAdvantage {
+    pub benchmark: String,
+    pub category: String,
+    pub base: String,
+    pub rl: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub tasks: usize,
+    pub delta: f64,
+    pub ci: Ci,
+    pub base_pass: f64,
+    pub rl_pass: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Contrast {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    pub k: u64,
+    pub level: u32,
+    pub mode: Mode,
+    pub a: String,
+    pub b: String,
+    pub tasks_a: usize,
+    pub tasks_b: usize,
+    pub diff: f64,
+    pub ci: Ci,
+    pub p_value: Option<f64>,
+    pub p_adjusted: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CategoryReport {
+    pub pass: Vec<CategoryPass>,
+    pub advantage: Vec<CategoryAdvantage>,
+    pub contrast: Vec<Contrast>,
+}
+
+impl CategoryReport {
+    /// A pair's Δ in one category's cell; `mode: None` prefers native.
+    pub fn advantage_at(
+        &self,
+        pair: (&str, &str, &str),
+        category: &str,
+        k: u64,
+        level: u32,
+        mode: Option<Mode>,
+    ) -> Option<&CategoryAdvantage> {
+        let (bench, base, rl) = pair;
+        let rows = self.advantage.iter().filter(|a| {
+            a.benchmark == bench
+                && a.category == category
+                && a.base == base
+                && a.rl == rl
+                && a.k == k
+                && a.level == level
+                && mode.is_none_or(|m| a.mode == m)
+        });
+        super::passkt::preferred(rows, |a| a.mode)
+    }
+
+    /// The categories of a benchmark, in name order.
+    pub fn categories(&self, bench: &str) -> Vec<&str> {
+        let s: std::collections::BTreeSet<&str> = self
+            .pass
+            .iter()
+            .filter(|c| c.benchmark == bench)
+            .map(|c| c.category.as_str())
+            .collect();
+        s.into_iter().collect()
+    }
+}
+
+/// (benchmark, task) → category, from the trajectories that carry one.
+fn task_categories(input: &PassInput) -> BTreeMap<(Id, Id), Id> {
+    input
+        .set
+        .trajectories
+        .iter()
+        .filter(|t| !t.is_training())
+        .filter_map(|t| Some(((t.benchmark, t.task), t.category?)))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Replicates of a category's mean by resampling its own tasks; category s
+/// seeded from (seed, b, s).
+fn stratum(values: &[f64], s: usize, cfg: &super::stats::Bootstrap) -> Vec<f64> {
+    let n = values.len();
+    (0..cfg.resamples)
+        .into_par_iter()
+        .map(|b| {
+            let mut rng = resample_rng(
+                cfg.seed ^ (s as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93),
+                b,
+            );
+            let sum: f64 = (0..n).map(|_| values[rng.random_range(0..n)]).sum();
+            sum / n as f64
+        })
+        .collect()
+}
+
+fn p_value(reps: &[f64]) -> f64 {
+    let n = reps.len() as f64;
+    let z = |x: f64| if x.abs() <= 1e-12 { 0.0 } else { x };
+    let a = (1.0 + reps.iter().filter(|&&x| z(x) <= 0.0).count() as f64) / (n + 1.0);
+    let b = (1.0 + reps.iter().filter(|&&x| z(x) >= 0.0).count() as f64) / (n + 1.0);
+    (2.0 * a.min(b)).min(1.0)
+}
+
+pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> CategoryReport {
+    let cats = task_categories(input);
+    let mut out = CategoryReport::default();
+    if cats.is_empty() {
+        return out;
+    }
+    let name = |id: Id| input.set.name(id).to_string();
+    let boot = &s.boot;
+    for b in input.benchmarks() {
+        let mut names: Vec<Id> = cats
+            .iter()
+            .filter(|(k, _)| k.0 == b)
+            .map(|(_, &c)| c)
+            .collect();
+        names.sort_by_key(|&c| name(c));
+        names.dedup();
+        if names.is_empty() {
+            continue;
+        }
+        let of = |t: Id| cats.get(&(b, t)).copied();
+        // Pass per category, per run.
+        for r in input.runs(b) {
+            for &l in &s.levels {
+                for m in Mode::BOTH {
+                    let counts = input.counts(b, r, l, m);
+                    for &k in ks {
+                        let (vals, _) = pass_values(&counts, k);
+                        for &c in &names {
+                            let v: Vec<f64> = vals
+                                .iter()
+                                .filter(|x| of(x.0) == Some(c))
+                                .map(|x| x.1)
+                                .collect();
+                            if v.is_empty() {
+                                continue;
+                            }
+                            let clusters: Vec<Cluster> =
+                                v.iter().map(|&x| Cluster::one(x)).collect();
+                            let e = cluster_bootstrap(&clusters, boot);
+                            out.pass.push(CategoryPass {
+                                benchmark: name(b),
+                                category: name(c),
+                                run: name(r),
+                                k,
+                                level: l,
+                                mode: m,
+                                value: mean(&v),
+                                ci: e.ci,
+                                tasks: v.len(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        // Δ per category, and the contrasts of each pair's cells.
+        for p in pairs.iter().filter(|p| p.benchmark == b) {
+            let first = out.contrast.len();
+            for &l in &s.levels {
+                for m in Mode::BOTH {
+                    let base = input.counts(b, p.base, l, m);
+                    let rl = input.counts(b, p.rl, l, m);
+                    for &k in ks {
+                        let v = paired_values(&rl, &base, k);
+                        // Each category's mean Pass of both runs (for the grid).
+                        let means = |c: Id| {
+                            let sel: Vec<_> = v.iter().filter(|x| of(x.0) == Some(c)).collect();
+                            let n = sel.len().max(1) as f64;
+                            (
+                                sel.iter().map(|x| x.2).sum::<f64>() / n,
+                                sel.iter().map(|x| x.1).sum::<f64>() / n,
+                            )
+                        };
+                        // (category index, its tasks' differences)
+                        let per: Vec<(usize, Vec<f64>)> = names
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &c)| {
+                                (
+                                    i,
+                                    v.iter()
+                                        .filter(|x| of(x.0) == Some(c))
+                                        .map(|x| x.1 - x.2)
+                                        .collect::<Vec<f64>>(),
+                                )
+                            })
+                            .filter(|(_, d)| !d.is_empty())
+                            .collect();
+                        let mut reps: Vec<Vec<f64>> = Vec::new();
+                        for (i, d) in &per {
+                            let clusters: Vec<Cluster> =
+                                d.iter().map(|&x| Cluster::one(x)).collect();
+                            let e = cluster_bootstrap(&clusters, boot);
+                            let (base_pass, rl_pass) = means(names[*i]);
+                            out.advantage.push(CategoryAdvantage {
+                                benchmark: name(b),
+                                category: name(names[*i]),
+                                base: name(p.base),
+                                rl: name(p.rl),
+                                k,
+                                level: l,
+                                mode: m,
+                                tasks: d.len(),
+                                delta: mean(d),
+                                ci: e.ci,
+                                base_pass,
+                                rl_pass,
+                            });
+                            reps.push(if per.len() > 1 {
+                                stratum(d, *i, boot)
+                            } else {
+                                Vec::new()
+                            });
+                        }
+                        for x in 0..per.len() {
+                            for y in x + 1..per.len() {
+                                let (da, db) = (&per[x].1, &per[y].1);
+                                let diff = mean(da) - mean(db);
+                                let mut r: Vec<f64> =
+                                    reps[x].iter().zip(&reps[y]).map(|(a, b)| a - b).collect();
+                                let p_value = (!r.is_empty()).then(|| p_value(&r));
+                                let ci = interval_from(&mut r, diff, boot, || {
+                                    // Jackknife: leave one task of either category out.
+                                    let (sa, sb) = (da.iter().sum::<f64>(), db.iter().sum::<f64>());
+                                    let (na, nb) = (da.len() as f64, db.len() as f64);
+                                    da.iter()
+                                        .map(|v| (sa - v) / (na - 1.0) - sb / nb)
+                                        .chain(db.iter().map(|v| sa / na - (sb - v) / (nb - 1.0)))
+                                        .filter(|x| x.is_finite())
+                                        .collect()
+                                });
+                                out.contrast.push(Contrast {
+                                    benchmark: name(b),
+                                    base: name(p.base),
+                                    rl: name(p.rl),
+                                    k,
+                                    level: l,
+                                    mode: m,
+                                    a: name(names[per[x].0]),
+                                    b: name(names[per[y].0]),
+                                    tasks_a: da.len(),
+                                    tasks_b: db.len(),
+                                    diff,
+                                    ci,
+                                    p_value,
+                                    p_adjusted: None,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            // Holm over every contrast of this (benchmark, pair).
+            let idx: Vec<usize> = (first..out.contrast.len())
+                .filter(|&i| out.contrast[i].p_value.is_some())
+                .collect();
+            let ps: Vec<f64> = idx
+                .iter()
+                .filter_map(|&i| out.contrast[i].p_value)
+                .collect();
+            for (&i, a) in idx.iter().zip(holm(&ps)) {
+                out.contrast[i].p_adjusted = Some(a);
+            }
+        }
+    }
+    out
+}
