@@ -180,9 +180,26 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                             if v.is_empty() {
                                 continue;
                             }
-                            let clusters: Vec<Cluster> =
-                                v.iter().map(|&x| Cluster::one(x)).collect();
-                            let e = cluster_bootstrap(&clusters, boot);
+                            let e = if input.multi_seed(b, r).is_some() {
+                                // §4.3: seeds, then the category's tasks.
+                                let tasks = vals
+                                    .iter()
+                                    .filter(|x| of(x.0) == Some(c))
+                                    .map(|x| x.0)
+                                    .collect();
+                                super::passkt::two_stage(
+                                    input,
+                                    b,
+                                    vec![(r, &counts)],
+                                    tasks,
+                                    k,
+                                    boot,
+                                )
+                            } else {
+                                let clusters: Vec<Cluster> =
+                                    v.iter().map(|&x| Cluster::one(x)).collect();
+                                cluster_bootstrap(&clusters, boot)
+                            };
                             out.pass.push(CategoryPass {
                                 benchmark: name(b),
                                 category: name(c),
@@ -233,10 +250,28 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                             .filter(|(_, d)| !d.is_empty())
                             .collect();
                         let mut reps: Vec<Vec<f64>> = Vec::new();
+                        let multi = input.multi_seed(b, p.base).is_some()
+                            || input.multi_seed(b, p.rl).is_some();
                         for (i, d) in &per {
-                            let clusters: Vec<Cluster> =
-                                d.iter().map(|&x| Cluster::one(x)).collect();
-                            let e = cluster_bootstrap(&clusters, boot);
+                            let e = if multi {
+                                let tasks = v
+                                    .iter()
+                                    .filter(|x| of(x.0) == Some(names[*i]))
+                                    .map(|x| x.0)
+                                    .collect();
+                                super::passkt::two_stage(
+                                    input,
+                                    b,
+                                    vec![(p.rl, &rl), (p.base, &base)],
+                                    tasks,
+                                    k,
+                                    boot,
+                                )
+                            } else {
+                                let clusters: Vec<Cluster> =
+                                    d.iter().map(|&x| Cluster::one(x)).collect();
+                                cluster_bootstrap(&clusters, boot)
+                            };
                             let (base_pass, rl_pass) = means(names[*i]);
                             out.advantage.push(CategoryAdvantage {
                                 benchmark: name(b),

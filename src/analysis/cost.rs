@@ -114,7 +114,15 @@ pub fn analyse(
     let att = attempts(set);
     // Per (benchmark, run, level, mode): each task's rollout count and mean
     // cost of one attempt — the same for every K; the cells in parallel.
-    type PerTask = Vec<(u64, f64)>;
+    // Per task: (attempts, mean cost of one) per seed — one entry for a run
+    // with at most one seed (§4.3: a task's cost is the mean over its seeds).
+    type PerTask = Vec<Vec<(u64, f64)>>;
+    let multi: BTreeSet<(Id, Id)> = agg
+        .seeds
+        .iter()
+        .filter(|(_, s)| s.len() > 1)
+        .map(|(k, _)| *k)
+        .collect();
     let keys: BTreeSet<(Id, Id, u32, Mode)> = pass
         .cells
         .iter()
@@ -141,15 +149,20 @@ pub fn analyse(
                 let Some(a) = att.get(&(b, r, task, budget)) else {
                     continue;
                 };
-                let mean = a
-                    .iter()
-                    .map(|&i| {
-                        let tr = &set.trajectories[i as usize];
-                        attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s)
-                    })
-                    .sum::<f64>()
-                    / a.len() as f64;
-                out.push((a.len() as u64, mean));
+                let mut by_seed: BTreeMap<Option<Id>, (u64, f64)> = BTreeMap::new();
+                for &i in a {
+                    let tr = &set.trajectories[i as usize];
+                    let seed = tr.seed.filter(|_| multi.contains(&(b, r)));
+                    let e = by_seed.entry(seed).or_default();
+                    e.0 += 1;
+                    e.1 += attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s);
+                }
+                out.push(
+                    by_seed
+                        .into_values()
+                        .map(|(n, total)| (n, total / n as f64))
+                        .collect(),
+                );
             }
             ((b, r, level, mode), out)
         })
@@ -166,8 +179,14 @@ pub fn analyse(
         };
         let costs: Vec<f64> = tasks
             .iter()
-            .filter(|(n, _)| *n >= cell.k)
-            .map(|(_, mean)| cell.k as f64 * mean)
+            .filter_map(|seeds| {
+                let v: Vec<f64> = seeds
+                    .iter()
+                    .filter(|(n, _)| *n >= cell.k)
+                    .map(|(_, mean)| cell.k as f64 * mean)
+                    .collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            })
             .collect();
         if costs.is_empty() {
             continue;

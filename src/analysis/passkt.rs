@@ -178,7 +178,7 @@ fn seed_cells(
 }
 
 /// A (possibly paired) cell's estimate by the two-stage bootstrap (§4.3).
-fn two_stage(
+pub(crate) fn two_stage(
     input: &PassInput,
     bench: Id,
     sides: Vec<(Id, &TaskCounts)>,
@@ -1132,6 +1132,7 @@ fn token_budgets<'a>(
         .map(|(b, r, k, x, counts)| ((*b, *r, *x), pass_values(counts, *k).0))
         .collect();
     let range = batch.add(values.clone());
+    let boot = s.boot;
     move |all, rep| {
         rep.token_budgets.extend(budgets);
         rep.token_left_out.extend(lefts);
@@ -1139,15 +1140,23 @@ fn token_budgets<'a>(
             .iter()
             .zip(values)
             .zip(all[range].iter().copied())
-            .map(|(((b, r, k, x, counts), (_, vals)), est)| TokenCell {
-                benchmark: input.name(*b),
-                run: input.name(*r),
-                k: *k,
-                tokens: *x,
-                value: mean_of(&vals),
-                ci: est.ci,
-                tasks: vals.len(),
-                tasks_left_out: counts.len() - vals.len(),
+            .map(|(((b, r, k, x, counts), (_, vals)), est)| {
+                let est = if input.multi_seed(*b, *r).is_some() {
+                    let tasks = vals.iter().map(|v| v.0).collect();
+                    two_stage(input, *b, vec![(*r, counts)], tasks, *k, &boot)
+                } else {
+                    est
+                };
+                TokenCell {
+                    benchmark: input.name(*b),
+                    run: input.name(*r),
+                    k: *k,
+                    tokens: *x,
+                    value: mean_of(&vals),
+                    ci: est.ci,
+                    tasks: vals.len(),
+                    tasks_left_out: counts.len() - vals.len(),
+                }
             })
             .collect();
     }
