@@ -233,3 +233,54 @@ fn a_mapping_reads_parquet_too() {
         }
     }
 }
+
+#[test]
+fn a_mapping_reads_whole_json_files() {
+    // One pretty-printed document per file (as rLLM, OpenPipe ART
+    // conversions and many harnesses write): one record each.
+    let d = temp_dir("map_json_files");
+    let logs = d.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for (i, ok) in [(0, true), (1, false), (2, true)] {
+        let doc = json!({"id": format!("task-a:{i}"), "result": {"correct": ok}, "messages": [
+            {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+            {"role": "tool", "content": "r"}, {"role": "assistant", "content": "b"}]});
+        std::fs::write(
+            logs.join(format!("ep{i}.json")),
+            serde_json::to_string_pretty(&doc).unwrap(),
+        )
+        .unwrap();
+    }
+    let m = d.join("m.toml");
+    std::fs::write(
+        &m,
+        r#"
+[trajectory]
+run = { run_label = "agent" }
+benchmark = { const = "b" }
+task = { path = "id", split = ":", index = 0 }
+sample = { path = "id", split = ":", index = -1, as = "int" }
+budget = { const = 4 }
+success = "result.correct"
+turns = { count = "messages[role=assistant]" }
+"#,
+    )
+    .unwrap();
+    let r = audit_json(
+        &logs,
+        &d.join("out"),
+        &["--map", m.to_str().unwrap(), "--resamples", "20"],
+    );
+    assert_eq!(r["inputs"]["records"]["trajectory"], 3);
+    // 2 of 3 solved, each at its 2 assistant turns: Pass@1 at 50% (T = 2) is 2/3.
+    let c = one(
+        &r,
+        "pass_at_kt",
+        &[
+            ("k", json!(1)),
+            ("level", json!(50)),
+            ("t_mode", json!("truncated")),
+        ],
+    );
+    close(&c["value"], 2.0 / 3.0);
+}
