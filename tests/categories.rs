@@ -6,23 +6,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.unit() * n as f64) as usize
-    }
-}
-
 /// 40 tasks: "compositional" (t00–t19) where RL gains 0.3, "lookup"
 /// (t20–t39) where it gains nothing; 8 rollouts per run per task.
 fn rollouts() -> Vec<(&'static str, usize, bool)> {
@@ -78,17 +61,6 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * q;
-    let i = h.floor() as usize;
-    let f = h - i as f64;
-    if i + 1 < sorted.len() {
-        sorted[i] + f * (sorted[i + 1] - sorted[i])
-    } else {
-        sorted[i]
-    }
-}
-
 fn boot_mean(g: &mut Mix, v: &[f64]) -> f64 {
     (0..v.len()).map(|_| v[g.below(v.len())]).sum::<f64>() / v.len() as f64
 }
@@ -121,11 +93,11 @@ fn category_tables_and_contrasts_match_an_independent_computation() {
         reps.sort_by(f64::total_cmp);
         let ci = row["ci"].as_array().unwrap();
         assert!(
-            (ci[0].as_f64().unwrap() - quantile(&reps, 0.025)).abs() < 0.02,
+            (ci[0].as_f64().unwrap() - quantile_linear(&reps, 0.025)).abs() < 0.02,
             "{cat}"
         );
         assert!(
-            (ci[1].as_f64().unwrap() - quantile(&reps, 0.975)).abs() < 0.02,
+            (ci[1].as_f64().unwrap() - quantile_linear(&reps, 0.975)).abs() < 0.02,
             "{cat}"
         );
     }
@@ -157,8 +129,8 @@ fn category_tables_and_contrasts_match_an_independent_computation() {
         .collect();
     reps.sort_by(f64::total_cmp);
     let ci = c["ci"].as_array().unwrap();
-    assert!((ci[0].as_f64().unwrap() - quantile(&reps, 0.025)).abs() < 0.025);
-    assert!((ci[1].as_f64().unwrap() - quantile(&reps, 0.975)).abs() < 0.025);
+    assert!((ci[0].as_f64().unwrap() - quantile_linear(&reps, 0.025)).abs() < 0.025);
+    assert!((ci[1].as_f64().unwrap() - quantile_linear(&reps, 0.975)).abs() < 0.025);
     // Holm over every contrast of the pair (one per level and mode here).
     let rows: Vec<&Value> = r["category_contrast"].as_array().unwrap().iter().collect();
     let p: Vec<f64> = rows

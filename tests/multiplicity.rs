@@ -8,25 +8,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-/// A small deterministic generator (SplitMix64), for the log set and for
-/// the independent bootstrap.
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.unit() * n as f64) as usize
-    }
-}
-
 const B: u32 = 8;
 const TASKS: usize = 30;
 const N: usize = 8;
@@ -64,15 +45,6 @@ fn write(dir: &std::path::Path) -> std::path::PathBuf {
     f
 }
 
-fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
-    if n - c < k {
-        return 1.0;
-    }
-    1.0 - ((n - c + 1)..=n)
-        .map(|i| 1.0 - k as f64 / i as f64)
-        .product::<f64>()
-}
-
 /// Per cell (k, level, mode): each task's Pass_RL − Pass_base. Only
 /// full-budget rollouts: truncated cells below 100%, native at 100%.
 fn diffs(k: usize, level: u32) -> Vec<f64> {
@@ -85,22 +57,11 @@ fn diffs(k: usize, level: u32) -> Vec<f64> {
                     .iter()
                     .filter(|x| x.0 == run && x.1 == task && x.2.is_some_and(|s| s <= t))
                     .count();
-                pass_at_k(N, c, k)
+                pass_at_k_ref(N, c, k)
             };
             pass("rl") - pass("base")
         })
         .collect()
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * q;
-    let i = h.floor() as usize;
-    let f = h - i as f64;
-    if i + 1 < sorted.len() {
-        sorted[i] + f * (sorted[i + 1] - sorted[i])
-    } else {
-        sorted[i]
-    }
 }
 
 fn adv_rows(r: &Value) -> Vec<&Value> {
@@ -154,7 +115,7 @@ fn se_p_values_and_max_t_match_an_independent_joint_bootstrap() {
         })
         .collect();
     m_b.sort_by(f64::total_cmp);
-    let q = quantile(&m_b, 0.95);
+    let q = quantile_linear(&m_b, 0.95);
     for (c, a) in rows.iter().enumerate() {
         let n = resamples as f64;
         let lo = (1.0 + reps[c].iter().filter(|&&x| x <= 0.0).count() as f64) / (n + 1.0);

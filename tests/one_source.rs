@@ -112,15 +112,6 @@ fn cell(run: &str, task: &str, level: u32, mode: Mode) -> Vec<(u32, Option<u32>)
         .collect()
 }
 
-fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
-    if n - c < k {
-        return 1.0;
-    }
-    1.0 - ((n - c + 1)..=n)
-        .map(|i| 1.0 - k as f64 / i as f64)
-        .product::<f64>()
-}
-
 const TASKS: [&str; 6] = ["t1", "t2", "t3", "t4", "t5", "t6"];
 
 #[test]
@@ -142,7 +133,7 @@ fn shares_rollouts_costs_and_report_agree_everywhere() {
                     let pass = |run: &str| {
                         let r = cell(run, task, level, mode);
                         let c = r.iter().filter(|x| x.1.is_some_and(|s| s <= t)).count();
-                        (r.len() >= k && !r.is_empty()).then(|| pass_at_k(r.len(), c, k))
+                        (r.len() >= k && !r.is_empty()).then(|| pass_at_k_ref(r.len(), c, k))
                     };
                     if let (Some(b), Some(r)) = (pass("base"), pass("rl")) {
                         diffs.push(r - b);

@@ -7,23 +7,6 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.unit() * n as f64) as usize
-    }
-}
-
 const TASKS: usize = 20;
 const SEEDS: usize = 3;
 
@@ -65,15 +48,6 @@ fn write(dir: &std::path::Path) -> std::path::PathBuf {
     f
 }
 
-fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
-    if n - c < k {
-        return 1.0;
-    }
-    1.0 - ((n - c + 1)..=n)
-        .map(|i| 1.0 - k as f64 / i as f64)
-        .product::<f64>()
-}
-
 /// Per task, RL's per-seed Pass@K (None: that seed has < K rollouts) and base's.
 fn values(k: usize) -> Vec<(Vec<Option<f64>>, f64)> {
     let r = rollouts();
@@ -86,13 +60,13 @@ fn values(k: usize) -> Vec<(Vec<Option<f64>>, f64)> {
                         .filter(|x| x.0 == "rl" && x.1 == t && x.2 == Some(s))
                         .collect();
                     let c = mine.iter().filter(|x| x.3).count();
-                    (mine.len() >= k).then(|| pass_at_k(mine.len(), c, k))
+                    (mine.len() >= k).then(|| pass_at_k_ref(mine.len(), c, k))
                 })
                 .collect();
             let b: Vec<_> = r.iter().filter(|x| x.0 == "base" && x.1 == t).collect();
             (
                 per_seed,
-                pass_at_k(b.len(), b.iter().filter(|x| x.3).count(), k),
+                pass_at_k_ref(b.len(), b.iter().filter(|x| x.3).count(), k),
             )
         })
         .collect()
@@ -107,17 +81,6 @@ fn seed_mean(v: &[Option<f64>], mult: &[usize]) -> Option<f64> {
         }
     }
     (w > 0).then(|| s / w as f64)
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * q;
-    let i = h.floor() as usize;
-    let f = h - i as f64;
-    if i + 1 < sorted.len() {
-        sorted[i] + f * (sorted[i + 1] - sorted[i])
-    } else {
-        sorted[i]
-    }
 }
 
 #[test]
@@ -192,7 +155,7 @@ fn seed_means_and_two_stage_intervals_match_an_independent_computation() {
         }
         for (reps, row) in [(&mut reps_pass, cell), (&mut reps_delta, adv)] {
             reps.sort_by(f64::total_cmp);
-            let (lo, hi) = (quantile(reps, 0.025), quantile(reps, 0.975));
+            let (lo, hi) = (quantile_linear(reps, 0.025), quantile_linear(reps, 0.975));
             let ci = row["ci"].as_array().unwrap();
             let (glo, ghi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
             assert!(

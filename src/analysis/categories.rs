@@ -9,7 +9,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use super::bootstrap::{cluster_bootstrap, resample_rng};
-use super::multiplicity::holm;
+use super::multiplicity::{holm, p_value};
 use super::passkt::{paired_values, pass_values, Mode, PassInput};
 use super::stats::{interval_from, Ci, Cluster};
 use super::{Pair, Settings};
@@ -134,14 +134,6 @@ fn stratum(values: &[f64], s: usize, cfg: &super::stats::Bootstrap) -> Vec<f64> 
             sum / n as f64
         })
         .collect()
-}
-
-fn p_value(reps: &[f64]) -> f64 {
-    let n = reps.len() as f64;
-    let z = |x: f64| if x.abs() <= 1e-12 { 0.0 } else { x };
-    let a = (1.0 + reps.iter().filter(|&&x| z(x) <= 0.0).count() as f64) / (n + 1.0);
-    let b = (1.0 + reps.iter().filter(|&&x| z(x) >= 0.0).count() as f64) / (n + 1.0);
-    (2.0 * a.min(b)).min(1.0)
 }
 
 pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> CategoryReport {
@@ -299,7 +291,11 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                                 let diff = mean(da) - mean(db);
                                 let mut r: Vec<f64> =
                                     reps[x].iter().zip(&reps[y]).map(|(a, b)| a - b).collect();
-                                let p_value = (!r.is_empty()).then(|| p_value(&r));
+                                let zeroed: Vec<f64> = r
+                                    .iter()
+                                    .map(|&x| if x.abs() <= 1e-12 { 0.0 } else { x })
+                                    .collect();
+                                let p_value = (!r.is_empty()).then(|| p_value(&zeroed));
                                 let ci = interval_from(&mut r, diff, boot, || {
                                     // Jackknife: leave one task of either category out.
                                     let (sa, sb) = (da.iter().sum::<f64>(), db.iter().sum::<f64>());

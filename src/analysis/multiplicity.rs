@@ -116,8 +116,9 @@ fn sd(v: &[f64]) -> Option<f64> {
     Some((ss / (v.len() - 1) as f64).sqrt())
 }
 
-/// Two-sided bootstrap p-value of H0: Δ = 0 (§4.2).
-fn p_value(reps: &[f64]) -> f64 {
+/// Two-sided bootstrap p-value of H0: Δ = 0 (§4.2), from replicates with
+/// |x| ≤ 1e-12 already counted as 0.
+pub fn p_value(reps: &[f64]) -> f64 {
     let n = reps.len() as f64;
     let a = (1.0 + reps.iter().filter(|&&x| x <= 0.0).count() as f64) / (n + 1.0);
     let b = (1.0 + reps.iter().filter(|&&x| x >= 0.0).count() as f64) / (n + 1.0);

@@ -118,3 +118,44 @@ pub fn strict_failure(name: &str, file: &str, bytes: &[u8]) -> String {
     );
     err
 }
+
+/// SplitMix64: a small deterministic generator, unrelated to the engine's,
+/// for simulated logs and independent bootstraps.
+pub struct Mix(pub u64);
+impl Mix {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.unit() * n as f64) as usize
+    }
+}
+
+/// HumanEval's unbiased pass@k (Chen et al. 2021), product form.
+pub fn pass_at_k_ref(n: usize, c: usize, k: usize) -> f64 {
+    if n - c < k {
+        return 1.0;
+    }
+    1.0 - ((n - c + 1)..=n)
+        .map(|i| 1.0 - k as f64 / i as f64)
+        .product::<f64>()
+}
+
+/// numpy's default (linear) quantile of sorted values.
+pub fn quantile_linear(sorted: &[f64], q: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * q;
+    let i = h.floor() as usize;
+    let f = h - i as f64;
+    if i + 1 < sorted.len() {
+        sorted[i] + f * (sorted[i + 1] - sorted[i])
+    } else {
+        sorted[i]
+    }
+}
