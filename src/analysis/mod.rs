@@ -6,6 +6,7 @@ pub mod budgetmix;
 pub mod categories;
 pub mod cost;
 pub mod dynamics;
+pub mod failures;
 pub mod frozenlake;
 pub mod likelihood;
 pub mod matched;
@@ -194,6 +195,8 @@ pub struct Audit {
     pub budgetmix: Vec<budgetmix::BudgetMixAudit>,
     /// §4.3: per-category Pass and Δ, and the contrasts between categories.
     pub categories: categories::CategoryReport,
+    /// §4.4: why each cell's rollouts failed.
+    pub failures: Vec<failures::FailureRow>,
     pub agg: EvalAggregates,
     pub notes: Vec<String>,
 }
@@ -245,6 +248,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let input = passkt::PassInput { set, agg: &agg };
     let pass = passkt::analyse(&input, &pairs, settings);
     let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
+    let failures = failures::analyse(set, &agg, &settings.levels);
     let mut cache = frozenlake::QCache::default();
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
@@ -308,6 +312,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
         cost_winners,
         budgetmix,
         categories,
+        failures,
         agg,
         notes,
     })

@@ -56,7 +56,50 @@ pub fn all(a: &Audit) -> Vec<Figure> {
     likelihood_figures(a, &mut out);
     dynamics_figures(a, &mut out);
     budgetmix_figures(a, &mut out);
+    failure_figures(a, &mut out);
     out
+}
+
+/// Failure anatomy (§4.4): per benchmark, a stacked bar per run and level
+/// (its preferred mode) of solved / budget / wrong / error / invalid / other.
+fn failure_figures(a: &Audit, out: &mut Vec<Figure>) {
+    use crate::analysis::failures::{row, CAUSES};
+    use std::collections::BTreeSet;
+    let benches: BTreeSet<&str> = a.failures.iter().map(|f| f.benchmark.as_str()).collect();
+    for b in benches {
+        let runs: BTreeSet<&str> = a
+            .failures
+            .iter()
+            .filter(|f| f.benchmark == b)
+            .map(|f| f.run.as_str())
+            .collect();
+        let levels = &a.settings.levels;
+        let mut bars = Vec::new();
+        for (li, &l) in levels.iter().enumerate() {
+            for r in &runs {
+                let f = row(&a.failures, b, r, l, Mode::Native)
+                    .or_else(|| row(&a.failures, b, r, l, Mode::Truncated));
+                let Some(f) = f else { continue };
+                let n = f.counts.rollouts.max(1) as f64;
+                let mut shares = vec![f.counts.solved as f64 / n];
+                shares.extend(f.counts.causes.iter().map(|&c| c as f64 / n));
+                bars.push(crate::report::svg::Stack {
+                    category: li,
+                    label: r.to_string(),
+                    shares,
+                });
+            }
+        }
+        let mut segments = vec!["solved".to_string()];
+        segments.extend(CAUSES.iter().map(|c| c.name().to_string()));
+        let cats: Vec<String> = levels.iter().map(|l| format!("{l}%")).collect();
+        out.push(Figure {
+            section: "failures",
+            file: format!("failures_{}.svg", slug(b)),
+            caption: format!("Why rollouts fail on {b}: share of each cell's rollouts solved within T or failed by each cause, per level (preferred mode) and run"),
+            svg: crate::report::svg::stacked_bars(&format!("{b}: why rollouts fail"), "share of rollouts", &cats, &segments, &bars),
+        });
+    }
 }
 
 fn modes_present(a: &Audit, bench: &str) -> Vec<Mode> {

@@ -174,6 +174,57 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             section: Section::Budget,
         });
     }
+    // Failure anatomy: at a tight level, one cause dominating the gap
+    // between the pair's failures (§4.4).
+    for p in &a.pairs {
+        for &level in a.settings.levels.iter().filter(|&&l| l < 100) {
+            use crate::analysis::failures::{row, CAUSES};
+            use crate::analysis::passkt::Mode;
+            let get = |run: &str| {
+                row(&a.failures, &p.benchmark, run, level, Mode::Native)
+                    .or_else(|| row(&a.failures, &p.benchmark, run, level, Mode::Truncated))
+            };
+            let (Some(fb), Some(fr)) = (get(&p.base), get(&p.rl)) else {
+                continue;
+            };
+            let (nb, nr) = (fb.counts.failures(), fr.counts.failures());
+            if nb < 5 || nr < 5 {
+                continue;
+            }
+            let share = |c: &crate::analysis::failures::Causes, i: usize, n: u64| {
+                c.causes[i] as f64 / n as f64
+            };
+            let best = (0..CAUSES.len()).max_by(|&i, &j| {
+                let d = |k| (share(&fb.counts, k, nb) - share(&fr.counts, k, nr)).abs();
+                d(i).total_cmp(&d(j))
+            });
+            let Some(i) = best else { continue };
+            let (sb, sr) = (share(&fb.counts, i, nb), share(&fr.counts, i, nr));
+            if (sb - sr).abs() < 0.2 || sb.max(sr) < 0.5 {
+                continue;
+            }
+            let what = match CAUSES[i].name() {
+                "budget" => "running out of turns",
+                "wrong" => "a wrong answer",
+                "error" => "an environment or tool error",
+                "invalid" => "an invalid action",
+                _ => "other causes",
+            };
+            out.push(Finding {
+                kind: "failure causes",
+                place: format!("{} {}% {}", p.benchmark, level, fb.mode.name()),
+                detail: format!(
+                    "{} fails by {what} in {:.0}% of its {nb} failures, {} {:.0}% of {nr}",
+                    p.base,
+                    100.0 * sb,
+                    p.rl,
+                    100.0 * sr
+                ),
+                severity: Severity::Info,
+                section: Section::Budget,
+            });
+        }
+    }
     // Categories that differ (Holm over the pair's contrasts).
     for c in a
         .categories

@@ -497,6 +497,26 @@ struct ContrastRow<'a> {
 }
 
 #[derive(Serialize)]
+struct CausesOut {
+    budget: u64,
+    wrong: u64,
+    error: u64,
+    invalid: u64,
+    other: u64,
+}
+
+#[derive(Serialize)]
+struct FailureOut<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    level: u32,
+    t_mode: &'static str,
+    rollouts: u64,
+    solved: u64,
+    causes: CausesOut,
+}
+
+#[derive(Serialize)]
 struct FindingRow<'a> {
     kind: &'static str,
     #[serde(rename = "where")]
@@ -536,6 +556,7 @@ struct Report<'a> {
     pass_by_category: Vec<CategoryPassRow<'a>>,
     advantage_by_category: Vec<CategoryAdvantageRow<'a>>,
     category_contrast: Vec<ContrastRow<'a>>,
+    failures: Vec<FailureOut<'a>>,
     notes: &'a [String],
     /// Beyond SPEC §3.1: the headline, as in the workbench's Overview.
     findings: Vec<FindingRow<'a>>,
@@ -938,6 +959,28 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 ci: ci(c.ci),
                 p_value: c.p_value,
                 p_adjusted: c.p_adjusted,
+            })
+            .collect(),
+        failures: audit
+            .failures
+            .iter()
+            .map(|f| {
+                let c = f.counts.causes;
+                FailureOut {
+                    benchmark: &f.benchmark,
+                    run: &f.run,
+                    level: f.level,
+                    t_mode: f.mode.name(),
+                    rollouts: f.counts.rollouts,
+                    solved: f.counts.solved,
+                    causes: CausesOut {
+                        budget: c[0],
+                        wrong: c[1],
+                        error: c[2],
+                        invalid: c[3],
+                        other: c[4],
+                    },
+                }
             })
             .collect(),
         notes: &audit.notes,

@@ -30,6 +30,8 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     advantage_section(&mut md, audit);
     images(&mut md, figs, "advantage");
     more::categories(&mut md, audit);
+    more::failures(&mut md, audit);
+    images(&mut md, figs, "failures");
     mode_gap_section(&mut md, audit);
     token_section(&mut md, audit);
     more::cost(&mut md, audit);

@@ -330,6 +330,78 @@ pub fn bar_chart(
     s
 }
 
+/// Stacked bars: one bar per (label), each a stack of shares (in
+/// `segments` order) summing to at most 1; bars grouped under `categories`.
+pub struct Stack {
+    pub category: usize,
+    pub label: String,
+    pub shares: Vec<f64>,
+}
+
+pub fn stacked_bars(
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    segments: &[String],
+    bars: &[Stack],
+) -> String {
+    if categories.is_empty() || bars.is_empty() {
+        return empty(title);
+    }
+    let f = Frame::new([0.0, categories.len() as f64], [0.0, 1.0]);
+    let mut s = head(title, W, H);
+    for i in 0..=4 {
+        let yv = i as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - R,
+            L - 6.0,
+            f.py(yv) + 4.0,
+            fmt_tick(yv, true),
+            y = f.py(yv)
+        );
+    }
+    let slot = (W - L - R) / categories.len() as f64;
+    for (ci, cat) in categories.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            L + slot * (ci as f64 + 0.5),
+            H - B + 32.0,
+            esc(cat)
+        );
+        let in_cat: Vec<&Stack> = bars.iter().filter(|b| b.category == ci).collect();
+        let bw = slot * 0.8 / in_cat.len().max(1) as f64;
+        for (bi, b) in in_cat.iter().enumerate() {
+            let x = L + slot * ci as f64 + slot * 0.1 + bw * bi as f64;
+            let mut acc = 0.0;
+            for (si, sh) in b.shares.iter().enumerate() {
+                let (top, bot) = (f.py(acc + sh), f.py(acc));
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{x:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}" stroke="#fff" stroke-width="0.5"/>"##,
+                    bw * 0.92,
+                    (bot - top).max(0.0),
+                    PALETTE[si % PALETTE.len()]
+                );
+                acc += sh;
+            }
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle" font-size="9">{}</text>"#,
+                x + bw * 0.46,
+                H - B + 14.0,
+                esc(&b.label)
+            );
+        }
+    }
+    axis_titles(&mut s, "", y_label);
+    legend(&mut s, segments);
+    s.push_str("</svg>\n");
+    s
+}
+
 /// A heatmap cell: value for the colour, its text, and whether to mark it.
 pub struct HeatCell {
     pub value: f64,

@@ -289,6 +289,24 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             u.tasks
         ));
     }
+    if let Some(m) = mode {
+        let causes: Vec<String> = runs
+            .iter()
+            .filter_map(|r| {
+                crate::analysis::failures::row(&a.failures, &bench, r, level, m).map(|f| {
+                    format!(
+                        "{r}: {} of {}",
+                        crate::analysis::failures::summary(&f.counts),
+                        f.counts.rollouts
+                    )
+                })
+            })
+            .collect();
+        if !causes.is_empty() {
+            out.push(format!("rollouts — {}", causes.join("; ")));
+        }
+    }
+
     for g in a
         .pass
         .mode_gaps_at(&bench, k, level)
@@ -328,6 +346,7 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
             "c RL",
             "Pass RL",
             "share of Δ",
+            "failures base | RL",
         ],
     );
     let (Some(b), Some(p)) = (set.strings.get(&bench), pair) else {
@@ -356,6 +375,18 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
             r.contribution,
         );
         let t_turns = t_at_level(level, r.info.full_budget);
+        let fails = |run| {
+            let c =
+                crate::analysis::failures::task_causes(set, &a.agg, b, run, r.task, level, mode);
+            crate::analysis::failures::CAUSES
+                .iter()
+                .zip(c.causes)
+                .filter(|(_, n)| *n > 0)
+                .map(|(t, n)| format!("{}{n}", &t.name()[..1]))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let failures = Cell::text(format!("{} | {}", fails(base), fails(rl)));
         t.push(
             vec![
                 Cell::text(&*name),
@@ -368,6 +399,7 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
                 cr,
                 Cell::num(pct(r.pass_rl), r.pass_rl),
                 share,
+                failures,
             ],
             if r.contribution.is_some_and(|c| c < 0.0) {
                 Mark::Bad
@@ -399,6 +431,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
             "turns",
             "reward",
             "steps",
+            "within T",
             "record",
         ],
     );
@@ -450,6 +483,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
                 tr.reward
                     .map_or(Cell::text("–"), |r| Cell::num(format!("{r}"), Some(r))),
                 Cell::count(set.steps_of(tr).len() as u64),
+                Cell::text(crate::analysis::failures::outcome(tr, tt).name()),
                 Cell::text(set.loc_text(tr.loc)),
             ],
             if within { Mark::Good } else { Mark::None },
