@@ -5,14 +5,16 @@ use common::*;
 use serde_json::{json, Value};
 
 /// (run, task, budget, turns, success_turn, explicit termination)
-fn records() -> Vec<(
+type Record = (
     &'static str,
     &'static str,
     u32,
     u32,
     Option<u32>,
     Option<&'static str>,
-)> {
+);
+
+fn records() -> Vec<Record> {
     let mut g = Mix(3);
     let mut out = Vec::new();
     for run in ["base", "rl"] {
