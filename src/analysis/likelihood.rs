@@ -263,3 +263,83 @@ pub fn histogram(v: &[Vec<f64>; 2]) -> (Option<Histogram>, Option<f64>) {
     });
     (Some(Histogram { lo, hi, counts }), overlap)
 }
+
+/// SPEC §4.5: where along a trajectory the RL policy departs from base.
+#[derive(Debug, Clone)]
+pub struct LlrTurn {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    /// The run whose rollouts these are.
+    pub run: String,
+    pub turn: u32,
+    pub steps: u64,
+    pub mean: f64,
+    pub ci: super::stats::Ci,
+}
+
+/// Per pair, per producing run, per turn: the pooled mean over the steps at
+/// that turn of logp[rl] − logp[base], over successful full-budget
+/// evaluation rollouts whose steps all carry both; a cluster bootstrap over
+/// tasks (each resample pools the drawn tasks' steps at that turn).
+pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<LlrTurn> {
+    let mut out = Vec::new();
+    for pair in pairs {
+        for run in [pair.base, pair.rl] {
+            // turn → task → (Σ diff, steps)
+            let mut cells: BTreeMap<u32, BTreeMap<Id, (f64, f64)>> = BTreeMap::new();
+            for t in set.trajectories.iter().filter(|t| {
+                !t.is_training()
+                    && t.benchmark == pair.benchmark
+                    && t.run == run
+                    && t.success
+                    && agg
+                        .tasks
+                        .get(&(t.benchmark, t.task))
+                        .is_some_and(|i| i.full_budget == t.budget)
+            }) {
+                let steps = set.steps_of(t);
+                let diffs: Option<Vec<(u32, f64)>> = steps
+                    .iter()
+                    .map(|st| {
+                        Some((
+                            st.turn,
+                            set.logp_of(st, pair.rl)? - set.logp_of(st, pair.base)?,
+                        ))
+                    })
+                    .collect();
+                let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
+                    continue;
+                };
+                for (turn, d) in diffs {
+                    let e = cells
+                        .entry(turn)
+                        .or_default()
+                        .entry(t.task)
+                        .or_insert((0.0, 0.0));
+                    e.0 += d;
+                    e.1 += 1.0;
+                }
+            }
+            for (turn, tasks) in cells {
+                let clusters: Vec<Cluster> = tasks
+                    .values()
+                    .map(|&(sum, weight)| Cluster { sum, weight })
+                    .collect();
+                let steps: f64 = clusters.iter().map(|c| c.weight).sum();
+                let e = cluster_bootstrap(&clusters, &s.boot);
+                out.push(LlrTurn {
+                    benchmark: set.name(pair.benchmark).to_string(),
+                    base: set.name(pair.base).to_string(),
+                    rl: set.name(pair.rl).to_string(),
+                    run: set.name(run).to_string(),
+                    turn,
+                    steps: steps as u64,
+                    mean: clusters.iter().map(|c| c.sum).sum::<f64>() / steps,
+                    ci: e.ci,
+                });
+            }
+        }
+    }
+    out
+}

@@ -11,6 +11,7 @@ pub mod frozenlake;
 pub mod likelihood;
 pub mod matched;
 pub mod multiplicity;
+pub mod natural;
 pub mod passkt;
 pub mod probes;
 pub mod recovery;
@@ -197,6 +198,11 @@ pub struct Audit {
     pub categories: categories::CategoryReport,
     /// §4.4: why each cell's rollouts failed.
     pub failures: Vec<failures::FailureRow>,
+    /// §4.5: the LLR by turn, per pair and producing run.
+    pub llr_by_turn: Vec<likelihood::LlrTurn>,
+    /// §4.6: error recovery in ordinary rollouts, per run and per pair.
+    pub natural_recovery: Vec<natural::RunRecovery>,
+    pub natural_recovery_diff: Vec<natural::RecoveryDiff>,
     pub agg: EvalAggregates,
     pub notes: Vec<String>,
 }
@@ -249,6 +255,8 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let pass = passkt::analyse(&input, &pairs, settings);
     let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
     let failures = failures::analyse(set, &agg, &settings.levels);
+    let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings);
+    let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
     let mut cache = frozenlake::QCache::default();
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
@@ -313,6 +321,9 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
         budgetmix,
         categories,
         failures,
+        llr_by_turn,
+        natural_recovery,
+        natural_recovery_diff,
         agg,
         notes,
     })

@@ -57,7 +57,99 @@ pub fn all(a: &Audit) -> Vec<Figure> {
     dynamics_figures(a, &mut out);
     budgetmix_figures(a, &mut out);
     failure_figures(a, &mut out);
+    llr_turn_figures(a, &mut out);
+    natural_figures(a, &mut out);
     out
+}
+
+/// §4.6: per benchmark, the share of error events followed by a clean step,
+/// by the event's turn, one bar per run.
+fn natural_figures(a: &Audit, out: &mut Vec<Figure>) {
+    use std::collections::BTreeSet;
+    let benches: BTreeSet<&str> = a
+        .natural_recovery
+        .iter()
+        .map(|n| n.benchmark.as_str())
+        .collect();
+    for b in benches {
+        let runs: Vec<_> = a
+            .natural_recovery
+            .iter()
+            .filter(|n| n.benchmark == b)
+            .collect();
+        let turns: BTreeSet<u32> = runs
+            .iter()
+            .flat_map(|n| n.by_turn.iter().map(|t| t.turn))
+            .collect();
+        let cats: Vec<String> = turns.iter().map(|t| format!("turn {t}")).collect();
+        let groups: Vec<BarGroup> = runs
+            .iter()
+            .map(|n| BarGroup {
+                name: n.run.clone(),
+                values: turns
+                    .iter()
+                    .map(|t| {
+                        n.by_turn
+                            .iter()
+                            .find(|x| x.turn == *t)
+                            .and_then(|x| x.next_ok)
+                            .map(|v| (v, None))
+                    })
+                    .collect(),
+            })
+            .collect();
+        out.push(Figure {
+            section: "natural",
+            file: format!("natural_recovery_{}.svg", slug(b)),
+            caption: format!("After an error step on {b}: the share of error events whose next step is clean, by the event's turn"),
+            svg: bar_chart(&format!("{b}: next step clean after an error"), "turn of the error", "share", &cats, &groups, true),
+        });
+    }
+}
+
+/// §4.5: mean LLR by turn with its 95% interval, one line per producing run.
+fn llr_turn_figures(a: &Audit, out: &mut Vec<Figure>) {
+    for p in &a.pairs {
+        let rows: Vec<_> = a
+            .llr_by_turn
+            .iter()
+            .filter(|l| l.benchmark == p.benchmark && l.base == p.base && l.rl == p.rl)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let series: Vec<Series> = [&p.base, &p.rl]
+            .iter()
+            .map(|run| {
+                let mine: Vec<_> = rows.iter().filter(|l| &&l.run == run).collect();
+                Series {
+                    name: format!("{run}'s rollouts"),
+                    points: mine.iter().map(|l| (l.turn as f64, l.mean)).collect(),
+                    whiskers: mine
+                        .iter()
+                        .filter_map(|l| ci_bounds(l.ci).map(|(lo, hi)| (l.turn as f64, lo, hi)))
+                        .collect(),
+                    dashed: false,
+                }
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        out.push(Figure {
+            section: "likelihood",
+            file: pair_file("llr_by_turn", &p.benchmark, &p.base, &p.rl),
+            caption: format!(
+                "log π_RL − log π_base per step by turn on {} ({} → {}): where RL departs from base (95% intervals over tasks)",
+                p.benchmark, p.base, p.rl
+            ),
+            svg: line_chart(
+                &format!("{}: step LLR by turn", p.benchmark),
+                "turn",
+                "mean logp[RL] − logp[base] (nats)",
+                &series,
+                false,
+            ),
+        });
+    }
 }
 
 /// Failure anatomy (§4.4): per benchmark, a stacked bar per run and level

@@ -225,6 +225,31 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             });
         }
     }
+    // §4.6: RL recovers from its own errors more (or less) often.
+    for d in a
+        .natural_recovery_diff
+        .iter()
+        .filter(|d| crate::analysis::natural::significant(d))
+    {
+        if let Some(e) = d.recovered {
+            out.push(Finding {
+                kind: "error recovery in rollouts",
+                place: format!("{} {} → {}", d.benchmark, d.base, d.rl),
+                detail: format!(
+                    "recovered after an error {} {}, n={} tasks",
+                    pp(e.value),
+                    signed_ci(e.ci, 100.0),
+                    d.tasks
+                ),
+                severity: if e.value > 0.0 {
+                    Severity::Good
+                } else {
+                    Severity::Warning
+                },
+                section: Section::Recovery,
+            });
+        }
+    }
     // Categories that differ (Holm over the pair's contrasts).
     for c in a
         .categories

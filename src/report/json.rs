@@ -517,6 +517,62 @@ struct FailureOut<'a> {
 }
 
 #[derive(Serialize)]
+struct LlrTurnRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    run: &'a str,
+    turn: u32,
+    steps: u64,
+    mean: f64,
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
+}
+
+#[derive(Serialize)]
+struct NaturalTurn {
+    turn: u32,
+    error_events: u64,
+    next_ok: Option<f64>,
+    rollouts: u64,
+    recovered: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct NaturalRow<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    rollouts: u64,
+    rollouts_with_error: u64,
+    error_events: u64,
+    next_ok: Option<f64>,
+    #[serde(flatten)]
+    next_ok_ci: CiKeys<'static>,
+    recovered: Option<f64>,
+    #[serde(flatten)]
+    recovered_ci: CiKeys<'static>,
+    by_turn: Vec<NaturalTurn>,
+}
+
+#[derive(Serialize)]
+struct NaturalDiffRow<'a> {
+    benchmark: &'a str,
+    base: &'a str,
+    rl: &'a str,
+    tasks: usize,
+    next_ok_diff: Option<f64>,
+    #[serde(flatten)]
+    next_ok_ci: CiKeys<'static>,
+    recovered_diff: Option<f64>,
+    #[serde(flatten)]
+    recovered_ci: CiKeys<'static>,
+}
+
+fn ci_of(key: &'static str, e: &Option<Estimate>) -> CiKeys<'static> {
+    CiKeys(key, e.map_or(Ci::Undefined, |e| e.ci))
+}
+
+#[derive(Serialize)]
 struct FindingRow<'a> {
     kind: &'static str,
     #[serde(rename = "where")]
@@ -557,6 +613,9 @@ struct Report<'a> {
     advantage_by_category: Vec<CategoryAdvantageRow<'a>>,
     category_contrast: Vec<ContrastRow<'a>>,
     failures: Vec<FailureOut<'a>>,
+    llr_by_turn: Vec<LlrTurnRow<'a>>,
+    natural_recovery: Vec<NaturalRow<'a>>,
+    natural_recovery_diff: Vec<NaturalDiffRow<'a>>,
     notes: &'a [String],
     /// Beyond SPEC §3.1: the headline, as in the workbench's Overview.
     findings: Vec<FindingRow<'a>>,
@@ -981,6 +1040,60 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                         other: c[4],
                     },
                 }
+            })
+            .collect(),
+        llr_by_turn: audit
+            .llr_by_turn
+            .iter()
+            .map(|l| LlrTurnRow {
+                benchmark: &l.benchmark,
+                base: &l.base,
+                rl: &l.rl,
+                run: &l.run,
+                turn: l.turn,
+                steps: l.steps,
+                mean: l.mean,
+                ci: ci(l.ci),
+            })
+            .collect(),
+        natural_recovery: audit
+            .natural_recovery
+            .iter()
+            .map(|n| NaturalRow {
+                benchmark: &n.benchmark,
+                run: &n.run,
+                rollouts: n.rollouts,
+                rollouts_with_error: n.rollouts_with_error,
+                error_events: n.error_events,
+                next_ok: n.next_ok.map(|e| e.value),
+                next_ok_ci: ci_of("next_ok_ci", &n.next_ok),
+                recovered: n.recovered.map(|e| e.value),
+                recovered_ci: ci_of("recovered_ci", &n.recovered),
+                by_turn: n
+                    .by_turn
+                    .iter()
+                    .map(|t| NaturalTurn {
+                        turn: t.turn,
+                        error_events: t.error_events,
+                        next_ok: t.next_ok,
+                        rollouts: t.rollouts,
+                        recovered: t.recovered,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        natural_recovery_diff: audit
+            .natural_recovery_diff
+            .iter()
+            .map(|d| NaturalDiffRow {
+                benchmark: &d.benchmark,
+                base: &d.base,
+                rl: &d.rl,
+                tasks: d.tasks,
+                next_ok_diff: d.next_ok.map(|e| e.value),
+                next_ok_ci: ci_of("next_ok_ci", &d.next_ok),
+                recovered_diff: d.recovered.map(|e| e.value),
+                recovered_ci: ci_of("recovered_ci", &d.recovered),
             })
             .collect(),
         notes: &audit.notes,

@@ -40,6 +40,8 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     images(&mut md, figs, "matched");
     more::recovery(&mut md, audit);
     images(&mut md, figs, "recovery");
+    more::natural(&mut md, audit);
+    images(&mut md, figs, "natural");
     more::likelihood(&mut md, audit);
     images(&mut md, figs, "likelihood");
     more::dynamics(&mut md, audit);

@@ -267,6 +267,19 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
         },
         None => "no length-matched pairs".into(),
     };
+    // §4.5 in one line: RL's rollouts, the step LLR at the first and last turns.
+    let turns: Vec<_> = a
+        .llr_by_turn
+        .iter()
+        .filter(|t| t.benchmark == l.benchmark && t.base == l.base && t.rl == l.rl && t.run == l.rl)
+        .collect();
+    let by_turn = match (turns.first(), turns.last()) {
+        (Some(f0), Some(f1)) => format!(
+            "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={})",
+            l.rl, f0.turn, f0.mean, f0.steps, f1.turn, f1.mean, f1.steps
+        ),
+        _ => "by turn: no steps with both log-probabilities".into(),
+    };
     lines_box(
         f,
         area,
@@ -274,7 +287,7 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
             "length-matched LLR difference ({} pairs, {} tasks)",
             l.length_matched.pairs, l.length_matched.tasks
         ),
-        vec![text],
+        vec![text, by_turn],
     );
 }
 

@@ -332,7 +332,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             let [a1, a2, a3] = Layout::vertical([
                 Constraint::Length(h),
                 Constraint::Min(4),
-                Constraint::Length(3),
+                Constraint::Length(4),
             ])
             .areas(area);
             table(f, a1, &t, Some(row), theme, "", hs);

@@ -7,6 +7,7 @@ mod dynamics;
 mod failures;
 mod likelihood;
 mod matched;
+mod natural;
 mod recovery;
 
 pub use budgetmix::budgetmix;
@@ -16,4 +17,5 @@ pub use dynamics::dynamics;
 pub use failures::failures;
 pub use likelihood::likelihood;
 pub use matched::matched;
+pub use natural::natural;
 pub use recovery::recovery;

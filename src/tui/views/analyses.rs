@@ -124,6 +124,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         &["figure", "base", "RL", "RL − base"],
     );
     let (bench, pair) = current(a, sel);
+    natural_rows(&mut t, a, bench.as_deref(), pair.as_ref());
     let Some(r) = bench.and_then(|b| {
         for_pair(&a.recovery, &b, pair.as_ref(), |r| {
             (&r.benchmark, &r.base, &r.rl)
@@ -186,6 +187,64 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         );
     }
     t
+}
+
+/// §4.6 rows: error recovery in the pair's ordinary rollouts.
+fn natural_rows(
+    t: &mut TableData,
+    a: &Audit,
+    bench: Option<&str>,
+    pair: Option<&crate::analysis::PairNames>,
+) {
+    let (Some(bench), Some(p)) = (bench, pair) else {
+        return;
+    };
+    let run = |name: &str| {
+        a.natural_recovery
+            .iter()
+            .find(|n| n.benchmark == bench && n.run == name)
+    };
+    let (b, r) = (run(&p.base), run(&p.rl));
+    if b.is_none() && r.is_none() {
+        return;
+    }
+    let d = a
+        .natural_recovery_diff
+        .iter()
+        .find(|d| d.benchmark == bench && d.base == p.base && d.rl == p.rl);
+    let with_n = |e: Option<Estimate>, n: Option<u64>| {
+        let mut c = est(&e);
+        if let Some(n) = n {
+            c.text = format!("{} n={n}", c.text);
+        }
+        c
+    };
+    t.push(
+        vec![
+            Cell::text("rollouts: next step clean after an error"),
+            with_n(b.and_then(|x| x.next_ok), b.map(|x| x.error_events)),
+            with_n(r.and_then(|x| x.next_ok), r.map(|x| x.error_events)),
+            diff(&d.and_then(|d| d.next_ok)),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    t.push(
+        vec![
+            Cell::text("rollouts: recovered (succeeded after an error)"),
+            with_n(
+                b.and_then(|x| x.recovered),
+                b.map(|x| x.rollouts_with_error),
+            ),
+            with_n(
+                r.and_then(|x| x.recovered),
+                r.map(|x| x.rollouts_with_error),
+            ),
+            diff(&d.and_then(|d| d.recovered)),
+        ],
+        Mark::None,
+        Target::None,
+    );
 }
 
 pub fn likelihood(a: &Audit) -> TableData {

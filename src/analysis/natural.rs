@@ -1,0 +1,208 @@
+//! SPEC §4.6 error recovery in ordinary rollouts: after a failed tool call
+//! or an invalid move (a step flagged `error`), how often is the next step
+//! clean, and how often does the rollout still succeed — the paper's
+//! question asked of the logs every team has, without probe experiments.
+
+use std::collections::BTreeMap;
+
+use super::bootstrap::cluster_bootstrap;
+use super::stats::{Ci, Cluster, Estimate};
+use super::{Pair, Settings};
+use crate::schema::frames::EvalAggregates;
+use crate::schema::{Id, LogSet};
+
+#[derive(Debug, Clone, Default)]
+pub struct TurnRow {
+    pub turn: u32,
+    pub error_events: u64,
+    pub next_ok: Option<f64>,
+    pub rollouts: u64,
+    pub recovered: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRecovery {
+    pub benchmark: String,
+    pub run: String,
+    pub rollouts: u64,
+    pub rollouts_with_error: u64,
+    pub error_events: u64,
+    pub next_ok: Option<Estimate>,
+    pub recovered: Option<Estimate>,
+    pub by_turn: Vec<TurnRow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RecoveryDiff {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    pub tasks: usize,
+    pub next_ok: Option<Estimate>,
+    pub recovered: Option<Estimate>,
+}
+
+/// A task's counts for one run: error events and those followed by a clean
+/// step; rollouts with an event and those that succeeded.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    events: u64,
+    next_ok: u64,
+    with_error: u64,
+    recovered: u64,
+}
+
+/// (benchmark, run) → task → counts, rollouts qualifying, and by turn.
+type PerRun = BTreeMap<(Id, Id), (BTreeMap<Id, Counts>, u64, BTreeMap<u32, Counts>)>;
+
+fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
+    let mut out: PerRun = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+        // Full-budget rollouts whose every step says whether it was an error.
+        if agg
+            .tasks
+            .get(&(t.benchmark, t.task))
+            .is_none_or(|i| i.full_budget != t.budget)
+        {
+            continue;
+        }
+        let steps = set.steps_of(t);
+        let flags: Option<Vec<bool>> = steps.iter().map(|s| s.error).collect();
+        let Some(flags) = flags.filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let e = out.entry((t.benchmark, t.run)).or_default();
+        e.1 += 1;
+        let c = e.0.entry(t.task).or_default();
+        let mut first = None;
+        for i in 0..flags.len().saturating_sub(1) {
+            if flags[i] {
+                let ok = !flags[i + 1];
+                c.events += 1;
+                c.next_ok += u64::from(ok);
+                let turn = steps[i].turn;
+                first.get_or_insert(turn);
+                let bt = e.2.entry(turn).or_default();
+                bt.events += 1;
+                bt.next_ok += u64::from(ok);
+            }
+        }
+        if let Some(turn) = first {
+            c.with_error += 1;
+            c.recovered += u64::from(t.success);
+            let bt = e.2.entry(turn).or_default();
+            bt.with_error += 1;
+            bt.recovered += u64::from(t.success);
+        }
+    }
+    out
+}
+
+fn share(k: u64, n: u64) -> Option<f64> {
+    (n > 0).then(|| k as f64 / n as f64)
+}
+
+/// A pooled share with its cluster bootstrap over tasks (each resample
+/// pools the drawn tasks' counts).
+fn pooled(
+    tasks: &BTreeMap<Id, Counts>,
+    f: impl Fn(&Counts) -> (u64, u64),
+    s: &Settings,
+) -> Option<Estimate> {
+    let clusters: Vec<Cluster> = tasks
+        .values()
+        .map(f)
+        .filter(|&(_, n)| n > 0)
+        .map(|(k, n)| Cluster {
+            sum: k as f64,
+            weight: n as f64,
+        })
+        .collect();
+    if clusters.is_empty() {
+        return None;
+    }
+    let total: f64 = clusters.iter().map(|c| c.weight).sum();
+    let value = clusters.iter().map(|c| c.sum).sum::<f64>() / total;
+    let e = cluster_bootstrap(&clusters, &s.boot);
+    Some(Estimate { value, ci: e.ci })
+}
+
+pub fn analyse(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    s: &Settings,
+) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
+    let per = gather(set, agg);
+    let runs = per
+        .iter()
+        .filter(|(_, (tasks, _, _))| tasks.values().any(|c| c.events > 0 || c.with_error > 0))
+        .map(|(&(b, r), (tasks, n, turns))| RunRecovery {
+            benchmark: set.name(b).to_string(),
+            run: set.name(r).to_string(),
+            rollouts: *n,
+            rollouts_with_error: tasks.values().map(|c| c.with_error).sum(),
+            error_events: tasks.values().map(|c| c.events).sum(),
+            next_ok: pooled(tasks, |c| (c.next_ok, c.events), s),
+            recovered: pooled(tasks, |c| (c.recovered, c.with_error), s),
+            by_turn: turns
+                .iter()
+                .map(|(&turn, c)| TurnRow {
+                    turn,
+                    error_events: c.events,
+                    next_ok: share(c.next_ok, c.events),
+                    rollouts: c.with_error,
+                    recovered: share(c.recovered, c.with_error),
+                })
+                .collect(),
+        })
+        .collect();
+    let mut diffs = Vec::new();
+    for p in pairs {
+        let (Some(base), Some(rl)) = (
+            per.get(&(p.benchmark, p.base)),
+            per.get(&(p.benchmark, p.rl)),
+        ) else {
+            continue;
+        };
+        // Over the tasks where both runs have error events: per-task shares.
+        let paired = |f: &dyn Fn(&Counts) -> (u64, u64)| -> (usize, Option<Estimate>) {
+            let d: Vec<f64> =
+                rl.0.iter()
+                    .filter_map(|(t, cr)| {
+                        let cb = base.0.get(t)?;
+                        let (kr, nr) = f(cr);
+                        let (kb, nb) = f(cb);
+                        Some(share(kr, nr)? - share(kb, nb)?)
+                    })
+                    .collect();
+            if d.is_empty() {
+                return (0, None);
+            }
+            let value = d.iter().sum::<f64>() / d.len() as f64;
+            let clusters: Vec<Cluster> = d.iter().map(|&x| Cluster::one(x)).collect();
+            let ci = cluster_bootstrap(&clusters, &s.boot).ci;
+            (d.len(), Some(Estimate { value, ci }))
+        };
+        let (n1, next_ok) = paired(&|c| (c.next_ok, c.events));
+        let (n2, recovered) = paired(&|c| (c.recovered, c.with_error));
+        if next_ok.is_none() && recovered.is_none() {
+            continue;
+        }
+        diffs.push(RecoveryDiff {
+            benchmark: set.name(p.benchmark).to_string(),
+            base: set.name(p.base).to_string(),
+            rl: set.name(p.rl).to_string(),
+            tasks: n1.max(n2),
+            next_ok,
+            recovered,
+        });
+    }
+    (runs, diffs)
+}
+
+/// Is RL's recovered-share advantage significant (its CI clear of 0)?
+pub fn significant(d: &RecoveryDiff) -> bool {
+    d.recovered
+        .is_some_and(|e| matches!(e.ci, Ci::Interval(l, h) if l > 0.0 || h < 0.0))
+}

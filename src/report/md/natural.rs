@@ -1,0 +1,64 @@
+//! `report.md`: error recovery in ordinary rollouts (SPEC §4.6).
+
+use std::fmt::Write;
+
+use crate::analysis::stats::Estimate;
+use crate::analysis::Audit;
+use crate::report::format::*;
+
+fn share(e: &Option<Estimate>) -> String {
+    e.map_or("–".into(), |e| {
+        format!("{} {}", pct(Some(e.value)), pct_ci(e.ci))
+    })
+}
+
+pub fn natural(md: &mut String, audit: &Audit) {
+    let _ = writeln!(md, "## Error recovery in ordinary rollouts\n");
+    if audit.natural_recovery.is_empty() {
+        let _ = writeln!(
+            md,
+            "_Needs full-budget evaluation rollouts whose steps all carry `error` (failed tool calls, invalid moves)._\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "The paper's question — is RL's gain recovery? — asked of ordinary rollouts, without probe experiments. An *error event* is a step with `error: true` that is not the rollout's last; *next step clean* is the share of error events followed by a step without an error; *recovered* the share of rollouts with an error event that still succeeded. Pooled over a run's rollouts, 95% cluster-bootstrap intervals over tasks; RL − base over the tasks where both runs have error events (paired).\n"
+    );
+    let _ = writeln!(md, "| benchmark | run | rollouts | with an error | error events | next step clean | recovered |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for n in &audit.natural_recovery {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            esc(&n.benchmark),
+            esc(&n.run),
+            n.rollouts,
+            n.rollouts_with_error,
+            n.error_events,
+            share(&n.next_ok),
+            share(&n.recovered)
+        );
+    }
+    md.push('\n');
+    if !audit.natural_recovery_diff.is_empty() {
+        let _ = writeln!(
+            md,
+            "| benchmark | base → RL | tasks | next step clean, RL − base | recovered, RL − base |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        for d in &audit.natural_recovery_diff {
+            let _ = writeln!(
+                md,
+                "| {} | {} → {} | {} | {} | {} |",
+                esc(&d.benchmark),
+                esc(&d.base),
+                esc(&d.rl),
+                d.tasks,
+                est_pp(&d.next_ok),
+                est_pp(&d.recovered)
+            );
+        }
+        md.push('\n');
+    }
+}
