@@ -92,6 +92,10 @@ pub struct Cli {
     /// shards summarized in parallel elsewhere can then be audited together.
     #[arg(long, value_name = "OUT.parquet")]
     pub summarize: Option<PathBuf>,
+    /// A behaviour split (repeatable): rollouts with an action matching the
+    /// regular expression, and how often they succeed against the others.
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    pub grep: Vec<String>,
     /// Headless gate (repeatable): flip (after adjustment), flip-unadjusted, budgetmix, "inconclusive@L" or "advantage<X@L".
     #[arg(long, value_name = "GATE", value_parser = parse_gate)]
     pub fail_on: Vec<Gate>,
@@ -175,6 +179,12 @@ fn parse_pair(s: &str) -> std::result::Result<(String, String), String> {
         .filter(|(a, b)| !a.is_empty() && !b.is_empty())
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .ok_or_else(|| format!("{s:?}: expected BASE:RL"))
+}
+
+fn parse_regex(s: &str) -> std::result::Result<String, String> {
+    regex::Regex::new(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{s:?} is not a regular expression: {e}"))
 }
 
 fn parse_gamma(s: &str) -> std::result::Result<f64, String> {
@@ -289,6 +299,7 @@ impl Cli {
                     AdjustChoice::None => crate::analysis::multiplicity::Adjust::None,
                 },
                 min_effect: self.min_effect / 100.0,
+                grep: self.grep,
             },
         })
     }

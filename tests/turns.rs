@@ -129,3 +129,45 @@ fn natural_recovery_counts_error_events_and_recovered_rollouts() {
     close(&row["next_ok_diff"], next);
     close(&row["recovered_diff"], recovered);
 }
+
+#[test]
+fn grep_splits_rollouts_by_their_actions() {
+    let d = temp_dir("grep");
+    let f = write(&d);
+    let r = audit_json(
+        &f,
+        &d.join("out"),
+        &["--resamples", "20", "--grep", r"retry\("],
+    );
+    // Independently: the records written, as text, grepped.
+    let all = rollouts();
+    for run in ["base", "rl"] {
+        let row = one(&r, "grep", &[("run", json!(run))]);
+        let mine: Vec<_> = all.iter().filter(|x| x.0 == run).collect();
+        let hit = |x: &&Rollout| x.3.iter().any(|s| s.2); // the error steps act "retry(x)"
+        assert_eq!(row["rollouts"], mine.len());
+        assert_eq!(row["matching"], mine.iter().filter(|x| hit(x)).count());
+        let split = |want: bool| {
+            let v: Vec<f64> = (0..8)
+                .filter_map(|t| {
+                    let s: Vec<_> = mine.iter().filter(|x| x.1 == t && hit(x) == want).collect();
+                    (!s.is_empty())
+                        .then(|| s.iter().filter(|x| x.2).count() as f64 / s.len() as f64)
+                })
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        close(&row["pass_matching"], split(true));
+        close(&row["pass_other"], split(false));
+        assert_eq!(row["pattern"], r"retry\(");
+    }
+    let md = std::fs::read_to_string(d.join("out/report.md")).unwrap();
+    assert!(md.contains("match a pattern (`--grep`)"));
+    // No --grep, no key.
+    let r = audit_json(&f, &d.join("plain"), &["--resamples", "20"]);
+    assert!(r.get("grep").is_none());
+    // A bad pattern is a usage error naming it.
+    let o = rl_audit(&["--headless", f.to_str().unwrap(), "--grep", "retry("]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\"retry(\" is not a regular expression"));
+}

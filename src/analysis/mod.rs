@@ -8,6 +8,7 @@ pub mod cost;
 pub mod dynamics;
 pub mod failures;
 pub mod frozenlake;
+pub mod grep;
 pub mod likelihood;
 pub mod matched;
 pub mod multiplicity;
@@ -60,6 +61,8 @@ pub struct Settings {
     pub adjust: multiplicity::Adjust,
     /// `--min-effect` as a fraction (default 0.05): the equivalence margin.
     pub min_effect: f64,
+    /// `--grep`: patterns over actions (a behaviour split).
+    pub grep: Vec<String>,
 }
 
 impl Default for Settings {
@@ -77,6 +80,7 @@ impl Default for Settings {
             token_budgets: None,
             adjust: multiplicity::Adjust::MaxT,
             min_effect: 0.05,
+            grep: Vec::new(),
         }
     }
 }
@@ -203,6 +207,8 @@ pub struct Audit {
     /// §4.6: error recovery in ordinary rollouts, per run and per pair.
     pub natural_recovery: Vec<natural::RunRecovery>,
     pub natural_recovery_diff: Vec<natural::RecoveryDiff>,
+    /// `--grep`: matching rollouts and their success, per pattern.
+    pub grep: Vec<grep::GrepRow>,
     pub agg: EvalAggregates,
     pub notes: Vec<String>,
 }
@@ -257,6 +263,21 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let failures = failures::analyse(set, &agg, &settings.levels);
     let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings);
     let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
+    let grep = if settings.grep.is_empty() {
+        Vec::new()
+    } else {
+        let patterns: Vec<regex::Regex> = settings
+            .grep
+            .iter()
+            .map(|p| {
+                regex::Regex::new(p)
+                    .map_err(|e| crate::error::Error::Usage(format!("--grep {p:?}: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        let trajs = grep::candidates(set, &agg);
+        let actions = set.actions_of(&trajs)?;
+        grep::analyse(set, &trajs, &actions, &patterns)
+    };
     let mut cache = frozenlake::QCache::default();
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
@@ -324,6 +345,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
         llr_by_turn,
         natural_recovery,
         natural_recovery_diff,
+        grep,
         agg,
         notes,
     })

@@ -573,6 +573,17 @@ fn ci_of(key: &'static str, e: &Option<Estimate>) -> CiKeys<'static> {
 }
 
 #[derive(Serialize)]
+struct GrepOut<'a> {
+    benchmark: &'a str,
+    run: &'a str,
+    pattern: &'a str,
+    rollouts: u64,
+    matching: u64,
+    pass_matching: Option<f64>,
+    pass_other: Option<f64>,
+}
+
+#[derive(Serialize)]
 struct FindingRow<'a> {
     kind: &'static str,
     #[serde(rename = "where")]
@@ -616,6 +627,9 @@ struct Report<'a> {
     llr_by_turn: Vec<LlrTurnRow<'a>>,
     natural_recovery: Vec<NaturalRow<'a>>,
     natural_recovery_diff: Vec<NaturalDiffRow<'a>>,
+    /// Only with `--grep`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grep: Option<Vec<GrepOut<'a>>>,
     notes: &'a [String],
     /// Beyond SPEC §3.1: the headline, as in the workbench's Overview.
     findings: Vec<FindingRow<'a>>,
@@ -1096,6 +1110,21 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 recovered_ci: ci_of("recovered_ci", &d.recovered),
             })
             .collect(),
+        grep: (!s.grep.is_empty()).then(|| {
+            audit
+                .grep
+                .iter()
+                .map(|g| GrepOut {
+                    benchmark: &g.benchmark,
+                    run: &g.run,
+                    pattern: &g.pattern,
+                    rollouts: g.rollouts,
+                    matching: g.matching,
+                    pass_matching: g.pass_matching,
+                    pass_other: g.pass_other,
+                })
+                .collect()
+        }),
         notes: &audit.notes,
         findings: found
             .iter()

@@ -42,6 +42,7 @@ pub fn report(set: &LogSet, audit: &Audit, figs: &[super::figures::Figure]) -> S
     images(&mut md, figs, "recovery");
     more::natural(&mut md, audit);
     images(&mut md, figs, "natural");
+    more::grep(&mut md, audit);
     more::likelihood(&mut md, audit);
     images(&mut md, figs, "likelihood");
     more::dynamics(&mut md, audit);

@@ -17,5 +17,5 @@ pub use dynamics::dynamics;
 pub use failures::failures;
 pub use likelihood::likelihood;
 pub use matched::matched;
-pub use natural::natural;
+pub use natural::{grep, natural};
 pub use recovery::recovery;

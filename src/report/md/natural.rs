@@ -62,3 +62,34 @@ pub fn natural(md: &mut String, audit: &Audit) {
         md.push('\n');
     }
 }
+
+/// `--grep`: the behaviour split.
+pub fn grep(md: &mut String, audit: &Audit) {
+    if audit.settings.grep.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Rollouts whose actions match a pattern (`--grep`)\n");
+    let _ = writeln!(
+        md,
+        "Full-budget evaluation rollouts with at least one action matching the regular expression, and how often they succeed: the mean over tasks having such rollouts of the share of them that succeeded, against the same for the other rollouts.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| benchmark | run | pattern | rollouts | matching | success, matching | success, others |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    for g in &audit.grep {
+        let _ = writeln!(
+            md,
+            "| {} | {} | `{}` | {} | {} | {} | {} |",
+            esc(&g.benchmark),
+            esc(&g.run),
+            esc(&g.pattern),
+            g.rollouts,
+            g.matching,
+            pct(g.pass_matching),
+            pct(g.pass_other)
+        );
+    }
+    md.push('\n');
+}

@@ -143,3 +143,65 @@ pub(super) fn nth_line(
         r.consume(n);
     }
 }
+
+impl LogSet {
+    /// The step actions of some trajectories (indices into `trajectories`),
+    /// re-read from their files: a plain JSON Lines file is streamed once,
+    /// other files re-read record by record (a compressed one is decoded
+    /// once and kept). Used by `--grep`; the texts are never resident.
+    pub fn actions_of(&self, trajs: &[usize]) -> Result<Vec<Vec<String>>> {
+        let mut out = vec![Vec::new(); trajs.len()];
+        let mut by_file: BTreeMap<u32, Vec<(u64, usize)>> = BTreeMap::new();
+        for (k, &i) in trajs.iter().enumerate() {
+            let loc = self.trajectories[i].loc;
+            by_file.entry(loc.file).or_default().push((loc.line, k));
+        }
+        let actions = |v: &serde_json::Value| -> Vec<String> {
+            v.get("steps")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("action"))
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+                .collect()
+        };
+        for (file, mut wanted) in by_file {
+            wanted.sort_unstable();
+            let name = self.files[file as usize].as_str();
+            let plain = self
+                .embedded
+                .get(file as usize)
+                .copied()
+                .flatten()
+                .is_none()
+                && format_of(Path::new(name)) == Some(Format::Jsonl);
+            if plain {
+                let f = std::fs::File::open(name).map_err(|e| Error::file(name, io_text(&e)))?;
+                let mut lines =
+                    std::io::BufRead::split(std::io::BufReader::with_capacity(1 << 20, f), b'\n');
+                let mut at = 0u64;
+                // The current line (several trajectories may share one).
+                let mut text: Option<Vec<u8>> = None;
+                for (line, k) in wanted {
+                    while at < line {
+                        text = lines
+                            .next()
+                            .transpose()
+                            .map_err(|e| Error::file(name, io_text(&e)))?;
+                        at += 1;
+                    }
+                    let Some(t) = &text else { break };
+                    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(t) {
+                        out[k] = actions(&v);
+                    }
+                }
+            } else {
+                for (line, k) in wanted {
+                    let v = self.read_record(Loc { file, line })?;
+                    out[k] = actions(&v);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,85 @@
+//! `--grep REGEX`: a behaviour split over full-budget evaluation rollouts —
+//! how many rollouts have an action matching the pattern, and how often
+//! those succeed compared with the others (e.g. rollouts that call `retry`).
+
+use std::collections::BTreeMap;
+
+use crate::schema::frames::EvalAggregates;
+use crate::schema::{Id, LogSet};
+
+#[derive(Debug, Clone)]
+pub struct GrepRow {
+    pub benchmark: String,
+    pub run: String,
+    pub pattern: String,
+    pub rollouts: u64,
+    pub matching: u64,
+    /// Mean over tasks with matching rollouts of the share of them that succeeded.
+    pub pass_matching: Option<f64>,
+    /// The same over the other rollouts.
+    pub pass_other: Option<f64>,
+}
+
+/// The rollouts `--grep` reads: full-budget evaluation rollouts.
+pub fn candidates(set: &LogSet, agg: &EvalAggregates) -> Vec<usize> {
+    set.trajectories
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !t.is_training()
+                && agg
+                    .tasks
+                    .get(&(t.benchmark, t.task))
+                    .is_some_and(|i| i.full_budget == t.budget)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn task_mean(by_task: &BTreeMap<Id, (u64, u64)>) -> Option<f64> {
+    let v: Vec<f64> = by_task
+        .values()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, s)| *s as f64 / *n as f64)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The rows of each pattern: `actions[k]` are the actions of `trajs[k]`.
+pub fn analyse(
+    set: &LogSet,
+    trajs: &[usize],
+    actions: &[Vec<String>],
+    patterns: &[regex::Regex],
+) -> Vec<GrepRow> {
+    let mut out = Vec::new();
+    for re in patterns {
+        // (benchmark, run) → (rollouts, matching, per task (n, solved) of matching / other)
+        type Split = (u64, u64, BTreeMap<Id, (u64, u64)>, BTreeMap<Id, (u64, u64)>);
+        let mut cells: BTreeMap<(Id, Id), Split> = BTreeMap::new();
+        for (k, &i) in trajs.iter().enumerate() {
+            let t = &set.trajectories[i];
+            let hit = actions[k].iter().any(|a| re.is_match(a));
+            let c = cells.entry((t.benchmark, t.run)).or_default();
+            c.0 += 1;
+            c.1 += u64::from(hit);
+            let side = if hit { &mut c.2 } else { &mut c.3 };
+            let e = side.entry(t.task).or_default();
+            e.0 += 1;
+            e.1 += u64::from(t.success);
+        }
+        for ((b, r), (n, m, hit, other)) in cells {
+            out.push(GrepRow {
+                benchmark: set.name(b).to_string(),
+                run: set.name(r).to_string(),
+                pattern: re.as_str().to_string(),
+                rollouts: n,
+                matching: m,
+                pass_matching: task_mean(&hit),
+                pass_other: task_mean(&other),
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.benchmark, &a.run, &a.pattern).cmp(&(&b.benchmark, &b.run, &b.pattern)));
+    out
+}
