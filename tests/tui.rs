@@ -505,6 +505,8 @@ fn whole_screens_match_their_snapshots() {
         ("7-training", "7"),
         ("8-budgetmix", "8"),
         ("8-budgetmix-records", "8jjj\n"),
+        ("2-budget-compare", "2llv"),
+        ("2-budget-rollouts-compare", "2ll\n\nxjx"),
         ("help", "2?"),
     ] {
         snapshot(&d, name, keys);
@@ -679,4 +681,76 @@ fn long_cells_scroll_sideways_and_a_step_reads_whole() {
     let screen = s.keys("h");
     assert_eq!(s.app.hscroll, 0);
     assert!(!screen.contains("scrolled"));
+}
+
+/// The steps' actions of a record, read straight from its JSON.
+fn actions(set: &rl_audit::schema::LogSet, loc: rl_audit::schema::Loc) -> Vec<String> {
+    let v = set.read_record(loc).unwrap();
+    v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["action"].to_string())
+        .collect()
+}
+
+#[test]
+fn two_trajectories_side_by_side() {
+    use rl_audit::tui::app::View;
+    let d = demo();
+    // `v` on the 75% K=1 cell: a base failure and an RL success of one task.
+    let mut s = Screen::new(120, 40, d.clone());
+    let screen = s.keys("2llv");
+    let Some(View::Compare(a, b)) = s.app.stack.last().cloned() else {
+        panic!("v opened no comparison:\n{screen}");
+    };
+    let (ra, rb) = (d.set.read_record(a).unwrap(), d.set.read_record(b).unwrap());
+    assert_eq!(ra["task"], rb["task"]);
+    let (_, pair) = rl_audit::tui::select::current(&d.audit, &s.app.sel);
+    let pair = pair.unwrap();
+    assert_eq!(ra["run"], pair.base.as_str());
+    assert_eq!(rb["run"], pair.rl.as_str());
+    // T at 75% of the task's full budget (SPEC §2.1: ceil).
+    let full = ra["max_budget"]
+        .as_u64()
+        .unwrap_or(ra["budget"].as_u64().unwrap());
+    let t = (full * 75).div_ceil(100);
+    let solved = |r: &serde_json::Value| {
+        r["success"] == true && r["success_turn"].as_u64().is_some_and(|x| x <= t)
+    };
+    assert!(!solved(&ra) && solved(&rb), "{ra}\n{rb}");
+    // The first turn where the actions differ, counted here from the records.
+    let (xa, xb) = (actions(&d.set, a), actions(&d.set, b));
+    let first = (0..xa.len().max(xb.len()))
+        .find(|&i| xa.get(i) != xb.get(i))
+        .expect("a failure and a success differ somewhere");
+    assert!(
+        screen.contains(&format!("actions part at turn {} (≠)", first + 1)),
+        "{screen}"
+    );
+    // One row per turn of the longer trajectory; stacked at 80 columns: two.
+    let rows = s.app.table().unwrap().rows.len();
+    assert_eq!(rows, xa.len().max(xb.len()));
+    let mut narrow = Screen::new(80, 24, d.clone());
+    narrow.keys("2llv");
+    assert_eq!(narrow.app.table().unwrap().rows.len(), 2 * rows);
+    // `x` on a rollout, `x` on another: the two, in that order.
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("2ll\n\n");
+    let t = s.app.table().unwrap();
+    let (p, q) = (t.target(0), t.target(1));
+    let screen = s.keys("x");
+    assert!(screen.contains("marked record"), "{screen}");
+    s.keys("jx");
+    match (p, q, s.app.stack.last()) {
+        (
+            rl_audit::tui::table::Target::Trajectory(p),
+            rl_audit::tui::table::Target::Trajectory(q),
+            Some(View::Compare(x, y)),
+        ) => assert_eq!((p, q), (*x, *y)),
+        other => panic!("x x did not compare the two rollouts: {other:?}"),
+    }
+    // Esc goes back to the rollouts.
+    s.keys("\x1b");
+    assert!(matches!(s.app.stack.last(), Some(View::Rollouts { .. })));
 }

@@ -28,6 +28,8 @@ pub enum View {
         mode: Mode,
     },
     Trajectory(Loc),
+    /// Two trajectories side by side (A, B).
+    Compare(Loc, Loc),
     RuleRecords {
         run: String,
         rule: usize,
@@ -76,6 +78,11 @@ pub struct App {
     pub sort: Option<(usize, bool)>,
     /// Where `e` writes its CSV (the current directory).
     pub export_dir: std::path::PathBuf,
+    /// A rollout marked with `x`, waiting for the second to compare with.
+    pub marked: Option<Loc>,
+    /// The terminal's width at the last draw (the compare view stacks its
+    /// two sides below 100 columns).
+    pub width: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +116,8 @@ impl App {
             reading: None,
             sort: None,
             export_dir: std::path::PathBuf::from("."),
+            marked: None,
+            width: 120,
         }
     }
 
@@ -219,6 +228,11 @@ impl App {
                         None => return Some(drill::reading(&d.set, *loc)),
                     },
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
+                    View::Compare(x, y) => {
+                        let (_, pair) = current(&d.audit, &self.sel);
+                        let names = pair.as_ref().map(|p| (p.base.as_str(), p.rl.as_str()));
+                        drill::compare(&d.set, *x, *y, names, self.width < 100)
+                    }
                 };
                 self.cached = Some((v, t.clone()));
                 t
@@ -358,6 +372,8 @@ impl App {
                     if self.balance { "on" } else { "off" }
                 ));
             }
+            Command::MarkCompare => self.mark_compare(),
+            Command::CompareCell => self.compare_cell(),
             Command::Reload => {
                 self.pending = Some(Pending::Reload);
                 self.message = Some("re-reading the logs".into());
@@ -482,11 +498,55 @@ impl App {
             Target::Trajectory(loc) => View::Trajectory(loc),
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
         };
+        self.open(view);
+    }
+
+    /// Pushes a drill-down view.
+    fn open(&mut self, view: View) {
         self.stack.push(view);
         self.rows.push(0);
         self.sort = None;
         self.hscroll = 0;
         self.filter.clear();
+    }
+
+    /// `x` in a task's rollouts: mark the selected rollout, or compare it
+    /// with the one marked before.
+    fn mark_compare(&mut self) {
+        if !matches!(self.stack.last(), Some(View::Rollouts { .. })) {
+            self.message =
+                Some("x marks a rollout to compare: drill into a task's rollouts first".into());
+            return;
+        }
+        let Some(t) = self.table() else { return };
+        let Target::Trajectory(loc) = t.target(self.row()) else {
+            return;
+        };
+        match self.marked.take() {
+            None => {
+                self.marked = Some(loc);
+                self.message = Some(format!(
+                    "marked record {}: x on another rollout compares the two",
+                    loc.line
+                ));
+            }
+            Some(m) if m == loc => self.message = Some("unmarked".into()),
+            Some(m) => self.open(View::Compare(m, loc)),
+        }
+    }
+
+    /// `v` on the Budget grid: the base failure and RL success of the task
+    /// with the largest Δ contribution, side by side.
+    fn compare_cell(&mut self) {
+        if !self.grid() {
+            self.message = Some("v compares within a Budget cell: use it on the grid".into());
+            return;
+        }
+        let Some(d) = self.data.clone() else { return };
+        match budget::contrast_pair(&d, &self.sel) {
+            Ok((x, y)) => self.open(View::Compare(x, y)),
+            Err(e) => self.message = Some(e),
+        }
     }
 
     /// Enter on the Budget grid: the selected cell's tasks, in the mode the

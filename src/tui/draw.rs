@@ -22,6 +22,13 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     let theme = Theme {
         no_color: app.no_color,
     };
+    if app.width != f.area().width {
+        app.width = f.area().width;
+        // The compare view's layout depends on the width.
+        if matches!(app.cached, Some((View::Compare(..), _))) {
+            app.cached = None;
+        }
+    }
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
@@ -74,6 +81,7 @@ fn drill_title(app: &App) -> String {
             View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
             View::Trajectory(l) => format!("record {}", l.line),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
+            View::Compare(x, y) => format!("records {} | {}", x.line, y.line),
         })
         .collect();
     format!("{} › {} (Esc: back)", app.panel.title(), crumbs.join(" › "))
@@ -83,17 +91,33 @@ fn drill_title(app: &App) -> String {
 fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let t = app.table().unwrap_or_default();
     let title = format!("{} — {}", drill_title(app), t.title);
-    if !matches!(app.stack.last(), Some(View::Trajectory(_))) || t.header.len() < 3 {
-        table(f, area, &t, Some(app.row()), theme, &title, app.hscroll);
-        return;
-    }
-    let [a1, a2] = Layout::vertical([Constraint::Min(5), Constraint::Length(7)]).areas(area);
-    table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
     let row = app.row();
-    let lines = vec![
-        format!("action: {}", t.text(row, 1)),
-        format!("observation: {}", t.text(row, 2)),
-    ];
+    let lines = match app.stack.last() {
+        Some(View::Trajectory(_)) if t.header.len() >= 3 => vec![
+            format!("action: {}", t.text(row, 1)),
+            format!("observation: {}", t.text(row, 2)),
+        ],
+        // Split: A's action and observation are columns 1–2, B's 4–5;
+        // stacked: one side per row, columns 2–3.
+        Some(View::Compare(..)) if t.header.len() >= 9 => vec![
+            format!("A action: {}", t.text(row, 1)),
+            format!("A observation: {}", t.text(row, 2)),
+            format!("B action: {}", t.text(row, 4)),
+            format!("B observation: {}", t.text(row, 5)),
+        ],
+        Some(View::Compare(..)) if t.header.len() >= 4 => vec![
+            format!("{} action: {}", t.text(row, 1), t.text(row, 2)),
+            format!("{} observation: {}", t.text(row, 1), t.text(row, 3)),
+        ],
+        _ => {
+            table(f, area, &t, Some(app.row()), theme, &title, app.hscroll);
+            return;
+        }
+    };
+    let box_h = lines.len() as u16 * 2 + 3;
+    let [a1, a2] =
+        Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(11))]).areas(area);
+    table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
     lines_box(f, a2, &format!("turn {} whole", t.text(row, 0)), lines);
 }
 

@@ -39,6 +39,10 @@ pub enum Command {
     Mode,
     Category,
     ToggleBalance,
+    /// x: mark a rollout; x on another opens the two side by side.
+    MarkCompare,
+    /// v: a Budget cell's base failure and RL success side by side.
+    CompareCell,
     Reload,
 }
 
@@ -298,6 +302,20 @@ pub const KEYMAP: &[Binding] = &[
         command: Command::ToggleBalance,
         panels: &[Panel::Steps, Panel::Recovery],
         help: "recompute with --balance toggled (in the background)",
+        bar: None,
+    },
+    Binding {
+        keys: &[Char('x')],
+        command: Command::MarkCompare,
+        panels: &[Panel::Budget],
+        help: "in a task's rollouts: mark one; x on another shows the two side by side",
+        bar: None,
+    },
+    Binding {
+        keys: &[Char('v')],
+        command: Command::CompareCell,
+        panels: &[Panel::Budget],
+        help: "on the grid: the base failure and RL success of the task with the largest Δ share, side by side",
         bar: None,
     },
     Binding {

@@ -8,6 +8,7 @@ use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mod
 use crate::analysis::Audit;
 use crate::jobs::Loaded;
 use crate::report::format::{pct, pct_ci, pp, signed_ci};
+use crate::schema::{Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -491,4 +492,57 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
         );
     }
     t
+}
+
+/// The two trajectories `v` compares for the selected Budget cell: of the
+/// task with the largest Δ contribution (from [`delta_by_task`]), a base
+/// rollout that failed within T and an RL rollout that succeeded within T,
+/// both in the cell. An error message when the cell has no such pair.
+pub fn contrast_pair(l: &Loaded, sel: &Selection) -> Result<(Loc, Loc), String> {
+    let (a, set) = (&l.audit, &l.set);
+    let (bench, pair) = current(a, sel);
+    let (Some(bench), Some(p)) = (bench, pair) else {
+        return Err("no run pair on this benchmark: nothing to compare".into());
+    };
+    let (Some((k, level)), Some(mode)) = (sel.k_level(a), cell_mode(a, sel)) else {
+        return Err("no rollouts in this cell".into());
+    };
+    let ids = (
+        set.strings.get(&bench),
+        set.strings.get(&p.base),
+        set.strings.get(&p.rl),
+    );
+    let (Some(b), Some(base), Some(rl)) = ids else {
+        return Err("no rollouts in this cell".into());
+    };
+    let rows = delta_by_task(&a.agg, b, (base, rl), k, level, mode);
+    let best = rows
+        .iter()
+        .filter(|r| r.contribution.is_some_and(|c| c > 0.0))
+        .max_by(|x, y| x.contribution.unwrap().total_cmp(&y.contribution.unwrap()));
+    let Some(best) = best else {
+        return Err(format!(
+            "no task where RL gains at K={k}, {level}%: nothing to contrast"
+        ));
+    };
+    let tt = t_at_level(level, best.info.full_budget);
+    let find = |run: Id, solved: bool| {
+        set.trajectories
+            .iter()
+            .find(|x| {
+                x.benchmark == b
+                    && x.task == best.task
+                    && x.run == run
+                    && in_cell(x, best.info, level, mode)
+                    && x.solved_within(tt) == solved
+            })
+            .map(|x| x.loc)
+    };
+    match (find(base, false), find(rl, true)) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        _ => Err(format!(
+            "task {}: no base failure and RL success in this cell",
+            set.name(best.task)
+        )),
+    }
 }

@@ -181,3 +181,144 @@ pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
     }
     t
 }
+
+/// Two trajectories of one task side by side, aligned by turn: action,
+/// observation, error and tokens of each, and per step logp[rl] −
+/// logp[base] where both exist; the first turn where the actions differ is
+/// marked. `stacked` (narrow terminals): one row per side per turn.
+pub fn compare(
+    set: &LogSet,
+    a: Loc,
+    b: Loc,
+    pair: Option<(&str, &str)>,
+    stacked: bool,
+) -> TableData {
+    let read = |loc: Loc| set.read_record(loc).ok();
+    let (va, vb) = (read(a), read(b));
+    let steps = |v: &Option<serde_json::Value>| -> Vec<serde_json::Value> {
+        v.as_ref()
+            .and_then(|v| v.get("steps"))
+            .and_then(|s| s.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (sa, sb) = (steps(&va), steps(&vb));
+    let field = |st: Option<&serde_json::Value>, k: &str| match st.and_then(|s| s.get(k)) {
+        None | Some(serde_json::Value::Null) => "–".to_string(),
+        Some(serde_json::Value::Bool(b)) => if *b { "yes" } else { "" }.to_string(),
+        Some(serde_json::Value::String(x)) => x.clone(),
+        Some(x) => x.to_string(),
+    };
+    let dlogp = |st: Option<&serde_json::Value>| -> Option<f64> {
+        let (base, rl) = pair?;
+        let lp = st?.get("logp")?;
+        Some(lp.get(rl)?.as_f64()? - lp.get(base)?.as_f64()?)
+    };
+    let who = |v: &Option<serde_json::Value>| {
+        let run = v
+            .as_ref()
+            .and_then(|v| v.get("run"))
+            .and_then(|r| r.as_str())
+            .unwrap_or("?")
+            .to_string();
+        let ok = v
+            .as_ref()
+            .and_then(|v| v.get("success"))
+            .and_then(|s| s.as_bool())
+            .map_or("?", |s| if s { "solved" } else { "failed" });
+        format!("{run}, {ok}")
+    };
+    let first_diff = (0..sa.len().max(sb.len()))
+        .find(|&i| field(sa.get(i), "action") != field(sb.get(i), "action"));
+    let title = format!(
+        "A {}; B {}{}",
+        who(&va),
+        who(&vb),
+        first_diff.map_or("; the same actions".into(), |i| format!(
+            "; actions part at turn {} (≠)",
+            i + 1
+        ))
+    );
+    let mut t = if stacked {
+        TableData::new(
+            "compare",
+            title,
+            &[
+                "turn",
+                "side",
+                "action",
+                "observation",
+                "error",
+                "tokens",
+                "Δlogp",
+            ],
+        )
+    } else {
+        TableData::new(
+            "compare",
+            title,
+            &[
+                "turn",
+                "A action",
+                "A observation",
+                "A err",
+                "B action",
+                "B observation",
+                "B err",
+                "A tok",
+                "B tok",
+                "Δlogp A",
+                "Δlogp B",
+            ],
+        )
+    };
+    let num = |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{x:+.2}")), x);
+    for i in 0..sa.len().max(sb.len()) {
+        let mark = if Some(i) == first_diff {
+            Mark::Bad
+        } else {
+            Mark::None
+        };
+        let (x, y) = (sa.get(i), sb.get(i));
+        let turn = Cell::num(
+            format!("{}{}", i + 1, if mark == Mark::Bad { " ≠" } else { "" }),
+            Some(i as f64 + 1.0),
+        );
+        if stacked {
+            for (side, st) in [("A", x), ("B", y)] {
+                t.push(
+                    vec![
+                        turn.clone(),
+                        Cell::text(side),
+                        Cell::text(field(st, "action")),
+                        Cell::text(field(st, "observation")),
+                        Cell::text(field(st, "error")),
+                        Cell::text(field(st, "output_tokens")),
+                        num(dlogp(st)),
+                    ],
+                    mark,
+                    Target::None,
+                );
+            }
+        } else {
+            t.push(
+                vec![
+                    turn,
+                    Cell::text(field(x, "action")),
+                    Cell::text(field(x, "observation")),
+                    Cell::text(field(x, "error")),
+                    Cell::text(field(y, "action")),
+                    Cell::text(field(y, "observation")),
+                    Cell::text(field(y, "error")),
+                    Cell::text(field(x, "output_tokens")),
+                    Cell::text(field(y, "output_tokens")),
+                    num(dlogp(x)),
+                    num(dlogp(y)),
+                ],
+                mark,
+                Target::None,
+            );
+        }
+    }
+    t
+}
