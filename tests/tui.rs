@@ -65,6 +65,19 @@ impl Screen {
         }
         self.text()
     }
+    /// Keys that open a trajectory, then frames until its background
+    /// re-read has arrived (at most 5 s).
+    fn keys_then_read(&mut self, keys: &str) -> String {
+        let mut screen = self.keys(keys);
+        for _ in 0..100 {
+            if !screen.contains("reading") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            screen = self.text();
+        }
+        screen
+    }
     fn text(&mut self) -> String {
         let (app, progress) = (&mut self.app, &self.progress);
         self.term
@@ -122,15 +135,8 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
         "{screen}"
     );
     assert!(screen.contains("demo/eval.jsonl.gz:"));
-    let mut screen = s.keys("\n");
     // The record is re-read in the background; the screen stays live.
-    for _ in 0..100 {
-        if !screen.contains("reading") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        screen = s.text();
-    }
+    let screen = s.keys_then_read("\n");
     assert!(screen.contains("record "), "{screen}");
     assert!(screen.contains("observation"), "{screen}");
     // Esc walks back up, one level at a time.
@@ -452,14 +458,7 @@ fn tables_sort_by_column_and_jump_to_either_end() {
 fn snapshot(d: &Arc<Loaded>, name: &str, keys: &str) {
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut s = Screen::new(w, h, d.clone());
-        let mut screen = s.keys(keys);
-        for _ in 0..100 {
-            if !screen.contains("reading") {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(30));
-            screen = s.text();
-        }
+        let screen = s.keys_then_read(keys);
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/screens")
             .join(format!("{name}-{w}x{h}.txt"));
@@ -666,14 +665,7 @@ fn every_key_in_the_map_does_something() {
 fn long_cells_scroll_sideways_and_a_step_reads_whole() {
     let d = demo();
     let mut s = Screen::new(120, 40, d.clone());
-    let mut screen = s.keys("2ll\n\n\n");
-    for _ in 0..100 {
-        if !screen.contains("reading") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        screen = s.text();
-    }
+    let screen = s.keys_then_read("2ll\n\n\n");
     assert!(screen.contains("whole"), "{screen}");
     let screen = s.keys("l");
     assert_eq!(s.app.hscroll, 16);

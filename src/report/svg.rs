@@ -77,6 +77,22 @@ fn fmt_tick(v: f64, pct: bool) -> String {
     }
 }
 
+/// A bar chart's light horizontal grid with its y ticks.
+fn bar_grid(s: &mut String, f: &Frame, y_pct: bool) {
+    for i in 0..=4 {
+        let yv = f.y0 + (f.y1 - f.y0) * i as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            W - R,
+            L - 6.0,
+            f.py(yv) + 4.0,
+            fmt_tick(yv, y_pct),
+            y = f.py(yv)
+        );
+    }
+}
+
 fn axes(s: &mut String, f: &Frame, x_label: &str, y_label: &str, y_pct: bool) {
     let _ = writeln!(
         s,
@@ -276,18 +292,7 @@ pub fn bar_chart(
         f.py(0.0),
         H - B
     );
-    for i in 0..=4 {
-        let yv = f.y0 + (f.y1 - f.y0) * i as f64 / 4.0;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - R,
-            L - 6.0,
-            f.py(yv) + 4.0,
-            fmt_tick(yv, y_pct),
-            y = f.py(yv)
-        );
-    }
+    bar_grid(&mut s, &f, y_pct);
     let slot = (W - L - R) / categories.len() as f64;
     let bw = slot * 0.8 / groups.len() as f64;
     for (ci, cat) in categories.iter().enumerate() {
@@ -350,18 +355,7 @@ pub fn stacked_bars(
     }
     let f = Frame::new([0.0, categories.len() as f64], [0.0, 1.0]);
     let mut s = head(title, W, H);
-    for i in 0..=4 {
-        let yv = i as f64 / 4.0;
-        let _ = writeln!(
-            s,
-            r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - R,
-            L - 6.0,
-            f.py(yv) + 4.0,
-            fmt_tick(yv, true),
-            y = f.py(yv)
-        );
-    }
+    bar_grid(&mut s, &f, true);
     let slot = (W - L - R) / categories.len() as f64;
     for (ci, cat) in categories.iter().enumerate() {
         let _ = writeln!(
