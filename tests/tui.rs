@@ -506,6 +506,8 @@ fn whole_screens_match_their_snapshots() {
         ("8-budgetmix-records", "8jjj\n"),
         ("2-budget-compare", "2llv"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
+        ("search-prompt", "2Fcell"),
+        ("search", "2Fcell 1[45]$\n"),
         ("help", "2?"),
     ] {
         snapshot(&d, name, keys);
@@ -598,6 +600,7 @@ fn state(app: &App) -> String {
             app.llr_view,
             app.pending,
             app.balance,
+            app.search_editing,
         )
     )
 }
@@ -745,4 +748,72 @@ fn two_trajectories_side_by_side() {
     // Esc goes back to the rollouts.
     s.keys("\x1b");
     assert!(matches!(s.app.stack.last(), Some(View::Rollouts { .. })));
+}
+
+/// Every (trajectory, step, field) whose text matches `re`, counted here
+/// from the records.
+fn independent_hits(d: &Loaded, re: &regex::Regex) -> Vec<(rl_audit::schema::Loc, usize, String)> {
+    let mut out = Vec::new();
+    for tr in &d.set.trajectories {
+        let v = d.set.read_record(tr.loc).unwrap();
+        for (i, st) in v["steps"].as_array().into_iter().flatten().enumerate() {
+            for field in ["action", "observation"] {
+                let text = match &st[field] {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Null => String::new(),
+                    x => x.to_string(),
+                };
+                if re.is_match(&text) {
+                    out.push((tr.loc, i, field.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn search_finds_every_match_and_opens_its_turn() {
+    use rl_audit::tui::app::View;
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("2");
+    let screen = s.keys("F");
+    assert!(screen.contains("regex over actions"), "{screen}");
+    // An invalid pattern says why and keeps the prompt.
+    let screen = s.keys("(\n");
+    assert!(s.app.search_editing);
+    assert!(screen.contains("invalid pattern \"(\""), "{screen}");
+    s.app
+        .on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    let pattern = "cell 1[45]$";
+    let screen = s.keys_then_read(&format!("{pattern}\n"));
+    assert!(matches!(s.app.stack.last(), Some(View::Search(p)) if p == pattern));
+    let want = independent_hits(&d, &regex::Regex::new(pattern).unwrap());
+    assert!(!want.is_empty() && want.len() < rl_audit::tui::views::search::LIMIT);
+    let t = s.app.table().unwrap();
+    let got: Vec<_> = t
+        .rows
+        .iter()
+        .map(|r| match &r.target {
+            rl_audit::tui::table::Target::Step(loc, step) => (*loc, *step, r.cells[4].text.clone()),
+            other => panic!("a hit row without its step: {other:?}"),
+        })
+        .collect();
+    assert_eq!(got, want);
+    let trajs: std::collections::BTreeSet<_> = want.iter().map(|h| h.0).collect();
+    assert!(
+        screen.contains(&format!(
+            "{} hits in {} of {} trajectories",
+            want.len(),
+            trajs.len(),
+            d.set.trajectories.len()
+        )),
+        "{screen}"
+    );
+    assert!(screen.contains("«cell 1"), "{screen}");
+    // Enter on the third hit: its trajectory, at that turn.
+    let screen = s.keys_then_read("jj\n");
+    assert!(matches!(s.app.stack.last(), Some(View::Trajectory(l)) if *l == want[2].0));
+    assert_eq!(s.app.row(), want[2].1, "{screen}");
 }

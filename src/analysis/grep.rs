@@ -83,3 +83,62 @@ pub fn analyse(
     out.sort_by(|a, b| (&a.benchmark, &a.run, &a.pattern).cmp(&(&b.benchmark, &b.run, &b.pattern)));
     out
 }
+
+/// One match of a search: trajectory index, step index (0-based), the
+/// field, its text and the match's byte range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub traj: usize,
+    pub step: usize,
+    pub field: &'static str,
+    pub text: String,
+    pub at: (usize, usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    pub hits: Vec<Hit>,
+    /// Trajectories read, and those with at least one hit.
+    pub read: usize,
+    pub matching: usize,
+    /// The search stopped at the limit before reading every trajectory.
+    pub truncated: bool,
+}
+
+/// Every loaded trajectory's actions and observations searched for `re`
+/// (the first match per step and field), in file order, stopping after
+/// `limit` hits. Records are re-read in chunks; none is kept.
+pub fn search(set: &LogSet, re: &regex::Regex, limit: usize) -> crate::error::Result<Search> {
+    let mut out = Search::default();
+    let all: Vec<usize> = (0..set.trajectories.len()).collect();
+    for chunk in all.chunks(4096) {
+        let texts = set.step_texts_of(chunk)?;
+        for (&i, steps) in chunk.iter().zip(texts) {
+            out.read += 1;
+            let before = out.hits.len();
+            for (step, (action, observation)) in steps.into_iter().enumerate() {
+                for (field, text) in [("action", action), ("observation", observation)] {
+                    if let Some(m) = re.find(&text) {
+                        let at = (m.start(), m.end());
+                        out.hits.push(Hit {
+                            traj: i,
+                            step,
+                            field,
+                            text,
+                            at,
+                        });
+                    }
+                }
+            }
+            if out.hits.len() > before {
+                out.matching += 1;
+            }
+            if out.hits.len() >= limit {
+                out.truncated = out.read < set.trajectories.len();
+                out.hits.truncate(limit);
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}

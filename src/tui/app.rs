@@ -9,7 +9,7 @@ use super::keymap::{lookup, Command};
 use super::panel::Panel;
 use super::select::{current, Selection};
 use super::table::{Mark, TableData, Target};
-use super::views::{analyses, budget, cost, drill, overview};
+use super::views::{analyses, budget, cost, drill, overview, search};
 use crate::analysis::passkt::Mode;
 use crate::jobs::Loaded;
 use crate::schema::Loc;
@@ -30,6 +30,8 @@ pub enum View {
     Trajectory(Loc),
     /// Two trajectories side by side (A, B).
     Compare(Loc, Loc),
+    /// `F`: a regular expression's hits over every loaded trajectory.
+    Search(String),
     RuleRecords {
         run: String,
         rule: usize,
@@ -59,6 +61,9 @@ pub struct App {
     pub help_scroll: u16,
     pub filter: String,
     pub filter_editing: bool,
+    /// The `F` prompt: the pattern being typed.
+    pub search: String,
+    pub search_editing: bool,
     pub message: Option<String>,
     pub quit: bool,
     /// Cost panel: index into the distinct costs.
@@ -71,9 +76,10 @@ pub struct App {
     pub no_color: bool,
     /// Cached table of a drill-down (re-reading a record is I/O).
     pub cached: Option<(View, TableData)>,
-    /// A record being re-read in the background (a compressed file is
-    /// decoded whole the first time): the screen stays live meanwhile.
-    reading: Option<(Loc, std::sync::mpsc::Receiver<TableData>)>,
+    /// A view's table being made in the background (a record re-read — a
+    /// compressed file is decoded whole the first time — or a search): the
+    /// screen stays live meanwhile.
+    reading: Option<(View, std::sync::mpsc::Receiver<TableData>)>,
     /// The current table's sort: (column, descending), until the view changes.
     pub sort: Option<(usize, bool)>,
     /// Where `e` writes its CSV (the current directory).
@@ -105,6 +111,8 @@ impl App {
             help_scroll: 0,
             filter: String::new(),
             filter_editing: false,
+            search: String::new(),
+            search_editing: false,
             message: None,
             quit: false,
             ceiling: usize::MAX,
@@ -123,8 +131,7 @@ impl App {
 
     /// Work under way whose result should be drawn when it arrives.
     pub fn busy(&self) -> bool {
-        matches!((&self.reading, self.stack.last()),
-            (Some((l, _)), Some(View::Trajectory(v))) if l == v)
+        matches!((&self.reading, self.stack.last()), (Some((l, _)), Some(v)) if l == v)
     }
 
     /// The top of a panel (no drill-down).
@@ -132,11 +139,16 @@ impl App {
         self.stack.is_empty()
     }
 
-    /// The trajectory view of `loc`, or None while it is still being read.
-    fn trajectory(&mut self, d: &Arc<Loaded>, loc: Loc) -> Option<TableData> {
+    /// The table of `view` made by `job` in a background thread, or None
+    /// while it is still being made.
+    fn in_background(
+        &mut self,
+        view: &View,
+        job: impl FnOnce() -> TableData + Send + 'static,
+    ) -> Option<TableData> {
         use std::sync::mpsc::TryRecvError;
-        if let Some((l, rx)) = &self.reading {
-            if *l == loc {
+        if let Some((v, rx)) = &self.reading {
+            if v == view {
                 return match rx.try_recv() {
                     Ok(t) => {
                         self.reading = None;
@@ -145,9 +157,9 @@ impl App {
                     Err(TryRecvError::Empty) => None,
                     Err(TryRecvError::Disconnected) => {
                         self.reading = None;
-                        let mut t = TableData::new("trajectory", "trajectory", &["error"]);
+                        let mut t = TableData::new("error", "error", &["error"]);
                         t.push_text(
-                            vec!["the record could not be re-read".into()],
+                            vec!["the records could not be re-read".into()],
                             Mark::Bad,
                             Target::None,
                         );
@@ -157,16 +169,21 @@ impl App {
             }
         }
         let (tx, rx) = std::sync::mpsc::channel();
-        let set = d.set.clone();
         let spawned = std::thread::Builder::new()
             .name("rl-audit-reread".into())
             .spawn(move || {
-                let _ = tx.send(drill::trajectory(&set, loc));
+                let _ = tx.send(job());
             });
-        if spawned.is_err() {
-            return Some(drill::trajectory(&d.set, loc));
+        if let Err(e) = spawned {
+            let mut t = TableData::new("error", "error", &["error"]);
+            t.push_text(
+                vec![format!("cannot start a thread: {e}")],
+                Mark::Bad,
+                Target::None,
+            );
+            return Some(t);
         }
-        self.reading = Some((loc, rx));
+        self.reading = Some((view.clone(), rx));
         None
     }
 
@@ -223,10 +240,20 @@ impl App {
                     View::Rollouts { task, level, mode } => {
                         budget::rollouts(&d, &self.sel, task, *level, *mode)
                     }
-                    View::Trajectory(loc) => match self.trajectory(&d, *loc) {
-                        Some(t) => t,
-                        None => return Some(drill::reading(&d.set, *loc)),
-                    },
+                    View::Trajectory(loc) => {
+                        let (set, loc) = (d.set.clone(), *loc);
+                        match self.in_background(&v, move || drill::trajectory(&set, loc)) {
+                            Some(t) => t,
+                            None => return Some(drill::reading(&d.set, loc)),
+                        }
+                    }
+                    View::Search(p) => {
+                        let (set, pat) = (d.set.clone(), p.clone());
+                        match self.in_background(&v, move || search::table(&set, &pat)) {
+                            Some(t) => t,
+                            None => return Some(search::searching(p)),
+                        }
+                    }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
@@ -310,6 +337,10 @@ impl App {
             Command::Right => self.horizontal(1),
             Command::Enter => self.enter(),
             Command::Filter => self.filter_editing = true,
+            Command::Search => {
+                self.search.clear();
+                self.search_editing = true;
+            }
             Command::Export => self.export(),
             Command::NextBenchmark => {
                 self.sel.bench += 1;
@@ -496,6 +527,11 @@ impl App {
                 }
             }
             Target::Trajectory(loc) => View::Trajectory(loc),
+            Target::Step(loc, step) => {
+                self.open(View::Trajectory(loc));
+                self.set_row(step);
+                return;
+            }
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
         };
         self.open(view);
@@ -582,7 +618,24 @@ impl App {
     /// One key press: the filter prompt, the help overlay (any key closes
     /// it), or a command from the key map.
     pub fn on_key(&mut self, k: KeyEvent) {
-        if self.filter_editing {
+        if self.search_editing {
+            if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+                self.quit = true;
+                return;
+            }
+            match k.code {
+                KeyCode::Enter => self.search_key(None, true),
+                KeyCode::Esc => {
+                    self.search.clear();
+                    self.search_editing = false;
+                }
+                KeyCode::Backspace => {
+                    self.search.pop();
+                }
+                KeyCode::Char(c) => self.search_key(Some(c), false),
+                _ => {}
+            }
+        } else if self.filter_editing {
             if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
                 self.quit = true;
                 return;
@@ -598,6 +651,30 @@ impl App {
             self.step(cmd, digit);
         } else if self.help {
             self.help = false;
+        }
+    }
+
+    /// A typed character of the `F` prompt, or Enter: a valid pattern opens
+    /// its results; an invalid one says why and stays in the prompt.
+    pub fn search_key(&mut self, c: Option<char>, done: bool) {
+        self.message = None;
+        if let Some(c) = c {
+            self.search.push(c);
+            return;
+        }
+        if !done || self.search.is_empty() {
+            return;
+        }
+        match regex::Regex::new(&self.search) {
+            Ok(_) => {
+                self.search_editing = false;
+                self.open(View::Search(self.search.clone()));
+            }
+            Err(e) => {
+                let first = e.to_string();
+                let first = first.lines().last().unwrap_or("").trim().to_string();
+                self.message = Some(format!("invalid pattern {:?}: {first}", self.search));
+            }
         }
     }
 

@@ -82,6 +82,7 @@ fn drill_title(app: &App) -> String {
             View::Trajectory(l) => format!("record {}", l.line),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
             View::Compare(x, y) => format!("records {} | {}", x.line, y.line),
+            View::Search(p) => format!("search /{p}/"),
         })
         .collect();
     format!("{} › {} (Esc: back)", app.panel.title(), crumbs.join(" › "))
@@ -150,7 +151,15 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
 
 fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, theme: &Theme) {
     use std::sync::atomic::Ordering::Relaxed;
-    let text = if app.filter_editing {
+    let text = if app.search_editing {
+        match &app.message {
+            Some(m) => format!("F {}▏ {m}", app.search),
+            None => format!(
+                "F {}▏ (regex over actions, observations; Enter: search, Esc: cancel)",
+                app.search
+            ),
+        }
+    } else if app.filter_editing {
         format!("/{}▏ (Enter keeps, Esc clears)", app.filter)
     } else if let Some(m) = &app.message {
         m.clone()

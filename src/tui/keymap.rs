@@ -39,6 +39,8 @@ pub enum Command {
     Mode,
     Category,
     ToggleBalance,
+    /// F: search every trajectory's actions and observations.
+    Search,
     /// x: mark a rollout; x on another opens the two side by side.
     MarkCompare,
     /// v: a Budget cell's base failure and RL success side by side.
@@ -302,6 +304,13 @@ pub const KEYMAP: &[Binding] = &[
         command: Command::ToggleBalance,
         panels: &[Panel::Steps, Panel::Recovery],
         help: "recompute with --balance toggled (in the background)",
+        bar: None,
+    },
+    Binding {
+        keys: &[Char('F')],
+        command: Command::Search,
+        panels: &[],
+        help: "search every trajectory's actions and observations for a regular expression",
         bar: None,
     },
     Binding {

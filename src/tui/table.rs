@@ -68,10 +68,22 @@ impl From<String> for Cell {
 pub enum Target {
     None,
     Panel(Panel),
-    Tasks { k: u64, level: u32, mode: Mode },
-    Rollouts { task: String, level: u32 },
+    Tasks {
+        k: u64,
+        level: u32,
+        mode: Mode,
+    },
+    Rollouts {
+        task: String,
+        level: u32,
+    },
     Trajectory(Loc),
-    RuleRecords { run: String, rule: usize },
+    /// A trajectory, opened at a step (0-based).
+    Step(Loc, usize),
+    RuleRecords {
+        run: String,
+        rule: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

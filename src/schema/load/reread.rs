@@ -150,21 +150,40 @@ impl LogSet {
     /// other files re-read record by record (a compressed one is decoded
     /// once and kept). Used by `--grep`; the texts are never resident.
     pub fn actions_of(&self, trajs: &[usize]) -> Result<Vec<Vec<String>>> {
-        let mut out = vec![Vec::new(); trajs.len()];
+        self.records_map(trajs, |v| {
+            // Steps without an action are skipped.
+            steps_field(v, "action").into_iter().flatten().collect()
+        })
+    }
+
+    /// Each step's (action, observation) of the trajectories `trajs`, as
+    /// text ("" where absent), re-read from their files.
+    pub fn step_texts_of(&self, trajs: &[usize]) -> Result<Vec<Vec<(String, String)>>> {
+        self.records_map(trajs, |v| {
+            let a = steps_field(v, "action");
+            let o = steps_field(v, "observation");
+            a.into_iter()
+                .zip(o)
+                .map(|(a, o)| (a.unwrap_or_default(), o.unwrap_or_default()))
+                .collect()
+        })
+    }
+
+    /// `of` each record of `trajs`, re-read from their files in one pass
+    /// per file (a plain JSON Lines file is streamed; others go through
+    /// [`LogSet::read_record`]); a record that does not parse gives the
+    /// default.
+    fn records_map<T: Default + Clone>(
+        &self,
+        trajs: &[usize],
+        of: impl Fn(&serde_json::Value) -> T,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); trajs.len()];
         let mut by_file: BTreeMap<u32, Vec<(u64, usize)>> = BTreeMap::new();
         for (k, &i) in trajs.iter().enumerate() {
             let loc = self.trajectories[i].loc;
             by_file.entry(loc.file).or_default().push((loc.line, k));
         }
-        let actions = |v: &serde_json::Value| -> Vec<String> {
-            v.get("steps")
-                .and_then(|s| s.as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.get("action"))
-                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
-                .collect()
-        };
         for (file, mut wanted) in by_file {
             wanted.sort_unstable();
             let name = self.files[file as usize].as_str();
@@ -192,16 +211,30 @@ impl LogSet {
                     }
                     let Some(t) = &text else { break };
                     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(t) {
-                        out[k] = actions(&v);
+                        out[k] = of(&v);
                     }
                 }
             } else {
                 for (line, k) in wanted {
                     let v = self.read_record(Loc { file, line })?;
-                    out[k] = actions(&v);
+                    out[k] = of(&v);
                 }
             }
         }
         Ok(out)
     }
+}
+
+/// One field of every step of a record, as text (a non-string as its JSON).
+fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
+    v.get("steps")
+        .and_then(|s| s.as_array())
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            s.get(k)
+                .filter(|a| !a.is_null())
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+        })
+        .collect()
 }

@@ -6,3 +6,4 @@ pub mod budget;
 pub mod cost;
 pub mod drill;
 pub mod overview;
+pub mod search;

@@ -1,0 +1,100 @@
+//! `F`: a regular expression over the actions and observations of every
+//! loaded trajectory (found by `analysis::grep::search`); each hit is a row,
+//! and Enter opens its trajectory at that turn.
+
+use crate::analysis::grep::{search, Hit};
+use crate::schema::LogSet;
+use crate::tui::table::{Cell, Mark, TableData, Target};
+
+/// Hits listed at most (the search stops there).
+pub const LIMIT: usize = 1000;
+
+/// Characters of context either side of a match.
+const CONTEXT: usize = 24;
+
+/// The text around a hit with the match set off: `…before «match» after…`.
+pub fn snippet(h: &Hit) -> String {
+    let (s, e) = h.at;
+    let before: Vec<char> = h.text[..s].chars().collect();
+    let after: Vec<char> = h.text[e..].chars().collect();
+    let b0 = before.len().saturating_sub(CONTEXT);
+    let a1 = after.len().min(CONTEXT);
+    let one_line = |x: String| x.replace(['\n', '\r', '\t'], " ");
+    one_line(format!(
+        "{}{}«{}»{}{}",
+        if b0 > 0 { "…" } else { "" },
+        before[b0..].iter().collect::<String>(),
+        &h.text[s..e],
+        after[..a1].iter().collect::<String>(),
+        if a1 < after.len() { "…" } else { "" }
+    ))
+}
+
+/// What the search view shows while the records are being read.
+pub fn searching(pattern: &str) -> TableData {
+    let mut t = TableData::new("search", format!("/{pattern}/ — searching…"), &["match"]);
+    t.push_text(
+        vec![format!("reading every trajectory for /{pattern}/…")],
+        Mark::None,
+        Target::None,
+    );
+    t
+}
+
+/// The results table of `pattern` (an invalid pattern or an unreadable file
+/// is a one-row table saying so).
+pub fn table(set: &LogSet, pattern: &str) -> TableData {
+    let mut t = TableData::new(
+        "search",
+        format!("/{pattern}/"),
+        &["record", "run", "task", "turn", "in", "match"],
+    );
+    let re = match regex::Regex::new(pattern) {
+        Ok(re) => re,
+        Err(e) => {
+            t.push_text(
+                vec![format!("invalid pattern {pattern:?}: {e}")],
+                Mark::Bad,
+                Target::None,
+            );
+            return t;
+        }
+    };
+    let found = match search(set, &re, LIMIT) {
+        Ok(f) => f,
+        Err(e) => {
+            t.push_text(vec![format!("{e}")], Mark::Bad, Target::None);
+            return t;
+        }
+    };
+    t.title = format!(
+        "{} hits in {} of {} trajectories{}; Enter: that turn",
+        found.hits.len(),
+        found.matching,
+        found.read,
+        if found.truncated {
+            format!(", stopped at the first {LIMIT} hits")
+        } else {
+            String::new()
+        }
+    );
+    for h in &found.hits {
+        let tr = &set.trajectories[h.traj];
+        t.push(
+            vec![
+                Cell::text(set.loc_text(tr.loc)),
+                Cell::text(set.name(tr.run)),
+                Cell::text(set.name(tr.task)),
+                Cell::count(h.step as u64 + 1),
+                Cell::text(h.field),
+                Cell::text(snippet(h)),
+            ],
+            Mark::None,
+            Target::Step(tr.loc, h.step),
+        );
+    }
+    if t.rows.is_empty() {
+        t.push_text(vec!["no match".into()], Mark::None, Target::None);
+    }
+    t
+}
