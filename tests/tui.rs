@@ -458,7 +458,12 @@ fn tables_sort_by_column_and_jump_to_either_end() {
 fn snapshot(d: &Arc<Loaded>, name: &str, keys: &str) {
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut s = Screen::new(w, h, d.clone());
-        let screen = s.keys_then_read(keys);
+        // `|`: wait for the re-read before typing the rest.
+        let (first, rest) = keys.split_once('|').unwrap_or((keys, ""));
+        let mut screen = s.keys_then_read(first);
+        if !rest.is_empty() {
+            screen = s.keys(rest);
+        }
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/screens")
             .join(format!("{name}-{w}x{h}.txt"));
@@ -506,6 +511,7 @@ fn whole_screens_match_their_snapshots() {
         ("8-budgetmix-records", "8jjj\n"),
         ("2-budget-compare", "2llv"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
+        ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("search-prompt", "2Fcell"),
         ("search", "2Fcell 1[45]$\n"),
         ("help", "2?"),
@@ -816,4 +822,58 @@ fn search_finds_every_match_and_opens_its_turn() {
     let screen = s.keys_then_read("jj\n");
     assert!(matches!(s.app.stack.last(), Some(View::Trajectory(l)) if *l == want[2].0));
     assert_eq!(s.app.row(), want[2].1, "{screen}");
+}
+
+#[test]
+fn a_frozenlake_trajectory_is_drawn_on_its_lake() {
+    use rl_audit::tui::app::View;
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys_then_read("2ll\n\n\n");
+    let screen = s.keys("jjjj");
+    let Some(View::Trajectory(loc)) = s.app.stack.last().cloned() else {
+        panic!("no trajectory:\n{screen}");
+    };
+    let v = d.set.read_record(loc).unwrap();
+    // The map: a probe of the same task carries it (the demo's records do not).
+    let task = d.set.strings.get(v["task"].as_str().unwrap()).unwrap();
+    let map = d
+        .set
+        .probes
+        .iter()
+        .filter(|p| p.task == task)
+        .find_map(|p| p.frozenlake.as_ref())
+        .unwrap()
+        .map
+        .clone();
+    let cols = map[0].len();
+    let state = |i: usize| -> usize { v["steps"][i]["state"].as_str().unwrap().parse().unwrap() };
+    // Turn 5: `@` at step 5's cell, `*` on the cells of steps 1–4.
+    let want: Vec<String> = (0..map.len())
+        .map(|r| {
+            (0..cols)
+                .map(|c| {
+                    let i = r * cols + c;
+                    if i == state(4) {
+                        "@".to_string()
+                    } else if (0..4).any(|k| state(k) == i) {
+                        "*".to_string()
+                    } else {
+                        map[r][c..c + 1].replace('F', ".")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    for line in &want {
+        assert!(
+            screen.contains(&format!("│{line}")),
+            "{line:?} not in\n{screen}"
+        );
+    }
+    assert!(
+        screen.contains(&format!("@ cell {} at turn 5", state(4))),
+        "{screen}"
+    );
 }

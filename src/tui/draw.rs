@@ -13,7 +13,7 @@ use super::panel::Panel;
 use super::select::current;
 use super::table::TableData;
 use super::theme::Theme;
-use super::views::{analyses, budget, overview};
+use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
@@ -115,11 +115,32 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             return;
         }
     };
-    let box_h = lines.len() as u16 * 2 + 3;
+    // A FrozenLake trajectory: the lake at the selected turn beside it.
+    let lake = match (&t.lake, app.stack.last()) {
+        (Some(l), Some(View::Trajectory(_))) => t
+            .text(row, 0)
+            .parse::<usize>()
+            .ok()
+            .and_then(|turn| turn.checked_sub(1))
+            .map(|at| drill::lake_lines(l, at)),
+        _ => None,
+    };
+    let lake_h = lake.as_ref().map_or(0, |l| l.len() as u16 + 2);
+    let box_h = (lines.len() as u16 * 2 + 3).max(lake_h);
     let [a1, a2] =
-        Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(11))]).areas(area);
+        Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(12))]).areas(area);
     table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
-    lines_box(f, a2, &format!("turn {} whole", t.text(row, 0)), lines);
+    let whole = format!("turn {} whole", t.text(row, 0));
+    match lake {
+        Some(l) => {
+            let w = l.iter().map(|x| x.chars().count()).max().unwrap_or(0) as u16 + 2;
+            let [b1, b2] =
+                Layout::horizontal([Constraint::Min(20), Constraint::Length(w)]).areas(a2);
+            lines_box(f, b1, &whole, lines);
+            lines_box(f, b2, "the lake", l);
+        }
+        None => lines_box(f, a2, &whole, lines),
+    }
 }
 
 fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {

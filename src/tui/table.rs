@@ -93,6 +93,14 @@ pub struct Row {
     pub target: Target,
 }
 
+/// A FrozenLake trajectory's map and the agent's cell before each step
+/// (None where the step does not say), drawn beside its trajectory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LakeDraw {
+    pub map: Vec<String>,
+    pub states: Vec<Option<usize>>,
+}
+
 /// A table as shown and as exported.
 #[derive(Debug, Clone, Default)]
 pub struct TableData {
@@ -100,6 +108,8 @@ pub struct TableData {
     pub title: String,
     pub header: Vec<String>,
     pub rows: Vec<Row>,
+    /// A trajectory on a FrozenLake map: the map and its path.
+    pub lake: Option<LakeDraw>,
 }
 
 impl TableData {

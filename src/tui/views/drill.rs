@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::jobs::Loaded;
 use crate::schema::{Loc, LogSet};
-use crate::tui::table::{Cell, Mark, TableData, Target};
+use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
 
 /// What the trajectory view shows while its record is being re-read.
 pub fn reading(set: &LogSet, loc: Loc) -> TableData {
@@ -109,6 +109,7 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
             if t.rows.is_empty() {
                 t.push_text(vec!["(no steps)".into()], Mark::None, Target::None);
             }
+            t.lake = lake_of(set, &v);
         }
         Err(e) => t.push_text(
             vec![format!("cannot re-read the record: {e}")],
@@ -321,4 +322,85 @@ pub fn compare(
         }
     }
     t
+}
+
+/// The map a FrozenLake record walks on — its own `frozenlake` object, else
+/// that of a probe of its task — and its cell before each step (a step's
+/// `state` as a cell number, or its `frozenlake.pos`).
+fn lake_of(set: &LogSet, v: &serde_json::Value) -> Option<LakeDraw> {
+    let rows = |m: &serde_json::Value| -> Option<Vec<String>> {
+        m.as_array()?
+            .iter()
+            .map(|r| r.as_str().map(str::to_string))
+            .collect()
+    };
+    let map = match v.get("frozenlake").and_then(|f| rows(&f["map"])) {
+        Some(m) => m,
+        None => {
+            let id = |k: &str| set.strings.get(v.get(k)?.as_str()?);
+            let (b, task) = (id("benchmark")?, id("task")?);
+            set.probes
+                .iter()
+                .filter(|p| p.benchmark == b && p.task == task)
+                .find_map(|p| p.frozenlake.as_ref())?
+                .map
+                .clone()
+        }
+    };
+    let lake = crate::env::frozenlake::Lake::parse(&map, false).ok()?;
+    let cell = |x: &serde_json::Value| -> Option<usize> {
+        let n = x
+            .as_u64()
+            .map(|n| n as usize)
+            .or_else(|| x.as_str()?.parse().ok())?;
+        (n < lake.cells.len()).then_some(n)
+    };
+    let states: Vec<Option<usize>> = v
+        .get("steps")?
+        .as_array()?
+        .iter()
+        .map(|st| cell(&st["state"]).or_else(|| cell(&st["frozenlake"]["pos"])))
+        .collect();
+    states
+        .iter()
+        .any(Option::is_some)
+        .then_some(LakeDraw { map, states })
+}
+
+/// The lake as text at step `at` (0-based): `@` the agent's cell then, `*`
+/// the cells walked before, `.` ice, `S` `H` `G` as on the map; a legend.
+pub fn lake_lines(l: &LakeDraw, at: usize) -> Vec<String> {
+    let walked: std::collections::BTreeSet<usize> =
+        l.states.iter().take(at).flatten().copied().collect();
+    let here = l.states.get(at).copied().flatten();
+    let cols = l.map.first().map_or(0, |r| r.chars().count());
+    let mut out: Vec<String> = l
+        .map
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            row.chars()
+                .enumerate()
+                .map(|(c, ch)| {
+                    let i = r * cols + c;
+                    if Some(i) == here {
+                        '@'
+                    } else if walked.contains(&i) {
+                        '*'
+                    } else if ch == 'F' {
+                        '.'
+                    } else {
+                        ch
+                    }
+                })
+                .map(String::from)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    out.push(match here {
+        Some(i) => format!("@ cell {i} at turn {}, * walked", at + 1),
+        None => format!("turn {}: cell not recorded", at + 1),
+    });
+    out
 }
