@@ -701,7 +701,7 @@ fn two_trajectories_side_by_side() {
     let d = demo();
     // `v` on the 75% K=1 cell: a base failure and an RL success of one task.
     let mut s = Screen::new(120, 40, d.clone());
-    let screen = s.keys("2llv");
+    let screen = s.keys_then_read("2llv");
     let Some(View::Compare(a, b)) = s.app.stack.last().cloned() else {
         panic!("v opened no comparison:\n{screen}");
     };
@@ -733,7 +733,7 @@ fn two_trajectories_side_by_side() {
     let rows = s.app.table().unwrap().rows.len();
     assert_eq!(rows, xa.len().max(xb.len()));
     let mut narrow = Screen::new(80, 24, d.clone());
-    narrow.keys("2llv");
+    narrow.keys_then_read("2llv");
     assert_eq!(narrow.app.table().unwrap().rows.len(), 2 * rows);
     // `x` on a rollout, `x` on another: the two, in that order.
     let mut s = Screen::new(120, 40, d.clone());

@@ -257,8 +257,15 @@ impl App {
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
-                        let names = pair.as_ref().map(|p| (p.base.as_str(), p.rl.as_str()));
-                        drill::compare(&d.set, *x, *y, names, self.width < 100)
+                        let (set, x, y, stacked) = (d.set.clone(), *x, *y, self.width < 100);
+                        let job = move || {
+                            let names = pair.as_ref().map(|p| (p.base.as_str(), p.rl.as_str()));
+                            drill::compare(&set, x, y, names, stacked)
+                        };
+                        match self.in_background(&v, job) {
+                            Some(t) => t,
+                            None => return Some(drill::reading(&d.set, x)),
+                        }
                     }
                 };
                 self.cached = Some((v, t.clone()));
