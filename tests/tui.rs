@@ -818,6 +818,15 @@ fn search_finds_every_match_and_opens_its_turn() {
         "{screen}"
     );
     assert!(screen.contains("«cell 1"), "{screen}");
+    // A search no longer wanted stops (leaving the view drops the wish).
+    let re = regex::Regex::new(pattern).unwrap();
+    assert!(matches!(
+        rl_audit::analysis::grep::search(&d.set, &re, 10, &|| false),
+        Err(rl_audit::error::Error::Cancelled)
+    ));
+    let few = rl_audit::analysis::grep::search(&d.set, &re, 10, &|| true).unwrap();
+    assert_eq!(few.hits.len(), 10);
+    assert!(few.truncated);
     // Enter on the third hit: its trajectory, at that turn.
     let screen = s.keys_then_read("jj\n");
     assert!(matches!(s.app.stack.last(), Some(View::Trajectory(l)) if *l == want[2].0));

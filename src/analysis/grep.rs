@@ -107,11 +107,20 @@ pub struct Search {
 
 /// Every loaded trajectory's actions and observations searched for `re`
 /// (the first match per step and field), in file order, stopping after
-/// `limit` hits. Records are re-read in chunks; none is kept.
-pub fn search(set: &LogSet, re: &regex::Regex, limit: usize) -> crate::error::Result<Search> {
+/// `limit` hits. Records are re-read in chunks; none is kept. Between
+/// chunks `wanted()` false stops it (`Error::Cancelled`).
+pub fn search(
+    set: &LogSet,
+    re: &regex::Regex,
+    limit: usize,
+    wanted: &dyn Fn() -> bool,
+) -> crate::error::Result<Search> {
     let mut out = Search::default();
     let all: Vec<usize> = (0..set.trajectories.len()).collect();
     for chunk in all.chunks(4096) {
+        if !wanted() {
+            return Err(crate::error::Error::Cancelled);
+        }
         let texts = set.step_texts_of(chunk)?;
         for (&i, steps) in chunk.iter().zip(texts) {
             out.read += 1;

@@ -79,7 +79,8 @@ pub struct App {
     /// A view's table being made in the background (a record re-read — a
     /// compressed file is decoded whole the first time — or a search): the
     /// screen stays live meanwhile.
-    reading: Option<(View, std::sync::mpsc::Receiver<TableData>)>,
+    /// Dropping it (leaving the view) tells the job it is no longer wanted.
+    reading: Option<(View, std::sync::mpsc::Receiver<TableData>, Arc<()>)>,
     /// The current table's sort: (column, descending), until the view changes.
     pub sort: Option<(usize, bool)>,
     /// Where `e` writes its CSV (the current directory).
@@ -131,7 +132,7 @@ impl App {
 
     /// Work under way whose result should be drawn when it arrives.
     pub fn busy(&self) -> bool {
-        matches!((&self.reading, self.stack.last()), (Some((l, _)), Some(v)) if l == v)
+        matches!((&self.reading, self.stack.last()), (Some((l, _, _)), Some(v)) if l == v)
     }
 
     /// The top of a panel (no drill-down).
@@ -140,14 +141,15 @@ impl App {
     }
 
     /// The table of `view` made by `job` in a background thread, or None
-    /// while it is still being made.
+    /// while it is still being made. The job is handed a "still wanted?"
+    /// check (false once the view is left) for long work to stop early.
     fn in_background(
         &mut self,
         view: &View,
-        job: impl FnOnce() -> TableData + Send + 'static,
+        job: impl FnOnce(&dyn Fn() -> bool) -> TableData + Send + 'static,
     ) -> Option<TableData> {
         use std::sync::mpsc::TryRecvError;
-        if let Some((v, rx)) = &self.reading {
+        if let Some((v, rx, _)) = &self.reading {
             if v == view {
                 return match rx.try_recv() {
                     Ok(t) => {
@@ -169,10 +171,12 @@ impl App {
             }
         }
         let (tx, rx) = std::sync::mpsc::channel();
+        let alive = Arc::new(());
+        let weak = Arc::downgrade(&alive);
         let spawned = std::thread::Builder::new()
             .name("rl-audit-reread".into())
             .spawn(move || {
-                let _ = tx.send(job());
+                let _ = tx.send(job(&|| weak.strong_count() > 0));
             });
         if let Err(e) = spawned {
             let mut t = TableData::new("error", "error", &["error"]);
@@ -183,7 +187,7 @@ impl App {
             );
             return Some(t);
         }
-        self.reading = Some((view.clone(), rx));
+        self.reading = Some((view.clone(), rx, alive));
         None
     }
 
@@ -242,14 +246,18 @@ impl App {
                     }
                     View::Trajectory(loc) => {
                         let (set, loc) = (d.set.clone(), *loc);
-                        match self.in_background(&v, move || drill::trajectory(&set, loc)) {
+                        match self.in_background(&v, move |_: &dyn Fn() -> bool| {
+                            drill::trajectory(&set, loc)
+                        }) {
                             Some(t) => t,
                             None => return Some(drill::reading(&d.set, loc)),
                         }
                     }
                     View::Search(p) => {
                         let (set, pat) = (d.set.clone(), p.clone());
-                        match self.in_background(&v, move || search::table(&set, &pat)) {
+                        match self.in_background(&v, move |wanted: &dyn Fn() -> bool| {
+                            search::table(&set, &pat, wanted)
+                        }) {
                             Some(t) => t,
                             None => return Some(search::searching(p)),
                         }
@@ -258,7 +266,7 @@ impl App {
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
                         let (set, x, y, stacked) = (d.set.clone(), *x, *y, self.width < 100);
-                        let job = move || {
+                        let job = move |_: &dyn Fn() -> bool| {
                             let names = pair.as_ref().map(|p| (p.base.as_str(), p.rl.as_str()));
                             drill::compare(&set, x, y, names, stacked)
                         };
@@ -316,6 +324,7 @@ impl App {
                     self.filter.clear();
                 } else if self.stack.pop().is_some() {
                     self.rows.pop();
+                    self.drop_unwanted();
                     self.sort = None;
                     self.hscroll = 0;
                 } else if cmd == Command::Back {
@@ -433,9 +442,18 @@ impl App {
         self.panel == Panel::Budget && self.at_top()
     }
 
+    /// Stops waiting for (and so tells to stop) background work of a view
+    /// no longer on the stack.
+    fn drop_unwanted(&mut self) {
+        if matches!(&self.reading, Some((v, _, _)) if !self.stack.contains(v)) {
+            self.reading = None;
+        }
+    }
+
     fn reset_depth(&mut self) {
         self.sort = None;
         self.stack.clear();
+        self.reading = None;
         self.rows = vec![0];
         self.cached = None;
         self.hscroll = 0;

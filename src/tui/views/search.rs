@@ -42,8 +42,8 @@ pub fn searching(pattern: &str) -> TableData {
 }
 
 /// The results table of `pattern` (an invalid pattern or an unreadable file
-/// is a one-row table saying so).
-pub fn table(set: &LogSet, pattern: &str) -> TableData {
+/// is a one-row table saying so); `wanted` false stops the search.
+pub fn table(set: &LogSet, pattern: &str, wanted: &dyn Fn() -> bool) -> TableData {
     let mut t = TableData::new(
         "search",
         format!("/{pattern}/"),
@@ -60,7 +60,7 @@ pub fn table(set: &LogSet, pattern: &str) -> TableData {
             return t;
         }
     };
-    let found = match search(set, &re, LIMIT) {
+    let found = match search(set, &re, LIMIT, wanted) {
         Ok(f) => f,
         Err(e) => {
             t.push_text(vec![format!("{e}")], Mark::Bad, Target::None);
