@@ -510,6 +510,7 @@ fn whole_screens_match_their_snapshots() {
         ("8-budgetmix", "8"),
         ("8-budgetmix-records", "8jjj\n"),
         ("2-budget-compare", "2llv"),
+        ("2-budget-rollouts-marked", "2ll\n\nx"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("search-prompt", "2Fcell"),

@@ -85,7 +85,17 @@ fn drill_title(app: &App) -> String {
             View::Search(p) => format!("search /{p}/"),
         })
         .collect();
-    format!("{} › {} (Esc: back)", app.panel.title(), crumbs.join(" › "))
+    let marked = match (app.marked, app.stack.last()) {
+        (Some(m), Some(View::Rollouts { .. })) => {
+            format!(" · marked record {} (x on another compares)", m.line)
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{} › {}{marked} (Esc: back)",
+        app.panel.title(),
+        crumbs.join(" › ")
+    )
 }
 
 /// A drill-down: its table, and for a trajectory the selected step whole.
