@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use super::bootstrap::{cluster_bootstrap, resample_rng};
 use super::multiplicity::{holm, p_value};
-use super::passkt::{paired_values, pass_values, Mode, PassInput};
-use super::stats::{interval_from, Ci, Cluster};
+use super::passkt::{paired_values, pass_values, seed_aware, Mode, PassInput};
+use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::Id;
 
@@ -172,26 +172,17 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                             if v.is_empty() {
                                 continue;
                             }
-                            let e = if input.multi_seed(b, r).is_some() {
-                                // §4.3: seeds, then the category's tasks.
-                                let tasks = vals
-                                    .iter()
+                            // §4.3: seeds, then the category's tasks.
+                            let tasks = || {
+                                vals.iter()
                                     .filter(|x| of(x.0) == Some(c))
                                     .map(|x| x.0)
-                                    .collect();
-                                super::passkt::two_stage(
-                                    input,
-                                    b,
-                                    vec![(r, &counts)],
-                                    tasks,
-                                    k,
-                                    boot,
-                                )
-                            } else {
-                                let clusters: Vec<Cluster> =
-                                    v.iter().map(|&x| Cluster::one(x)).collect();
-                                cluster_bootstrap(&clusters, boot)
+                                    .collect()
                             };
+                            let e =
+                                seed_aware(input, b, vec![(r, &counts)], tasks, k, boot, || {
+                                    one_stage(&v, boot)
+                                });
                             out.pass.push(CategoryPass {
                                 benchmark: name(b),
                                 category: name(c),
@@ -242,28 +233,16 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                             .filter(|(_, d)| !d.is_empty())
                             .collect();
                         let mut reps: Vec<Vec<f64>> = Vec::new();
-                        let multi = input.multi_seed(b, p.base).is_some()
-                            || input.multi_seed(b, p.rl).is_some();
                         for (i, d) in &per {
-                            let e = if multi {
-                                let tasks = v
-                                    .iter()
+                            let tasks = || {
+                                v.iter()
                                     .filter(|x| of(x.0) == Some(names[*i]))
                                     .map(|x| x.0)
-                                    .collect();
-                                super::passkt::two_stage(
-                                    input,
-                                    b,
-                                    vec![(p.rl, &rl), (p.base, &base)],
-                                    tasks,
-                                    k,
-                                    boot,
-                                )
-                            } else {
-                                let clusters: Vec<Cluster> =
-                                    d.iter().map(|&x| Cluster::one(x)).collect();
-                                cluster_bootstrap(&clusters, boot)
+                                    .collect()
                             };
+                            let sides = vec![(p.rl, &rl), (p.base, &base)];
+                            let e =
+                                seed_aware(input, b, sides, tasks, k, boot, || one_stage(d, boot));
                             let (base_pass, rl_pass) = means(names[*i]);
                             out.advantage.push(CategoryAdvantage {
                                 benchmark: name(b),
@@ -341,4 +320,10 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
         }
     }
     out
+}
+
+/// The one-stage cluster bootstrap of per-task values.
+fn one_stage(values: &[f64], boot: &Bootstrap) -> Estimate {
+    let clusters: Vec<Cluster> = values.iter().map(|&x| Cluster::one(x)).collect();
+    cluster_bootstrap(&clusters, boot)
 }

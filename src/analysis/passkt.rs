@@ -190,6 +190,24 @@ pub(crate) fn two_stage(
     super::seeds::estimate(tasks.len(), &s, cells.remove(0), boot)
 }
 
+/// A cell's estimate under §4.3: the two-stage one (seeds, then `tasks()`)
+/// when a run of `sides` has several seeds in `bench`, else `one_stage()`.
+pub(crate) fn seed_aware(
+    input: &PassInput,
+    bench: Id,
+    sides: Vec<(Id, &TaskCounts)>,
+    tasks: impl FnOnce() -> Vec<Id>,
+    k: u64,
+    boot: &Bootstrap,
+    one_stage: impl FnOnce() -> Estimate,
+) -> Estimate {
+    if input.any_multi_seed(bench, sides.iter().map(|s| s.0)) {
+        two_stage(input, bench, sides, tasks(), k, boot)
+    } else {
+        one_stage()
+    }
+}
+
 /// (n, c) of a task's cell pooled over seeds (what a table shows).
 pub fn pooled(c: &SeedCounts) -> Option<(u64, u64)> {
     (!c.is_empty()).then(|| c.iter().fold((0, 0), |a, x| (a.0 + x.1, a.1 + x.2)))
@@ -429,6 +447,11 @@ impl PassInput<'_> {
         }
         out
     }
+    /// Whether any of `runs` has two or more seeds in the benchmark.
+    pub fn any_multi_seed(&self, bench: Id, runs: impl IntoIterator<Item = Id>) -> bool {
+        runs.into_iter()
+            .any(|r| self.multi_seed(bench, r).is_some())
+    }
     /// The run's seeds in the benchmark, when it has two or more (§4.3).
     pub fn multi_seed(&self, bench: Id, run: Id) -> Option<&[Id]> {
         self.agg
@@ -597,12 +620,8 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         .zip(values)
         .zip(all[cell_range].iter().copied())
         .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
-            let est = if input.multi_seed(*b, *r).is_some() {
-                let tasks = vals.iter().map(|v| v.0).collect();
-                two_stage(input, *b, vec![(*r, counts)], tasks, *k, &s.boot)
-            } else {
-                est
-            };
+            let tasks = || vals.iter().map(|v| v.0).collect();
+            let est = seed_aware(input, *b, vec![(*r, counts)], tasks, *k, &s.boot, || est);
             let seeds = contributing_seeds(input, *b, *r, counts, *k);
             let left_out = counts.len() - vals.len();
             let pass_all: Vec<f64> = counts
@@ -823,21 +842,15 @@ fn advantages<'a>(
             .iter()
             .zip(all[range].iter().copied())
             .map(|((p, k, l, m, v, base_c, rl_c), est)| {
-                let multi = input.multi_seed(p.benchmark, p.base).is_some()
-                    || input.multi_seed(p.benchmark, p.rl).is_some();
-                let est = if multi {
-                    let tasks = v.iter().map(|x| x.0).collect();
-                    two_stage(
-                        input,
-                        p.benchmark,
-                        vec![(p.rl, rl_c), (p.base, base_c)],
-                        tasks,
-                        *k,
-                        &boot,
-                    )
-                } else {
-                    est
-                };
+                let est = seed_aware(
+                    input,
+                    p.benchmark,
+                    vec![(p.rl, rl_c), (p.base, base_c)],
+                    || v.iter().map(|x| x.0).collect(),
+                    *k,
+                    &boot,
+                    || est,
+                );
                 let seeds = BTreeMap::from([
                     (
                         input.name(p.base),
@@ -927,8 +940,7 @@ fn family_tests_of(
         .flat_map(|(_, c)| c.values.iter().map(|x| x.0))
         .collect();
     let union: Vec<Id> = union.into_iter().collect();
-    let multi = input.multi_seed(pair.benchmark, pair.base).is_some()
-        || input.multi_seed(pair.benchmark, pair.rl).is_some();
+    let multi = input.any_multi_seed(pair.benchmark, [pair.base, pair.rl]);
     let single_seed = !multi;
     if multi {
         // §4.3: the joint replicates come from the same two-stage draw.
@@ -1023,13 +1035,10 @@ fn mode_gaps<'a>(
         jobs.iter()
             .zip(all[range].iter().copied())
             .map(|((b, r, k, l, v, nat, tr), est)| {
-                let est = if input.multi_seed(*b, *r).is_some() {
-                    // Native and truncated rollouts share the run's seed draw.
-                    let tasks = v.iter().map(|x| x.0).collect();
-                    two_stage(input, *b, vec![(*r, nat), (*r, tr)], tasks, *k, &boot)
-                } else {
-                    est
-                };
+                // Native and truncated rollouts share the run's seed draw.
+                let tasks = || v.iter().map(|x| x.0).collect();
+                let sides = vec![(*r, nat), (*r, tr)];
+                let est = seed_aware(input, *b, sides, tasks, *k, &boot, || est);
                 ModeGap {
                     benchmark: input.name(*b),
                     run: input.name(*r),
@@ -1141,12 +1150,8 @@ fn token_budgets<'a>(
             .zip(values)
             .zip(all[range].iter().copied())
             .map(|(((b, r, k, x, counts), (_, vals)), est)| {
-                let est = if input.multi_seed(*b, *r).is_some() {
-                    let tasks = vals.iter().map(|v| v.0).collect();
-                    two_stage(input, *b, vec![(*r, counts)], tasks, *k, &boot)
-                } else {
-                    est
-                };
+                let tasks = || vals.iter().map(|v| v.0).collect();
+                let est = seed_aware(input, *b, vec![(*r, counts)], tasks, *k, &boot, || est);
                 TokenCell {
                     benchmark: input.name(*b),
                     run: input.name(*r),
