@@ -96,6 +96,11 @@ pub struct Cli {
     /// regular expression, and how often they succeed against the others.
     #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
     pub grep: Vec<String>,
+    /// A guided tour through the analyses on what is loaded: the workbench
+    /// opens on its first step (n next, N back, q leaves); with --headless,
+    /// report.md starts with the same tour.
+    #[arg(long)]
+    pub tour: bool,
     /// Headless gate (repeatable): flip (after adjustment), flip-unadjusted, budgetmix, "inconclusive@L" or "advantage<X@L".
     #[arg(long, value_name = "GATE", value_parser = parse_gate)]
     pub fail_on: Vec<Gate>,
@@ -155,6 +160,7 @@ pub struct Options {
     pub gates: Vec<Gate>,
     pub map: Option<PathBuf>,
     pub summarize: Option<PathBuf>,
+    pub tour: bool,
     pub inspect: crate::schema::inspect::InspectOptions,
     pub settings: Settings,
 }
@@ -271,6 +277,7 @@ impl Cli {
             gates,
             map: self.map,
             summarize: self.summarize,
+            tour: self.tour,
             inspect: crate::schema::inspect::InspectOptions {
                 run_label: self.run_label,
                 budget: self.budget,

@@ -15,4 +15,5 @@ pub mod jobs;
 pub mod loading;
 pub mod report;
 pub mod schema;
+pub mod tour;
 pub mod tui;

@@ -47,6 +47,12 @@ fn no_path_audits_the_embedded_demo_from_anywhere() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("r/report.json")).unwrap()).unwrap();
-    assert_eq!(r["inputs"]["records"]["trajectory"], 2304);
+    // gen_demo's design: 5 policies (base, three GRPO seeds, BudgetMix) × 48
+    // tasks × 4 budgets × 16 evaluation rollouts, and BudgetMix's groups of
+    // 8 on 48 tasks logged at 8 of its 200 iterations.
+    assert_eq!(
+        r["inputs"]["records"]["trajectory"],
+        5 * 48 * 4 * 16 + 48 * 8 * (200 / 25)
+    );
     assert_eq!(r["inputs"]["files"][0], "demo/checkpoints.jsonl.gz");
 }

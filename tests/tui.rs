@@ -521,6 +521,57 @@ fn whole_screens_match_their_snapshots() {
     }
 }
 
+/// The tour, step by step at both sizes: whole screens against their
+/// snapshots, and every number a step quotes visible on the panel above
+/// its box (the box itself does not count).
+#[test]
+fn the_tour_lands_on_screens_showing_what_it_quotes() {
+    let d = demo();
+    let n = rl_audit::tour::steps(&d.audit).len();
+    assert_eq!(n, 10);
+    let number = regex::Regex::new(r"[+-]?\d+\.\d+").unwrap();
+    for i in 0..n {
+        snapshot(
+            &d,
+            &format!("tour-{:02}", i + 1),
+            &format!("t{}", "n".repeat(i)),
+        );
+    }
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut s = Screen::new(w, h, d.clone());
+        let mut screen = s.keys("t");
+        for i in 0..n {
+            let t = s.app.tour.as_ref().expect("the tour runs");
+            assert_eq!(t.at, i);
+            let step = t.steps[i].clone();
+            let title = format!(" tour {}/{n} ", i + 1);
+            let lines: Vec<&str> = screen.lines().collect();
+            let top = lines
+                .iter()
+                .position(|l| l.contains(&title))
+                .unwrap_or_else(|| panic!("{w}×{h} step {}: no tour box in\n{screen}", i + 1));
+            let above = lines[..top].join("\n");
+            for m in number.find_iter(&step.reading) {
+                assert!(
+                    above.contains(m.as_str()),
+                    "{w}×{h} step {} quotes {} but the panel does not show it:\n{screen}\nreading: {}",
+                    i + 1,
+                    m.as_str(),
+                    step.reading
+                );
+            }
+            screen = s.keys("n");
+        }
+        assert!(s.app.tour.is_none(), "n on the last step ends the tour");
+        // N goes back, q leaves where it stands.
+        s.keys("tnnN");
+        assert_eq!(s.app.tour.as_ref().map(|t| t.at), Some(1));
+        s.keys("q");
+        assert!(s.app.tour.is_none());
+        assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget);
+    }
+}
+
 #[test]
 fn every_number_on_the_grid_is_the_report_s() {
     let d = demo();
@@ -608,6 +659,7 @@ fn state(app: &App) -> String {
             app.pending,
             app.balance,
             app.search_editing,
+            app.tour.as_ref().map(|t| (t.at, t.scroll)),
         )
     )
 }
@@ -793,7 +845,7 @@ fn search_finds_every_match_and_opens_its_turn() {
     assert!(screen.contains("invalid pattern \"(\""), "{screen}");
     s.app
         .on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
-    let pattern = "cell 1[45]$";
+    let pattern = r"edge at cell 6\d$";
     let screen = s.keys_then_read(&format!("{pattern}\n"));
     assert!(matches!(s.app.stack.last(), Some(View::Search(p)) if p == pattern));
     let want = independent_hits(&d, &regex::Regex::new(pattern).unwrap());
@@ -818,7 +870,7 @@ fn search_finds_every_match_and_opens_its_turn() {
         )),
         "{screen}"
     );
-    assert!(screen.contains("«cell 1"), "{screen}");
+    assert!(screen.contains("«edge at cell 6"), "{screen}");
     // A search no longer wanted stops (leaving the view drops the wish).
     let re = regex::Regex::new(pattern).unwrap();
     assert!(matches!(

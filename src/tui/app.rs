@@ -90,6 +90,19 @@ pub struct App {
     /// The terminal's width at the last draw (the compare view stacks its
     /// two sides below 100 columns).
     pub width: u16,
+    /// The guided tour, while it runs.
+    pub tour: Option<Tour>,
+    /// `--tour`: start the tour as soon as the logs are loaded.
+    pub tour_on_load: bool,
+}
+
+/// The guided tour's state: its steps (made from the audit by
+/// [`crate::tour::steps`]), the current one, and how far its text is scrolled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tour {
+    pub steps: Vec<crate::tour::Step>,
+    pub at: usize,
+    pub scroll: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +140,8 @@ impl App {
             export_dir: std::path::PathBuf::from("."),
             marked: None,
             width: 120,
+            tour: None,
+            tour_on_load: false,
         }
     }
 
@@ -196,6 +211,132 @@ impl App {
         self.status = Status::Ready;
         self.cached = None;
         self.clamp();
+        if self.tour_on_load {
+            self.tour_on_load = false;
+            self.start_tour();
+        } else if let Some(at) = self.tour.as_ref().map(|t| t.at) {
+            // A recompute: the same step, with the new numbers.
+            self.start_tour();
+            self.tour_go(at);
+        }
+    }
+
+    /// `t` / `--tour`: the tour from its first step (once the logs are in).
+    pub fn start_tour(&mut self) {
+        let Some(d) = self.data.clone() else {
+            self.tour_on_load = true;
+            self.message = Some("the tour starts when the logs are loaded".into());
+            return;
+        };
+        self.help = false;
+        self.tour = Some(Tour {
+            steps: crate::tour::steps(&d.audit),
+            at: 0,
+            scroll: 0,
+        });
+        self.tour_go(0);
+    }
+
+    /// Moves the tour to step `at` and the workbench to where it looks.
+    fn tour_go(&mut self, at: usize) {
+        let Some(d) = self.data.clone() else { return };
+        let Some(t) = self.tour.as_mut() else { return };
+        let at = at.min(t.steps.len().saturating_sub(1));
+        t.at = at;
+        t.scroll = 0;
+        let Some(step) = t.steps.get(at).cloned() else {
+            return;
+        };
+        let a = &d.audit;
+        let locate = |sel: &mut Selection, p: &crate::analysis::PairNames| {
+            let benches = a.benchmarks();
+            sel.bench = benches.iter().position(|b| *b == p.benchmark).unwrap_or(0);
+            sel.pair = a
+                .pairs_of(&p.benchmark)
+                .iter()
+                .position(|q| q.base == p.base && q.rl == p.rl)
+                .unwrap_or(0);
+        };
+        self.filter.clear();
+        self.sel.category = None;
+        match &step.place {
+            crate::tour::Place::Budget {
+                pair,
+                k,
+                level,
+                mode,
+            } => {
+                locate(&mut self.sel, pair);
+                self.sel.k = a.pass.ks.iter().position(|x| x == k).unwrap_or(0);
+                self.sel.level = a
+                    .settings
+                    .levels
+                    .iter()
+                    .position(|x| x == level)
+                    .unwrap_or(0);
+                self.sel.mode = *mode;
+                self.go_panel(Panel::Budget);
+            }
+            crate::tour::Place::Table { topic, row, pair } => {
+                use crate::tour::Topic;
+                let panel = match topic {
+                    Topic::Cost => Panel::Cost,
+                    Topic::Matched => Panel::Steps,
+                    Topic::Recovery => Panel::Recovery,
+                    Topic::Likelihood => Panel::Likelihood,
+                    Topic::Training => Panel::Training,
+                    Topic::BudgetMix => Panel::BudgetMix,
+                    _ => Panel::Budget,
+                };
+                if let Some(p) = pair {
+                    locate(&mut self.sel, p);
+                }
+                if panel == Panel::BudgetMix {
+                    self.sel.pair = 0;
+                }
+                self.sel.mode = None;
+                self.llr_view = false;
+                self.ceiling = usize::MAX;
+                self.go_panel(panel);
+                self.set_row(*row);
+            }
+        }
+    }
+
+    /// A key while the tour runs: n / Space next, N back, ↑↓ scroll its
+    /// text, q / Esc leave it (the workbench stays where it is), ? help.
+    fn tour_key(&mut self, k: &KeyEvent) -> bool {
+        let Some(t) = &self.tour else { return false };
+        let (at, n) = (t.at, t.steps.len());
+        self.message = None;
+        match k.code {
+            KeyCode::Char('n') | KeyCode::Char(' ') => {
+                if at + 1 < n {
+                    self.tour_go(at + 1);
+                } else {
+                    self.tour = None;
+                    self.message =
+                        Some("tour done — you are on its last panel; t starts it again".into());
+                }
+            }
+            KeyCode::Char('N') => self.tour_go(at.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => {
+                if let Some(t) = self.tour.as_mut() {
+                    t.scroll = t.scroll.saturating_add(1);
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                if let Some(t) = self.tour.as_mut() {
+                    t.scroll = t.scroll.saturating_sub(1);
+                }
+            }
+            KeyCode::Char('q') | KeyCode::Esc => {
+                self.tour = None;
+                self.message = Some("left the tour — t starts it again".into());
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn clamp(&mut self) {
@@ -421,6 +562,7 @@ impl App {
             }
             Command::MarkCompare => self.mark_compare(),
             Command::CompareCell => self.compare_cell(),
+            Command::Tour => self.start_tour(),
             Command::Reload => {
                 self.pending = Some(Pending::Reload);
                 self.message = Some("re-reading the logs".into());
@@ -672,7 +814,15 @@ impl App {
                 KeyCode::Char(c) => self.filter_key(Some(c), false, false),
                 _ => {}
             }
+        } else if !self.help && self.tour_key(&k) {
         } else if let Some((cmd, digit)) = lookup(&k) {
+            if self.tour.is_some() && !matches!(cmd, Command::Quit | Command::Help | Command::Tour)
+            {
+                self.message = Some(
+                    "in the tour: n next · N back · ↑↓ scroll its text · q leaves the tour".into(),
+                );
+                return;
+            }
             self.step(cmd, digit);
         } else if self.help {
             self.help = false;

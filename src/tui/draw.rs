@@ -59,6 +59,10 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
         (None, _) => loading(f, body, progress, phase),
         (Some(d), _) => {
             let d = d.clone();
+            let body = match &app.tour {
+                Some(t) if app.at_top() => tour_box(f, body, t, &theme),
+                _ => body,
+            };
             if app.at_top() {
                 panel(f, body, app, &d, &theme);
             } else {
@@ -70,6 +74,71 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     if app.help {
         help(f, app.panel, app.help_scroll);
     }
+}
+
+/// The tour's box at the bottom of the body; returns the area left above it
+/// for the panel the step talks about.
+fn tour_box(f: &mut Frame, body: Rect, t: &super::app::Tour, theme: &Theme) -> Rect {
+    let Some(step) = t.steps.get(t.at) else {
+        return body;
+    };
+    let inner_w = body.width.saturating_sub(2).max(1) as usize;
+    let paragraphs = [step.reading.as_str(), "", step.topic.idea()];
+    let needed: usize = paragraphs.iter().map(|p| wrapped_lines(p, inner_w)).sum();
+    let cap = if body.height >= 30 { 13 } else { 6 };
+    let h = (needed as u16 + 2)
+        .min(cap)
+        .min(body.height.saturating_sub(6));
+    let [rest, area] = Layout::vertical([Constraint::Min(3), Constraint::Length(h)]).areas(body);
+    let more = needed as u16 + 2 > h;
+    let lines = vec![
+        Line::from(Span::styled(
+            step.reading.clone(),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+        Line::from(""),
+        Line::from(step.topic.idea()),
+    ];
+    let block = Block::bordered()
+        .border_style(theme.accent())
+        .title(format!(
+            " tour {}/{} · {} ",
+            t.at + 1,
+            t.steps.len(),
+            step.topic.title()
+        ))
+        .title_bottom(if more {
+            " n next · N back · ↑↓ more · q leave "
+        } else {
+            " n next · N back · q leave "
+        });
+    f.render_widget(Clear, area);
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((t.scroll, 0))
+            .block(block),
+        area,
+    );
+    rest
+}
+
+/// Lines a paragraph takes when wrapped at word boundaries to `width`.
+fn wrapped_lines(text: &str, width: usize) -> usize {
+    let (mut lines, mut used) = (1, 0);
+    for word in text.split(' ') {
+        let w = word.chars().count();
+        if used > 0 && used + 1 + w > width {
+            lines += 1;
+            used = 0;
+        }
+        used += if used > 0 { 1 + w } else { w };
+        while used > width {
+            lines += 1;
+            used -= width;
+        }
+    }
+    lines
 }
 
 fn drill_title(app: &App) -> String {
@@ -194,6 +263,12 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         format!("/{}▏ (Enter keeps, Esc clears)", app.filter)
     } else if let Some(m) = &app.message {
         m.clone()
+    } else if let Some(t) = &app.tour {
+        format!(
+            "tour step {} of {}: n next  N back  ↑↓ scroll  q leave  ? help",
+            t.at + 1,
+            t.steps.len()
+        )
     } else if app.data.is_some() && phase != "idle" {
         format!("{phase}… {} records", p.records.load(Relaxed))
     } else {
@@ -235,7 +310,9 @@ fn help(f: &mut Frame, panel: Panel, scroll: u16) {
         format!("{} — how to read it", panel.title()),
         bold,
     )));
-    lines.push(Line::from(panel.explain()));
+    for l in panel.explain().lines() {
+        lines.push(Line::from(l.to_string()));
+    }
     lines.push(Line::from(""));
     lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). ↑↓ scroll; any other key closes."));
     f.render_widget(Clear, rect);
@@ -368,16 +445,31 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         Panel::Budget => {
             let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
             let detail = budget::detail(a, &app.sel);
-            let det_h = (detail.len() as u16 + 2).min(7);
+            // The selected cell takes up to 7 lines when a real chart still
+            // fits below, 5 beside a small one, and what there is (no
+            // chart) on a short screen, such as under the tour's box.
+            let rest = area.height.saturating_sub(grid_h);
+            let want = detail.len() as u16 + 2;
+            let det_h = if rest >= want.min(9) + 8 {
+                want.min(9)
+            } else if rest >= 7 + 6 {
+                want.min(7)
+            } else {
+                want.min(rest)
+            };
             let [g, det, chart] = Layout::vertical([
                 Constraint::Length(grid_h),
                 Constraint::Length(det_h),
-                Constraint::Min(3),
+                Constraint::Min(0),
             ])
             .areas(area);
             budget_grid(f, g, &t, app, theme);
             lines_box(f, det, "selected cell", detail);
-            charts::pass_chart(f, chart, d, app, theme);
+            // Under the tour's box a short screen keeps the grid and the
+            // selected cell whole, and drops the chart.
+            if chart.height >= 3 {
+                charts::pass_chart(f, chart, d, app, theme);
+            }
         }
         Panel::Cost => {
             let [c, tb] =

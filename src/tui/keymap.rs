@@ -45,6 +45,8 @@ pub enum Command {
     MarkCompare,
     /// v: a Budget cell's base failure and RL success side by side.
     CompareCell,
+    /// t: the guided tour.
+    Tour,
     Reload,
 }
 
@@ -326,6 +328,13 @@ pub const KEYMAP: &[Binding] = &[
         panels: &[Panel::Budget],
         help: "on the grid: the base failure and RL success of the task with the largest Δ share, side by side",
         bar: None,
+    },
+    Binding {
+        keys: &[Char('t')],
+        command: Command::Tour,
+        panels: &[],
+        help: "a guided tour through every analysis on what is loaded (n next, N back, ↑↓ scroll, q leaves)",
+        bar: Some("tour"),
     },
     Binding {
         keys: &[Char('r')],

@@ -116,6 +116,7 @@ pub fn run(opts: Options) -> Result<()> {
     let mut settings = opts.settings.clone();
     let mut wanted = jobs.request(Request::Load(settings.clone()));
     let mut app = App::new(no_color, settings.balance);
+    app.tour_on_load = opts.tour;
     let mut stamp = file_stamp(&opts);
     let mut last_check = Instant::now();
     // --follow re-reads at most half the time: after a reload that took d,

@@ -223,6 +223,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             None => out.push(format!("{r}: no {mode_name} rollouts at {level}%")),
         }
     }
+    let mut later = Vec::new();
     if let Some(x) = pair
         .as_ref()
         .and_then(|p| a.pass.advantage_at(p.key(), k, level, mode))
@@ -239,21 +240,50 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         let t = &x.test;
         if let (Some(se), Some(p), Some(pa), Some(mde)) = (t.se, t.p_value, t.p_adjusted, t.mde) {
             out.push(format!(
-                "se {:.1} pp, p {p:.4}, adjusted p {pa:.4} ({}), mde {:.1} pp{}{}",
+                "se {:.1} pp · p {p:.4} · adjusted p {pa:.4} ({}) · mde {:.1} pp",
                 100.0 * se,
                 a.settings.adjust.name(),
                 100.0 * mde,
-                t.ci_simultaneous.map_or(String::new(), |(l, h)| format!(
-                    ", simultaneous [{:+.1}, {:+.1}]",
-                    100.0 * l,
-                    100.0 * h
-                )),
-                t.tasks_needed.map_or(String::new(), |n| format!(
-                    " — ≈{n} tasks would resolve this"
-                ))
+            ));
+        }
+        let sim = t
+            .ci_simultaneous
+            .map(|(l, h)| format!("simultaneous 95% [{:+.1}, {:+.1}] pp", 100.0 * l, 100.0 * h));
+        let need = t
+            .tasks_needed
+            .map(|n| format!("≈{n} tasks would resolve this cell"));
+        later.extend(
+            sim.into_iter()
+                .chain(need)
+                .reduce(|a, b| format!("{a}; {b}")),
+        );
+    }
+    // The bound and the mode gaps before the rest: short screens keep them.
+    if let Some(u) = a.pass.upper_at(&bench, level) {
+        out.push(format!(
+            "upper bound U(T) {} ({}, n={})",
+            pct(Some(u.value)),
+            u.kind,
+            u.tasks
+        ));
+    }
+    // The RL run's gap first: it is the one a comparison is about.
+    for r in runs.iter().rev() {
+        for g in a
+            .pass
+            .mode_gaps_at(&bench, k, level)
+            .filter(|g| &g.run == r)
+        {
+            out.push(format!(
+                "{}: native − truncated {} {} (n={})",
+                g.run,
+                pp(g.diff),
+                signed_ci(g.ci, 100.0),
+                g.tasks
             ));
         }
     }
+    out.extend(later);
     if let (Some(cat), Some(p)) = (crate::tui::select::category(a, sel), &pair) {
         if let Some(x) = a.categories.advantage_at(p.key(), &cat, k, level, mode) {
             out.push(format!(
@@ -282,14 +312,6 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             ));
         }
     }
-    if let Some(u) = a.pass.upper_at(&bench, level) {
-        out.push(format!(
-            "upper bound U(T) {} ({}, n={})",
-            pct(Some(u.value)),
-            u.kind,
-            u.tasks
-        ));
-    }
     if let Some(m) = mode {
         let causes: Vec<String> = runs
             .iter()
@@ -308,19 +330,6 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         }
     }
 
-    for g in a
-        .pass
-        .mode_gaps_at(&bench, k, level)
-        .filter(|g| runs.contains(&g.run))
-    {
-        out.push(format!(
-            "{}: native − truncated {} {} (n={})",
-            g.run,
-            pp(g.diff),
-            signed_ci(g.ci, 100.0),
-            g.tasks
-        ));
-    }
     out
 }
 
