@@ -348,3 +348,130 @@ fn the_tour_preface_quotes_report_json() {
         &md2[md2.find("## Headline findings").unwrap()..]
     );
 }
+
+/// README's "The demo" paragraph quotes the demo's own figures: each quoted
+/// phrase is rebuilt here from report.json (point estimates; intervals
+/// depend on the resample count and are not checked).
+#[test]
+fn the_readme_demo_paragraph_matches_the_demo() {
+    let d = temp_dir("tour_readme");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rl-audit"))
+        .args(["--headless", "--resamples", "200", "--out"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("report.json")).unwrap()).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("## The demo\n").expect("a demo section");
+    let end = start
+        + readme[start..]
+            .find("\n## Speed")
+            .expect("the next section");
+    let text = Regex::new(r"\s+")
+        .unwrap()
+        .replace_all(&readme[start..end], " ")
+        .to_string();
+    let pct = |v: &Value| format!("{:.1}%", 100.0 * v.as_f64().unwrap());
+    let pp = |v: &Value| format!("{:+.1} pp", 100.0 * v.as_f64().unwrap());
+    let adv = |rl: &str, level: u64| {
+        find(
+            &r["advantage"],
+            &[
+                ("rl", rl.into()),
+                ("k", 1.into()),
+                ("level", level.into()),
+                ("t_mode", "native".into()),
+            ],
+        )
+        .clone()
+    };
+    let full = adv("fl-grpo", 100);
+    let tight = adv("fl-grpo", 25);
+    let pass = |run: &str, level: u64| {
+        pct(&find(
+            &r["pass_at_kt"],
+            &[
+                ("run", run.into()),
+                ("k", 1.into()),
+                ("level", level.into()),
+                ("t_mode", "native".into()),
+            ],
+        )["value"])
+    };
+    let gains = &find(&r["budgetmix"], &[("run", "fl-budgetmix".into())])["gains"];
+    let gain = |l: u64| find(gains, &[("level", l.into())])["gain"].clone();
+    let gap = find(
+        &r["mode_gap"],
+        &[
+            ("run", "fl-budgetmix".into()),
+            ("k", 1.into()),
+            ("level", 25.into()),
+        ],
+    );
+    let m = find(&r["matched_states"], &[("rl", "fl-grpo".into())]);
+    let e = find(&r["error_recovery"], &[("rl", "fl-grpo".into())]);
+    let l = find(&r["likelihood"], &[("rl", "fl-grpo".into())]);
+    let rules = &find(&r["budgetmix"], &[("run", "fl-budgetmix".into())])["rules"];
+    let phrases = vec![
+        format!("by {}", pp(&full["delta"])),
+        format!(
+            "({} → {}, 48 tasks",
+            pass("fl-base", 100),
+            pass("fl-grpo", 100)
+        ),
+        format!(
+            "only {} at 25% ({} → {}",
+            pp(&tight["delta"]),
+            pass("fl-base", 25),
+            pass("fl-grpo", 25)
+        ),
+        format!("gains {} over GRPO at Pass@(1,25%)", pp(&gain(25))),
+        format!(
+            "loses {:.1} pp at 100%",
+            -100.0 * gain(100).as_f64().unwrap()
+        ),
+        format!("{:.1} pp", 100.0 * gap["diff"].as_f64().unwrap()),
+        format!(
+            "better on {} of matched states (mean Q* difference {:+.4})",
+            pct(&m["better"]),
+            m["mean_diff"].as_f64().unwrap()
+        ),
+        format!(
+            "on {} of error states (terminal success {} → {})",
+            pct(&e["better"]),
+            pct(&e["terminal_success"]["fl-base"]["value"]),
+            pct(&e["terminal_success"]["fl-grpo"]["value"])
+        ),
+        format!(
+            "{:.2} (base) vs {:.2} (GRPO), overlap {:.3}",
+            l["step_nll"]["fl-base"]["mean"].as_f64().unwrap(),
+            l["step_nll"]["fl-grpo"]["mean"].as_f64().unwrap(),
+            l["overlap"].as_f64().unwrap()
+        ),
+        format!(
+            "{:+.2} nats",
+            l["length_matched"]["mean_diff"].as_f64().unwrap()
+        ),
+        format!(
+            "over {} pairs in {} tasks",
+            l["length_matched"]["pairs"], l["length_matched"]["tasks"]
+        ),
+        format!("on its {} training rollouts", rules[0]["checked"]),
+        format!(
+            "U(25%) = {}",
+            pct(&find(&r["upper_bound"], &[("level", 25.into())])["value"])
+        ),
+    ];
+    for p in phrases {
+        assert!(text.contains(&p), "README's demo section lacks {p:?}");
+    }
+    assert!(r["divergence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["divergent"] == false));
+    assert!(text.contains("no run is divergent"));
+}
