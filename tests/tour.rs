@@ -36,6 +36,27 @@ fn find<'a>(rows: &'a Value, keys: &[(&str, Value)]) -> &'a Value {
         .unwrap_or_else(|| panic!("no row with {keys:?}"))
 }
 
+/// The advantage row of a (base, rl) pair at K, level and mode, as printed.
+fn advantage<'a>(r: &'a Value, pair: (&str, &str), k: &str, level: &str, mode: &str) -> &'a Value {
+    find(
+        &r["advantage"],
+        &[
+            ("base", pair.0.into()),
+            ("rl", pair.1.into()),
+            ("k", k.parse::<u64>().unwrap().into()),
+            ("level", level.parse::<u64>().unwrap().into()),
+            ("t_mode", mode.into()),
+        ],
+    )
+}
+
+/// A printed Δ and its interval, in points.
+fn same_delta(row: &Value, printed: [&str; 3]) {
+    same(printed[0], &row["delta"], 100.0, 1);
+    same(printed[1], &row["ci"][0], 100.0, 1);
+    same(printed[2], &row["ci"][1], 100.0, 1);
+}
+
 #[test]
 fn the_tour_preface_quotes_report_json() {
     let d = temp_dir("tour_headless");
@@ -69,19 +90,8 @@ fn the_tour_preface_quotes_report_json() {
         ),
         &s,
     );
-    let row = find(
-        &r["advantage"],
-        &[
-            ("base", c[2].into()),
-            ("rl", c[1].into()),
-            ("level", c[4].parse::<u64>().unwrap().into()),
-            ("k", c[5].parse::<u64>().unwrap().into()),
-            ("t_mode", c[6].into()),
-        ],
-    );
-    same(&c[3], &row["delta"], 100.0, 1);
-    same(&c[9], &row["ci"][0], 100.0, 1);
-    same(&c[10], &row["ci"][1], 100.0, 1);
+    let row = advantage(&r, (&c[2], &c[1]), &c[5], &c[4], &c[6]);
+    same_delta(row, [&c[3], &c[9], &c[10]]);
     assert_eq!(c[11].parse::<u64>().unwrap(), row["tasks"]);
     let pass = |run: &str, v: &str| {
         let p = find(
@@ -130,19 +140,8 @@ fn the_tour_preface_quotes_report_json() {
         ),
         &s,
     );
-    let row = find(
-        &r["advantage"],
-        &[
-            ("base", c[1].into()),
-            ("rl", c[2].into()),
-            ("k", c[3].parse::<u64>().unwrap().into()),
-            ("level", c[4].parse::<u64>().unwrap().into()),
-            ("t_mode", c[5].into()),
-        ],
-    );
-    same(&c[6], &row["delta"], 100.0, 1);
-    same(&c[7], &row["ci"][0], 100.0, 1);
-    same(&c[8], &row["ci"][1], 100.0, 1);
+    let row = advantage(&r, (&c[1], &c[2]), &c[3], &c[4], &c[5]);
+    same_delta(row, [&c[6], &c[7], &c[8]]);
     same(&c[10], &row["p_value"], 1.0, 4);
     same(&c[13], &row["p_adjusted"], 1.0, 4);
     let family = r["advantage"]
