@@ -125,7 +125,7 @@ fn main() {
     let (n_traj, n_steps) = (set.trajectories.len(), set.steps.len());
     let t = Instant::now();
     let audit = rl_audit::analysis::run_audit(&set, &settings).expect("audit");
-    let files = rl_audit::report::render(&set, &audit, false, false).expect("render");
+    let files = rl_audit::report::render(&set, &audit, false, None).expect("render");
     let out = std::env::temp_dir().join(format!("rl-audit-bench-{}", std::process::id()));
     rl_audit::report::write_atomic(&out, &files).expect("write");
     let _ = std::fs::remove_dir_all(&out);

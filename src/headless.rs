@@ -17,7 +17,12 @@ pub struct Gates {
 pub fn run(opts: &Options) -> Result<Gates> {
     let set = opts.source().load(None)?;
     let audit = run_audit(&set, &opts.settings)?;
-    let files = report::render(&set, &audit, opts.csv, opts.tour)?;
+    let files = report::render(
+        &set,
+        &audit,
+        opts.csv,
+        opts.tour.then(|| crate::tour::markdown(&audit)).as_deref(),
+    )?;
     report::write_atomic(&opts.out, &files)?;
     Ok(check_gates(&audit, &opts.gates))
 }

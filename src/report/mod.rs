@@ -19,19 +19,24 @@ use crate::schema::LogSet;
 /// The files of one report, relative to the report directory.
 pub struct ReportFiles(pub Vec<(PathBuf, Vec<u8>)>);
 
-/// The report's files; `tour`: report.md opens with the guided tour.
-pub fn render(set: &LogSet, audit: &Audit, csv: bool, tour: bool) -> Result<ReportFiles> {
+/// The report's files; `preface` (the guided tour, `--tour`) opens report.md
+/// after its title.
+pub fn render(
+    set: &LogSet,
+    audit: &Audit,
+    csv: bool,
+    preface: Option<&str>,
+) -> Result<ReportFiles> {
     let json = json::report(set, audit);
     let mut json_bytes = serde_json::to_vec_pretty(&json)
         .map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
     json_bytes.push(b'\n');
     let figs = figures::all(audit);
     let mut md = markdown::report(set, audit, &figs);
-    if tour {
-        // After the title: the tour is the report's preface.
+    if let Some(p) = preface {
         let at = md.find('\n').map_or(0, |i| i + 1);
         let at = at + md[at..].chars().take_while(|c| *c == '\n').count();
-        md.insert_str(at, &crate::tour::markdown(audit));
+        md.insert_str(at, p);
     }
     let mut files = vec![
         (PathBuf::from("report.md"), md.into_bytes()),
