@@ -88,9 +88,14 @@ pub struct Cli {
     /// Read JSON Lines or Parquet with other field names through a mapping file (see README).
     #[arg(long, value_name = "MAPPING.toml")]
     pub map: Option<PathBuf>,
-    /// Reduce the logs to mergeable per-task aggregates (Parquet) and exit;
-    /// shards summarized in parallel elsewhere can then be audited together.
-    #[arg(long, value_name = "OUT.parquet")]
+    /// Also read the log files listed in LIST (one path per line), as files
+    /// found in a folder: a shard of many files (see integrations/ray).
+    #[arg(long, value_name = "LIST")]
+    pub files_from: Option<PathBuf>,
+    /// Summarize the logs and exit: OUT.jsonl.zst holds every number each
+    /// analysis reads (no texts), OUT.parquet only the Pass@(K,T) per-task
+    /// aggregates; shards summarized apart are then audited together.
+    #[arg(long, value_name = "OUT.jsonl.zst|OUT.parquet")]
     pub summarize: Option<PathBuf>,
     /// A behaviour split (repeatable): rollouts with an action matching the
     /// regular expression, and how often they succeed against the others.
@@ -159,6 +164,7 @@ pub struct Options {
     pub follow: bool,
     pub gates: Vec<Gate>,
     pub map: Option<PathBuf>,
+    pub files_from: Option<PathBuf>,
     pub summarize: Option<PathBuf>,
     pub tour: bool,
     pub inspect: crate::schema::inspect::InspectOptions,
@@ -170,6 +176,7 @@ impl Options {
     pub fn source(&self) -> crate::loading::Source {
         crate::loading::Source {
             paths: self.paths.clone(),
+            files_from: self.files_from.clone(),
             map: self.map.clone(),
             lenient: self.lenient,
             follow: self.follow,
@@ -276,6 +283,7 @@ impl Cli {
             follow: self.follow,
             gates,
             map: self.map,
+            files_from: self.files_from,
             summarize: self.summarize,
             tour: self.tour,
             inspect: crate::schema::inspect::InspectOptions {

@@ -132,10 +132,24 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
     g_out
 }
 
-/// `--summarize OUT.parquet`: writes the per-task aggregates of the logs.
-pub fn summarize(opts: &Options, out: &std::path::Path) -> Result<usize> {
+/// What `--summarize` wrote.
+pub enum Summarized {
+    /// A full summary: records and bytes.
+    Summary(crate::schema::summary::Written),
+    /// Pass@(K,T) per-task aggregate rows (`.parquet`).
+    Aggregates(usize),
+}
+
+/// `--summarize OUT`: the full summary (`.jsonl`, `.jsonl.zst`, `.jsonl.gz`)
+/// or the Pass@(K,T) per-task aggregates (any other name, Parquet).
+pub fn summarize(opts: &Options, out: &std::path::Path) -> Result<Summarized> {
     let set = opts.source().load(None)?;
+    if crate::schema::summary::is_summary_name(out) {
+        return crate::schema::summary::write(&set, out).map(Summarized::Summary);
+    }
     let agg = crate::schema::frames::eval_aggregates(&set)?;
     crate::schema::frames::write_aggregates(&set, &agg, out)?;
-    Ok(agg.groups.values().map(Vec::len).sum())
+    Ok(Summarized::Aggregates(
+        agg.groups.values().map(Vec::len).sum(),
+    ))
 }

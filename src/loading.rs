@@ -16,6 +16,8 @@ use crate::schema::{load, LoadOptions, LogSet};
 pub struct Source {
     /// Files and directories; none means the embedded demo.
     pub paths: Vec<PathBuf>,
+    /// `--files-from`: a list of log files, read as if found in a folder.
+    pub files_from: Option<PathBuf>,
     /// `--map`.
     pub map: Option<PathBuf>,
     pub lenient: bool,
@@ -39,7 +41,12 @@ impl Source {
             }
             None => None,
         };
+        let listed = match &self.files_from {
+            Some(list) => crate::schema::load::read_list(list)?,
+            None => Vec::new(),
+        };
         Ok(LoadOptions {
+            listed,
             lenient: self.lenient,
             skip_dir: self.skip_dir.clone(),
             follow: self.follow,
@@ -51,10 +58,15 @@ impl Source {
         })
     }
 
+    /// No paths and no list: the bundled demo.
+    pub fn is_demo(&self) -> bool {
+        self.paths.is_empty() && self.files_from.is_none()
+    }
+
     /// Loads the log set (the bundled demo when no path is given).
     pub fn load(&self, progress: Option<Arc<Progress>>) -> Result<LogSet> {
         let lo = self.options(progress)?;
-        if self.paths.is_empty() {
+        if self.is_demo() {
             crate::demo::load_demo(&lo)
         } else {
             load(&self.paths, &lo)
@@ -71,7 +83,7 @@ impl Source {
         previous: Option<(&LogSet, &Tracked)>,
     ) -> Result<(Option<LogSet>, Option<Tracked>)> {
         let lo = self.options(progress)?;
-        if self.paths.is_empty() {
+        if self.is_demo() {
             return Ok((Some(crate::demo::load_demo(&lo)?), None));
         }
         if let Some((set, tracked)) = previous {

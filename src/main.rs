@@ -45,11 +45,18 @@ fn main() {
 fn run(cli: Cli) -> Result<i32, Error> {
     let opts = cli.into_options()?;
     if let Some(out) = &opts.summarize {
-        let rows = rl_audit::headless::summarize(&opts, out)?;
-        eprintln!(
-            "rl-audit: {rows} per-task aggregate rows written to {}",
-            out.display()
-        );
+        match rl_audit::headless::summarize(&opts, out)? {
+            rl_audit::headless::Summarized::Summary(w) => eprintln!(
+                "rl-audit: summary of {} records ({} bytes) written to {}",
+                w.records.saturating_sub(1),
+                w.bytes,
+                out.display()
+            ),
+            rl_audit::headless::Summarized::Aggregates(rows) => eprintln!(
+                "rl-audit: {rows} per-task aggregate rows written to {}",
+                out.display()
+            ),
+        }
         return Ok(0);
     }
     if opts.headless {

@@ -40,6 +40,16 @@ pub fn load_more(
     {
         return Ok(More::Reload);
     }
+    // Records read from summaries are numbered by the logs they summarize,
+    // not by the summaries' lines: a changed summary is read again whole.
+    if !prev.summaries.is_empty() {
+        let changed = old.iter().any(|t| stamp(&t.path) != t.stamp);
+        return Ok(if changed {
+            More::Reload
+        } else {
+            More::Unchanged
+        });
+    }
     let n = prev.files.len();
     let mut lines = vec![0u64; n];
     // Every file of a successful load had records.

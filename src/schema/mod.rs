@@ -12,6 +12,7 @@ pub mod mapping;
 mod parquet;
 mod raw;
 pub mod rllm;
+pub mod summary;
 mod validate;
 
 use std::collections::{BTreeMap, HashMap};
@@ -46,6 +47,10 @@ pub const TRAJECTORY_FIELDS: &[&str] = &[
     "seed",
     "category",
 ];
+
+/// Fields that locate a record read from a `--summarize` summary at the log
+/// it summarizes (file as the summarizing load named it, 1-based record).
+pub const LOCATION_FIELDS: [&str; 2] = ["log_file", "log_line"];
 
 /// A hash map with a fast non-cryptographic hash, for the per-record
 /// lookups of the load (keys come from the user's own logs).
@@ -92,6 +97,12 @@ impl Interner {
 pub struct Loc {
     pub file: u32,
     pub line: u64,
+}
+
+impl Loc {
+    /// While a load runs: `file` is `ORIGIN | i`, the i-th name of
+    /// [`LogSet::origins`] (a record a summary locates at its own log).
+    pub const ORIGIN: u32 = 1 << 31;
 }
 
 /// A half-open index range into one of the [`LogSet`]'s flat vectors.
@@ -327,6 +338,11 @@ pub struct LogSet {
     /// Per file: the bytes it was loaded from when it is embedded in the
     /// binary (the demo), else nothing (an empty list: every file is on disk).
     pub embedded: Vec<Option<&'static [u8]>>,
+    /// While a load runs: the logs that summaries locate records at
+    /// ([`Loc::ORIGIN`]); empty once loaded, when `files` names them.
+    pub origins: Interner,
+    /// `--summarize` summaries this set was read from (empty for raw logs).
+    pub summaries: Vec<String>,
 }
 
 impl LogSet {

@@ -56,6 +56,10 @@ pub struct RawRecord<'a> {
     pub frozenlake: Option<RawFrozenLake<'a>>,
     #[serde(borrow)]
     pub candidates: Option<Vec<RawCandidate<'a>>>,
+    // a record read from a summary: where it was first read
+    #[serde(borrow)]
+    pub log_file: Option<Str<'a>>,
+    pub log_line: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -236,6 +240,8 @@ const TOP: &[(&str, Ty)] = &[
     ("error", Ty::Bool),
     ("frozenlake", Ty::Object),
     ("candidates", Ty::Array),
+    ("log_file", Ty::Str),
+    ("log_line", Ty::Int),
 ];
 const STEP: &[(&str, Ty)] = &[
     ("turn", Ty::Int),

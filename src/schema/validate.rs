@@ -16,6 +16,8 @@ pub const MAX_BUDGET: i64 = 1_000_000;
 pub enum Added {
     Record,
     UnknownKind(String),
+    /// A summary's own record (what its load counted).
+    Summary,
 }
 
 fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
@@ -48,6 +50,7 @@ impl LogSet {
         match serde_json::from_slice::<RawRecord>(bytes) {
             Ok(raw) => match raw.kind.as_deref() {
                 Some("checkpoint") => self.add_checkpoint_value(loc, &parse_value(bytes)?),
+                Some(super::summary::SUMMARY_KIND) => self.add_summary_value(&parse_value(bytes)?),
                 _ => self.add_raw(loc, raw),
             },
             Err(e) => {
@@ -65,6 +68,7 @@ impl LogSet {
     }
 
     pub(crate) fn add_raw(&mut self, loc: Loc, raw: RawRecord) -> Result<Added, RecordError> {
+        let loc = self.located(loc, raw.log_file.as_deref(), raw.log_line)?;
         match raw.kind.as_deref().unwrap_or("trajectory") {
             "trajectory" => self.add_trajectory(loc, raw).map(|_| Added::Record),
             "probe" => self.add_probe(loc, raw).map(|_| Added::Record),
@@ -80,6 +84,37 @@ impl LogSet {
                 Ok(Added::Record)
             }
             other => Ok(Added::UnknownKind(other.to_string())),
+        }
+    }
+
+    /// A record a summary carries is located at the log it summarizes
+    /// (`log_file`, `log_line`); any other where it was read.
+    fn located(
+        &mut self,
+        loc: Loc,
+        file: Option<&str>,
+        line: Option<i64>,
+    ) -> Result<Loc, RecordError> {
+        match (file, line) {
+            (None, None) => Ok(loc),
+            (Some(_), None) => Err(RecordError::missing("log_line")),
+            (None, Some(_)) => Err(RecordError::missing("log_file")),
+            (Some(f), Some(l)) => {
+                if l < 1 {
+                    return Err(RecordError::impossible(
+                        "log_line",
+                        format!("must be ≥ 1, got {l}"),
+                    ));
+                }
+                let id = self.origins.intern(f);
+                if id >= Loc::ORIGIN {
+                    return Err(RecordError::impossible("log_file", "too many log files"));
+                }
+                Ok(Loc {
+                    file: Loc::ORIGIN | id,
+                    line: l as u64,
+                })
+            }
         }
     }
 
@@ -398,10 +433,30 @@ impl LogSet {
                 RecordError::wrong_type("step", format!("expected an integer, got {s}"))
             })?,
         };
+        let file = match obj.get("log_file") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(other) => {
+                return Err(RecordError::wrong_type(
+                    "log_file",
+                    format!("expected a string, got {other}"),
+                ))
+            }
+        };
+        let line = match obj.get("log_line") {
+            None | Some(Value::Null) => None,
+            Some(l) => Some(l.as_i64().ok_or_else(|| {
+                RecordError::wrong_type("log_line", format!("expected an integer, got {l}"))
+            })?),
+        };
+        let loc = self.located(loc, file, line)?;
         let run = self.strings.intern(run);
         let start = self.metrics.len() as u32;
         for (k, x) in obj {
-            if matches!(k.as_str(), "kind" | "run" | "step") {
+            if matches!(
+                k.as_str(),
+                "kind" | "run" | "step" | "log_file" | "log_line"
+            ) {
                 continue;
             }
             if let Some(x) = x.as_f64() {

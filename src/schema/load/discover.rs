@@ -38,6 +38,34 @@ pub(crate) fn format_of(path: &Path) -> Option<Format> {
     }
 }
 
+/// `--files-from LIST`: one log file per line (blank lines skipped), each
+/// relative to the working directory as on the command line.
+pub fn read_list(list: &Path) -> Result<Vec<PathBuf>> {
+    let text =
+        std::fs::read_to_string(list).map_err(|e| Error::file(list.display(), io_text(&e)))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let p = PathBuf::from(line);
+        if format_of(&p).is_none() {
+            return Err(Error::file(
+                format!("{}:{}", list.display(), i + 1),
+                format!(
+                    "{line:?} is not a log file: expected .jsonl, .ndjson, .jsonl.gz, .jsonl.zst, .parquet, .eval or .json"
+                ),
+            ));
+        }
+        out.push(p);
+    }
+    if out.is_empty() {
+        return Err(Error::file(list.display(), "lists no log files"));
+    }
+    Ok(out)
+}
+
 /// Expands the command-line paths into the sorted list of log files (SPEC §1).
 pub fn discover(
     paths: &[PathBuf],
@@ -70,6 +98,10 @@ pub fn discover(
                 "not a log file: expected .jsonl, .ndjson, .jsonl.gz, .jsonl.zst, .parquet, .eval or .json",
             ));
         }
+    }
+    for p in &opts.listed {
+        std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
+        files.push((p.clone(), false));
     }
     // A file named on the command line and found in a directory counts as named.
     files.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));

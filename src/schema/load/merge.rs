@@ -84,9 +84,18 @@ pub(crate) fn merge_into(
     if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
         return Err(Error::file(&names[i], "no records (the file is empty)"));
     }
-    let limit = first_error.as_ref().map(|(l, _)| *l);
+    let mut limit = first_error.as_ref().map(|(l, _)| *l);
+    if !out.origins.is_empty() {
+        // Records from summaries: located at their logs, in their order.
+        let index = crate::schema::summary::relocate(&mut out, names);
+        limit = limit.and_then(|l| index[l.file as usize].map(|file| Loc { file, line: l.line }));
+        out.trajectories.sort_by_key(|t| t.loc);
+        out.probes.sort_by_key(|p| p.loc);
+        out.checkpoints.sort_by_key(|c| c.loc);
+        out.run_decls.sort_by_key(|d| d.loc);
+    }
     if let Some((loc, e)) = cross_checks(&mut out, opts.lenient, limit) {
-        return Err(record_error(names, loc, e));
+        return Err(record_error(&out.files, loc, e));
     }
     if let Some((loc, e)) = first_error {
         return Err(record_error(names, loc, e));
@@ -109,6 +118,17 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
         .map(|i| out.strings.intern(set.strings.name(i)))
         .collect();
     remap_ids(&mut set, &map);
+    // Records a summary locates at their own logs keep their line numbers.
+    let origins: Vec<u32> = (0..set.origins.len() as u32)
+        .map(|i| Loc::ORIGIN | out.origins.intern(set.origins.name(i)))
+        .collect();
+    let place = |loc: &mut Loc| {
+        if loc.file & Loc::ORIGIN != 0 {
+            loc.file = origins[(loc.file & !Loc::ORIGIN) as usize];
+        } else {
+            loc.line += line_base;
+        }
+    };
     let shift = |s: Span, by: usize| Span {
         start: s.start + by as u32,
         len: s.len,
@@ -128,26 +148,32 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     out.metrics.extend(set.metrics);
     out.trajectories
         .extend(set.trajectories.into_iter().map(|mut t| {
-            t.loc.line += line_base;
+            place(&mut t.loc);
             t.steps = t.steps.map(|s| shift(s, steps0));
             t
         }));
     out.probes.extend(set.probes.into_iter().map(|mut p| {
-        p.loc.line += line_base;
+        place(&mut p.loc);
         p.candidates = shift(p.candidates, cand0);
         p
     }));
     out.checkpoints
         .extend(set.checkpoints.into_iter().map(|mut c| {
-            c.loc.line += line_base;
+            place(&mut c.loc);
             c.metrics = shift(c.metrics, met0);
             c
         }));
     out.run_decls.extend(set.run_decls.into_iter().map(|mut d| {
-        d.loc.line += line_base;
+        place(&mut d.loc);
         d
     }));
     out.aggregates.extend(set.aggregates);
+    // What the loads that wrote summaries counted.
+    for (k, n) in set.skipped {
+        *out.skipped.entry(k).or_default() += n;
+    }
+    out.ignored_files.extend(set.ignored_files);
+    out.notes.extend(set.notes);
     for (k, n) in set.unknown_kinds {
         *out.unknown_kinds.entry(k).or_default() += n;
     }

@@ -22,7 +22,7 @@ mod reread;
 
 pub(crate) use crate::error::io_text;
 pub(crate) use decode::*;
-pub use discover::{discover, is_log_file};
+pub use discover::{discover, is_log_file, read_list};
 pub(crate) use discover::{format_of, Format};
 pub(crate) use merge::*;
 pub(crate) use parse::*;
@@ -62,6 +62,8 @@ pub struct LoadOptions {
     pub window: Option<usize>,
     /// Checked per file and per window: a superseded load stops.
     pub cancel: crate::cancel::Cancel,
+    /// `--files-from`: log files read as if found in a folder.
+    pub listed: Vec<PathBuf>,
 }
 
 /// Loads a log set: every file read once, parsed in parallel, validated.
@@ -218,8 +220,12 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     for r in lenient_skips {
         *set.skipped.entry(r.name()).or_default() += 1;
     }
+    // With the files summaries passed over (the same file may be named by two).
+    ignored.append(&mut set.ignored_files);
     ignored.sort();
+    ignored.dedup();
     set.ignored_files = ignored;
+    set.notes.extend(super::summary::summaries_note(&set));
     Ok((set, tracked))
 }
 

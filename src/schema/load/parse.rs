@@ -104,7 +104,7 @@ pub(super) fn parse_chunk(
             None => c.set.add_json(loc, line),
         };
         match added {
-            Ok(Added::Record) => {}
+            Ok(Added::Record | Added::Summary) => {}
             Ok(Added::UnknownKind(k)) => *c.set.unknown_kinds.entry(k).or_default() += 1,
             Err(e) => {
                 let half_written = follow && last && !terminated && e.reason == SkipReason::Syntax;
