@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --locked "$@"
+ray_started=$SECONDS
 target="${CARGO_TARGET_DIR:-target}"
 venv="${RL_AUDIT_VENV:-$HOME/.cache/rl-audit-venv}"
 python="${PYTHON:-python3}"
@@ -15,3 +16,4 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check "./integrations/ray[remote]"
 RL_AUDIT_BIN="$target/debug/rl-audit" "$venv/bin/python" integrations/ray/test_ray.py
+echo "scripts/test.sh: the Ray part took $((SECONDS - ray_started)) s (virtualenv and test)"
