@@ -42,6 +42,51 @@ fn hostile_records_fail_cleanly() {
 }
 
 #[test]
+fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
+    // A step keeps tokens in 32 bits and budgets in ±2³¹ (24 bytes a step):
+    // larger values are refused by name, never stored wrapped.
+    let g = good_line();
+    let step = |s: &str| {
+        format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": false, \"steps\": [{{{s}}}]}}\n").into_bytes()
+    };
+    let cases = [
+        (
+            step("\"output_tokens\": 4294967295"),
+            "x.jsonl:2: steps[0].output_tokens: 4294967295 is more than a step can generate (at most 4294967294)",
+        ),
+        (
+            step("\"budget_total\": 2147483648"),
+            "x.jsonl:2: steps[0].budget_total: out of range",
+        ),
+        (
+            step("\"budget_remaining\": -9223372036854775808"),
+            "x.jsonl:2: steps[0].budget_remaining: out of range",
+        ),
+    ];
+    for (i, (bytes, want)) in cases.iter().enumerate() {
+        let err = strict(&format!("step_limit_{i}"), bytes, "x.jsonl");
+        let err = err.trim_end();
+        assert!(
+            err.starts_with("rl-audit: ") && err.ends_with(&format!("/{want}")),
+            "{err:?} should end in {want:?}"
+        );
+    }
+    // The largest values that fit are kept exactly.
+    let d = temp_dir("step_limits");
+    let f = d.join("x.jsonl");
+    std::fs::write(
+        &f,
+        step("\"output_tokens\": 4294967294, \"budget_total\": 2147483647, \"budget_remaining\": -2147483647"),
+    )
+    .unwrap();
+    let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
+    let s = &set.steps[0];
+    assert_eq!(s.output_tokens(), Some(4_294_967_294));
+    assert_eq!(s.budget_total(), Some(2_147_483_647));
+    assert_eq!(s.budget_remaining(), Some(-2_147_483_647));
+}
+
+#[test]
 fn a_50_mb_line_is_read_not_choked_on() {
     let d = temp_dir("long_line");
     let f = d.join("x.jsonl");

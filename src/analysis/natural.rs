@@ -67,7 +67,7 @@ fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
             continue;
         }
         let steps = set.steps_of(t);
-        let flags: Option<Vec<bool>> = steps.iter().map(|s| s.error).collect();
+        let flags: Option<Vec<bool>> = steps.iter().map(|s| s.error()).collect();
         let Some(flags) = flags.filter(|f| !f.is_empty()) else {
             continue;
         };

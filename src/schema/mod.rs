@@ -198,26 +198,35 @@ impl Trajectory {
 
 /// SPEC §1.1 `steps[]` element, as the analyses need it: texts are re-read
 /// on demand and a step's `reward` is validated but not kept. Steps are most
-/// of a log set's memory, so optional numbers are stored without an
-/// `Option` tag (40 bytes a step instead of 80); read them through the
-/// methods.
+/// of a log set's memory, so a step is 24 bytes: optional numbers are stored
+/// without an `Option` tag (read them through the methods), counts and
+/// budgets in 32 bits (validation keeps them in range), and its
+/// log-probabilities live in [`LogSet::logp_runs`] / [`LogSet::logp_values`]
+/// (12 bytes an entry, the value an exact f64).
 #[derive(Debug, Clone)]
 pub struct Step {
     pub turn: u32,
-    pub error: Option<bool>,
-    /// Range into [`LogSet::logps`]: (run, log-probability in nats).
-    pub logp: Span,
-    /// `u64::MAX` when absent (validated counts are below `i64::MAX`).
-    tokens: u64,
-    /// `i64::MIN` when absent (validation rejects that value).
-    total: i64,
-    remaining: i64,
+    /// `u32::MAX` when absent.
+    tokens: u32,
+    /// `i32::MIN` when absent.
+    total: i32,
+    remaining: i32,
+    /// First entry in the log-probability columns, and how many.
+    logp_start: u32,
+    logp_len: u16,
+    /// 0 absent, 1 false, 2 true.
+    error: u8,
 }
 
 impl Step {
-    /// Absent budget fields: a value validation never lets through.
-    pub const NO_BUDGET: i64 = i64::MIN;
+    /// The most generated tokens a step may record (validation rejects more).
+    pub const MAX_TOKENS: u64 = u32::MAX as u64 - 1;
+    /// The largest |budget_total| or |budget_remaining| a step may record.
+    pub const MAX_BUDGET_FIELD: i64 = i32::MAX as i64;
+    /// The most log-probabilities one step may carry.
+    pub const MAX_LOGPS: usize = u16::MAX as usize;
 
+    /// Values are in range (validation checks them first).
     pub fn new(
         turn: u32,
         output_tokens: Option<u64>,
@@ -226,23 +235,46 @@ impl Step {
         budget_remaining: Option<i64>,
         logp: Span,
     ) -> Step {
+        let budget = |v: Option<i64>| v.map_or(i32::MIN, |v| v as i32);
         Step {
             turn,
-            error,
-            logp,
-            tokens: output_tokens.unwrap_or(u64::MAX),
-            total: budget_total.unwrap_or(Self::NO_BUDGET),
-            remaining: budget_remaining.unwrap_or(Self::NO_BUDGET),
+            tokens: output_tokens.map_or(u32::MAX, |t| t as u32),
+            total: budget(budget_total),
+            remaining: budget(budget_remaining),
+            logp_start: logp.start,
+            logp_len: logp.len as u16,
+            error: match error {
+                None => 0,
+                Some(false) => 1,
+                Some(true) => 2,
+            },
+        }
+    }
+    pub fn error(&self) -> Option<bool> {
+        match self.error {
+            0 => None,
+            e => Some(e == 2),
         }
     }
     pub fn output_tokens(&self) -> Option<u64> {
-        (self.tokens != u64::MAX).then_some(self.tokens)
+        (self.tokens != u32::MAX).then_some(self.tokens as u64)
     }
     pub fn budget_total(&self) -> Option<i64> {
-        (self.total != Self::NO_BUDGET).then_some(self.total)
+        (self.total != i32::MIN).then_some(self.total as i64)
     }
     pub fn budget_remaining(&self) -> Option<i64> {
-        (self.remaining != Self::NO_BUDGET).then_some(self.remaining)
+        (self.remaining != i32::MIN).then_some(self.remaining as i64)
+    }
+    /// Where its log-probabilities are in the set's columns.
+    pub fn logp(&self) -> Span {
+        Span {
+            start: self.logp_start,
+            len: self.logp_len as u32,
+        }
+    }
+    /// The step with its log-probabilities moved `by` entries on (a merge).
+    pub(crate) fn shift_logp(&mut self, by: usize) {
+        self.logp_start += by as u32;
     }
 }
 
@@ -316,7 +348,10 @@ pub struct LogSet {
     pub strings: Interner,
     pub trajectories: Vec<Trajectory>,
     pub steps: Vec<Step>,
-    pub logps: Vec<(Id, f64)>,
+    /// Log-probabilities of every step, as two columns: the run (interned)
+    /// and the value in nats ([`Step::logp`] says which entries are a step's).
+    pub logp_runs: Vec<Id>,
+    pub logp_values: Vec<f64>,
     pub probes: Vec<Probe>,
     pub candidates: Vec<Candidate>,
     pub checkpoints: Vec<Checkpoint>,
@@ -365,10 +400,19 @@ impl LogSet {
         }
     }
     pub fn logp_of(&self, step: &Step, run: Id) -> Option<f64> {
-        self.logps[step.logp.range()]
+        let r = step.logp().range();
+        self.logp_runs[r.clone()]
             .iter()
-            .find(|(r, _)| *r == run)
-            .map(|(_, v)| *v)
+            .position(|&x| x == run)
+            .map(|i| self.logp_values[r.start + i])
+    }
+    /// A step's (run, log-probability) entries, in the order read.
+    pub fn logps_of(&self, step: &Step) -> impl Iterator<Item = (Id, f64)> + '_ {
+        let r = step.logp().range();
+        self.logp_runs[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.logp_values[r].iter().copied())
     }
     pub fn candidates_of(&self, p: &Probe) -> &[Candidate] {
         &self.candidates[p.candidates.range()]
@@ -410,13 +454,16 @@ mod tests {
     fn a_step_stays_small_and_keeps_its_optional_fields() {
         // Steps are most of a log set's memory (SPEC target: peak under 2×
         // the JSONL).
-        assert!(std::mem::size_of::<Step>() <= 40);
+        assert_eq!(std::mem::size_of::<Step>(), 24);
         let span = Span { start: 3, len: 2 };
         let full = Step::new(2, Some(0), Some(true), Some(5), Some(-1), span);
+        assert_eq!(full.error(), Some(true));
+        assert_eq!(full.logp(), span);
         assert_eq!(full.output_tokens(), Some(0));
         assert_eq!(full.budget_total(), Some(5));
         assert_eq!(full.budget_remaining(), Some(-1));
         let bare = Step::new(1, None, None, None, None, span);
+        assert_eq!(bare.error(), None);
         assert_eq!(bare.output_tokens(), None);
         assert_eq!(bare.budget_total(), None);
         assert_eq!(bare.budget_remaining(), None);

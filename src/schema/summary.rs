@@ -283,10 +283,10 @@ impl Serialize for StepsOut<'_> {
             seq.serialize_element(&StepOut {
                 turn: st.turn,
                 output_tokens: st.output_tokens(),
-                error: st.error,
+                error: st.error(),
                 budget_total: st.budget_total(),
                 budget_remaining: st.budget_remaining(),
-                logp: LogpOut(&self.set.logps[st.logp.range()], self.set),
+                logp: LogpOut(st, self.set),
             })?;
         }
         seq.end()
@@ -309,19 +309,19 @@ struct StepOut<'a> {
 }
 
 /// `{run: log-probability}` in the order read (a repeated run stays repeated).
-struct LogpOut<'a>(&'a [(super::Id, f64)], &'a LogSet);
+struct LogpOut<'a>(&'a super::Step, &'a LogSet);
 
 impl LogpOut<'_> {
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.logp().len == 0
     }
 }
 
 impl Serialize for LogpOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (run, x) in self.0 {
-            m.serialize_entry(self.1.name(*run), x)?;
+        let mut m = s.serialize_map(Some(self.0.logp().len as usize))?;
+        for (run, x) in self.1.logps_of(self.0) {
+            m.serialize_entry(self.1.name(run), &x)?;
         }
         m.end()
     }

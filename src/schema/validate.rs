@@ -245,11 +245,12 @@ impl LogSet {
 
     fn add_steps(&mut self, raw: Vec<RawStep>) -> Result<Span, RecordError> {
         let start = self.steps.len();
-        let logp_start = self.logps.len();
+        let logp_start = self.logp_runs.len();
         let res = self.push_steps(raw);
         if res.is_err() {
             self.steps.truncate(start);
-            self.logps.truncate(logp_start);
+            self.logp_runs.truncate(logp_start);
+            self.logp_values.truncate(logp_start);
         }
         res
     }
@@ -270,10 +271,25 @@ impl LogSet {
                         format!("must be ≥ 0, got {t}"),
                     ))
                 }
+                Some(t) if t as u64 > Step::MAX_TOKENS => {
+                    return Err(RecordError::impossible(
+                        field("output_tokens"),
+                        format!(
+                            "{t} is more than a step can generate (at most {})",
+                            Step::MAX_TOKENS
+                        ),
+                    ))
+                }
                 t => t.map(|t| t as u64),
             };
-            let lp_start = self.logps.len() as u32;
+            let lp_start = self.logp_runs.len() as u32;
             if let Some(lp) = s.logp {
+                if lp.0.len() > Step::MAX_LOGPS {
+                    return Err(RecordError::impossible(
+                        field("logp"),
+                        format!("{} runs; at most {} per step", lp.0.len(), Step::MAX_LOGPS),
+                    ));
+                }
                 for (run, x) in lp.0 {
                     if !x.is_finite() {
                         return Err(RecordError::impossible(
@@ -282,12 +298,13 @@ impl LogSet {
                         ));
                     }
                     let id = self.strings.intern(&run);
-                    self.logps.push((id, x));
+                    self.logp_runs.push(id);
+                    self.logp_values.push(x);
                 }
             }
             let logp = Span {
                 start: lp_start,
-                len: self.logps.len() as u32 - lp_start,
+                len: self.logp_runs.len() as u32 - lp_start,
             };
             if s.reward.is_some_and(|r| !r.is_finite()) {
                 return Err(RecordError::impossible(
@@ -299,7 +316,7 @@ impl LogSet {
                 ("budget_total", s.budget_total),
                 ("budget_remaining", s.budget_remaining),
             ] {
-                if v == Some(Step::NO_BUDGET) {
+                if v.is_some_and(|v| v.unsigned_abs() > Step::MAX_BUDGET_FIELD as u64) {
                     return Err(RecordError::impossible(field(name), "out of range"));
                 }
             }

@@ -3,54 +3,81 @@
 use super::*;
 
 pub(super) fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
-    let zeros = vec![0u64; names.len()];
-    merge_into(LogSet::default(), &zeros, &zeros, chunks, names, opts)
+    merge_into(LogSet::default(), &[], &[], chunks, names, opts)
 }
 
 /// Adds parsed chunks to a set: `lines[f]` lines and `records[f]` records
 /// of file f are already in it. Then the cross-record checks over all.
 pub(crate) fn merge_into(
-    mut out: LogSet,
+    out: LogSet,
     lines: &[u64],
     records: &[u64],
     chunks: Vec<Chunk>,
     names: &[String],
     opts: &LoadOptions,
 ) -> Result<LogSet> {
-    out.files = names.to_vec();
-    for r in SkipReason::ALL {
-        out.skipped.entry(r.name()).or_insert(0);
-    }
-    let mut per_file_records = records.to_vec();
-    let mut first_error: Option<(Loc, RecordError)> = None;
-    let mut line_base = lines.to_vec();
-    let mut total = out.trajectories.len() as u64
-        + out.probes.len() as u64
-        + out.checkpoints.len() as u64
-        + out.run_decls.len() as u64;
-    // Room for everything at once: growing by doubling would copy the
-    // largest vectors (steps, log-probabilities) several times.
-    let sum = |f: &dyn Fn(&LogSet) -> usize| chunks.iter().map(|c| f(&c.set)).sum::<usize>();
-    out.trajectories
-        .reserve_exact(sum(&|s| s.trajectories.len()));
-    out.steps.reserve_exact(sum(&|s| s.steps.len()));
-    out.logps.reserve_exact(sum(&|s| s.logps.len()));
-    out.probes.reserve_exact(sum(&|s| s.probes.len()));
-    out.candidates.reserve_exact(sum(&|s| s.candidates.len()));
+    let mut m = Merger::new(out, lines, records, opts.lenient);
     for c in chunks {
-        let base = line_base[c.file as usize];
-        line_base[c.file as usize] += c.lines;
-        per_file_records[c.file as usize] += c.records;
-        total += c.records;
-        if total > MAX_RECORDS {
+        let name = &names[c.file as usize];
+        m.push(c, name)?;
+    }
+    m.finish(names, opts)
+}
+
+/// Merges chunks into one set as they are parsed, so that a chunk's records
+/// are freed as soon as they are in the set (the load never holds a file's
+/// records twice). Chunks come in file order; [`Merger::finish`] runs the
+/// checks that span records.
+pub(crate) struct Merger {
+    out: LogSet,
+    per_file_records: Vec<u64>,
+    line_base: Vec<u64>,
+    first_error: Option<(Loc, RecordError)>,
+    total: u64,
+    lenient: bool,
+}
+
+impl Merger {
+    /// Onto `out`, which holds `lines[f]` lines and `records[f]` records of
+    /// file f; `lenient`: bad records are counted, not kept for the error.
+    pub(crate) fn new(mut out: LogSet, lines: &[u64], records: &[u64], lenient: bool) -> Merger {
+        for r in SkipReason::ALL {
+            out.skipped.entry(r.name()).or_insert(0);
+        }
+        let total = out.trajectories.len() as u64
+            + out.probes.len() as u64
+            + out.checkpoints.len() as u64
+            + out.run_decls.len() as u64;
+        Merger {
+            out,
+            per_file_records: records.to_vec(),
+            line_base: lines.to_vec(),
+            first_error: None,
+            total,
+            lenient,
+        }
+    }
+
+    /// Appends one chunk of file `name` (chunks of a file in order).
+    pub(crate) fn push(&mut self, c: Chunk, name: &str) -> Result<()> {
+        let f = c.file as usize;
+        if self.line_base.len() <= f {
+            self.line_base.resize(f + 1, 0);
+            self.per_file_records.resize(f + 1, 0);
+        }
+        let base = self.line_base[f];
+        self.line_base[f] += c.lines;
+        self.per_file_records[f] += c.records;
+        self.total += c.records;
+        if self.total > MAX_RECORDS {
             return Err(Error::file(
-                &names[c.file as usize],
+                name,
                 format!("more than {MAX_RECORDS} records in the log set; split it (see README: going past one machine)"),
             ));
         }
         if let Some(l) = c.too_long {
             return Err(Error::file(
-                &names[c.file as usize],
+                name,
                 format!("line {}: longer than {} MiB", base + l, MAX_LINE >> 20),
             ));
         }
@@ -59,49 +86,63 @@ pub(crate) fn merge_into(
                 file: c.file,
                 line: base + line,
             };
-            if opts.lenient {
-                *out.skipped.entry(e.reason.name()).or_default() += 1;
-            } else if first_error.is_none() {
-                first_error = Some((loc, e));
+            if self.lenient {
+                *self.out.skipped.entry(e.reason.name()).or_default() += 1;
+            } else if self.first_error.is_none() {
+                self.first_error = Some((loc, e));
             }
         }
-        append(&mut out, c.set, base);
+        append(&mut self.out, c.set, base);
+        Ok(())
     }
-    // Records read on from several files (--follow) go back into file order,
-    // the order a full load has them in.
-    if !out.trajectories.is_sorted_by_key(|t| t.loc) {
-        out.trajectories.sort_by_key(|t| t.loc);
+
+    /// Every chunk is in: file order, the checks that span records, ids in name order.
+    pub(crate) fn finish(self, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
+        let Merger {
+            mut out,
+            mut per_file_records,
+            first_error,
+            ..
+        } = self;
+        out.files = names.to_vec();
+        per_file_records.resize(names.len(), 0);
+        // Records read on from several files (--follow) go back into file order,
+        // the order a full load has them in.
+        if !out.trajectories.is_sorted_by_key(|t| t.loc) {
+            out.trajectories.sort_by_key(|t| t.loc);
+        }
+        if !out.probes.is_sorted_by_key(|p| p.loc) {
+            out.probes.sort_by_key(|p| p.loc);
+        }
+        if !out.checkpoints.is_sorted_by_key(|c| c.loc) {
+            out.checkpoints.sort_by_key(|c| c.loc);
+        }
+        if !out.run_decls.is_sorted_by_key(|d| d.loc) {
+            out.run_decls.sort_by_key(|d| d.loc);
+        }
+        if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
+            return Err(Error::file(&names[i], "no records (the file is empty)"));
+        }
+        let mut limit = first_error.as_ref().map(|(l, _)| *l);
+        if !out.origins.is_empty() {
+            // Records from summaries: located at their logs, in their order.
+            let index = crate::schema::summary::relocate(&mut out, names);
+            limit =
+                limit.and_then(|l| index[l.file as usize].map(|file| Loc { file, line: l.line }));
+            out.trajectories.sort_by_key(|t| t.loc);
+            out.probes.sort_by_key(|p| p.loc);
+            out.checkpoints.sort_by_key(|c| c.loc);
+            out.run_decls.sort_by_key(|d| d.loc);
+        }
+        if let Some((loc, e)) = cross_checks(&mut out, opts.lenient, limit) {
+            return Err(record_error(&out.files, loc, e));
+        }
+        if let Some((loc, e)) = first_error {
+            return Err(record_error(names, loc, e));
+        }
+        canonicalize_ids(&mut out);
+        Ok(out)
     }
-    if !out.probes.is_sorted_by_key(|p| p.loc) {
-        out.probes.sort_by_key(|p| p.loc);
-    }
-    if !out.checkpoints.is_sorted_by_key(|c| c.loc) {
-        out.checkpoints.sort_by_key(|c| c.loc);
-    }
-    if !out.run_decls.is_sorted_by_key(|d| d.loc) {
-        out.run_decls.sort_by_key(|d| d.loc);
-    }
-    if let Some(i) = per_file_records.iter().position(|&n| n == 0) {
-        return Err(Error::file(&names[i], "no records (the file is empty)"));
-    }
-    let mut limit = first_error.as_ref().map(|(l, _)| *l);
-    if !out.origins.is_empty() {
-        // Records from summaries: located at their logs, in their order.
-        let index = crate::schema::summary::relocate(&mut out, names);
-        limit = limit.and_then(|l| index[l.file as usize].map(|file| Loc { file, line: l.line }));
-        out.trajectories.sort_by_key(|t| t.loc);
-        out.probes.sort_by_key(|p| p.loc);
-        out.checkpoints.sort_by_key(|c| c.loc);
-        out.run_decls.sort_by_key(|d| d.loc);
-    }
-    if let Some((loc, e)) = cross_checks(&mut out, opts.lenient, limit) {
-        return Err(record_error(&out.files, loc, e));
-    }
-    if let Some((loc, e)) = first_error {
-        return Err(record_error(names, loc, e));
-    }
-    canonicalize_ids(&mut out);
-    Ok(out)
 }
 
 pub(super) fn record_error(names: &[String], loc: Loc, error: RecordError) -> Error {
@@ -135,13 +176,14 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     };
     let (steps0, logp0, cand0, met0) = (
         out.steps.len(),
-        out.logps.len(),
+        out.logp_runs.len(),
         out.candidates.len(),
         out.metrics.len(),
     );
-    out.logps.extend(set.logps);
+    out.logp_runs.extend(set.logp_runs);
+    out.logp_values.extend(set.logp_values);
     out.steps.extend(set.steps.into_iter().map(|mut s| {
-        s.logp = shift(s.logp, logp0);
+        s.shift_logp(logp0);
         s
     }));
     out.candidates.extend(set.candidates);
@@ -182,7 +224,7 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
 /// Rewrites every interned id of a set: `map[old] = new`.
 pub(super) fn remap_ids(set: &mut LogSet, map: &[Id]) {
     let m = |id: Id| map[id as usize];
-    for (r, _) in &mut set.logps {
+    for r in &mut set.logp_runs {
         *r = m(*r);
     }
     for c in &mut set.candidates {

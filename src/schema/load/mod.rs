@@ -103,11 +103,15 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     // so a big file's bytes are never all in memory beside its records;
     // other files (compressed, Parquet, Inspect) whole.
     let mut names = Vec::new();
-    let mut chunks = Vec::new();
+    // Chunks go into the set as they are parsed (their memory freed at once).
+    let mut merger = Merger::new(LogSet::default(), &[], &[], opts.lenient);
     let mut tracked = Tracked::default();
     let windowed = |p: &Path| format_of(p) == Some(Format::Jsonl) && appendable_mapping(opts);
     std::thread::scope(|scope| -> Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Piece>(1);
+        // Parsed windows come back to be read into again: a load holds at
+        // most three windows of text, and never frees and reallocates them.
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let reader_files = &files;
         let already: std::collections::BTreeSet<PathBuf> = prepared.keys().cloned().collect();
         scope.spawn(move || {
@@ -115,7 +119,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 let sent = if already.contains(p) {
                     tx.send(Piece::Whole(Ok(Vec::new()))).is_ok()
                 } else if windowed(p) {
-                    send_windows(p, opts.window.unwrap_or(WINDOW).max(1), &tx)
+                    send_windows(p, opts.window.unwrap_or(WINDOW).max(1), &tx, &back_rx)
                 } else {
                     tx.send(Piece::Whole(std::fs::read(p))).is_ok()
                 };
@@ -147,7 +151,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 next(&name)?;
                 match prep {
                     super::rllm::Prepared::Record(line) => {
-                        chunks.extend(parse_file(index, &name, &line, opts));
+                        for c in parse_file(index, &name, &line, opts) {
+                            merger.push(c, &name)?;
+                        }
                         names.push(name);
                     }
                     super::rllm::Prepared::Ignored => ignored.push(name),
@@ -175,11 +181,17 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                             let deferred = parsed.last().is_some_and(|c| c.deferred);
                             file.loaded = Some(reading.finish(index, &bytes, deferred));
                         }
-                        chunks.extend(parsed);
+                        let _ = back_tx.send(bytes);
+                        for c in parsed {
+                            merger.push(c, &name)?;
+                        }
                         break;
                     }
                     reading.pass(&bytes);
-                    chunks.extend(parsed);
+                    let _ = back_tx.send(bytes);
+                    for c in parsed {
+                        merger.push(c, &name)?;
+                    }
                 }
                 names.push(name);
             } else {
@@ -191,11 +203,17 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                     Decoded::Lines(bytes, more) => {
                         notes.extend(more);
-                        chunks.extend(parse_file(index, &name, &bytes, opts));
+                        let parsed = parse_file(index, &name, &bytes, opts);
+                        drop(bytes);
+                        for c in parsed {
+                            merger.push(c, &name)?;
+                        }
                         names.push(name);
                     }
                     Decoded::Parsed(parts) => {
-                        chunks.extend(parsed_chunks(index, parts));
+                        for c in parsed_chunks(index, parts) {
+                            merger.push(c, &name)?;
+                        }
                         names.push(name);
                     }
                 }
@@ -215,7 +233,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             "no log files found (only .json files that are not Inspect logs)",
         ));
     }
-    let mut set = merge(chunks, &names, opts)?;
+    let mut set = merger.finish(&names, opts)?;
     set.notes.extend(notes);
     for r in lenient_skips {
         *set.skipped.entry(r.name()).or_default() += 1;
@@ -247,13 +265,14 @@ impl Piece {
 
 /// Bytes read at a time from a JSON Lines file (a window grows to hold a
 /// longer line).
-pub const WINDOW: usize = 64 << 20;
+pub const WINDOW: usize = 16 << 20;
 
 /// Sends a file as windows ending at line ends; false when the receiver is gone.
 pub(super) fn send_windows(
     path: &Path,
     window: usize,
     tx: &std::sync::mpsc::SyncSender<Piece>,
+    recycled: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) -> bool {
     use std::io::Read;
     let mut file = match std::fs::File::open(path) {
@@ -262,7 +281,17 @@ pub(super) fn send_windows(
     };
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        let mut buf = std::mem::take(&mut carry);
+        // A window the parser is done with, else a new one.
+        let mut buf = recycled.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.reserve(carry.len() + window);
+        buf.extend_from_slice(&carry);
+        // (A window-sized carry, after a line longer than a window, is let go.)
+        if carry.capacity() > 1 << 20 {
+            carry = Vec::new();
+        } else {
+            carry.clear();
+        }
         let want = buf.len() + window;
         let got = (&mut file).take(window as u64).read_to_end(&mut buf);
         let eof = match got {
@@ -274,7 +303,8 @@ pub(super) fn send_windows(
         }
         match memchr::memrchr(b'\n', &buf) {
             Some(i) => {
-                carry = buf.split_off(i + 1);
+                carry.extend_from_slice(&buf[i + 1..]);
+                buf.truncate(i + 1);
                 if tx.send(Piece::Window(Ok((buf, false)))).is_err() {
                     return false;
                 }
