@@ -183,6 +183,18 @@ fn at(set: &LogSet, loc: Loc) -> (&str, u64) {
     (set.file_name(loc), loc.line)
 }
 
+/// Ends a record's map with where it was read.
+fn end_at<M: SerializeMap>(
+    mut m: M,
+    set: &LogSet,
+    loc: Loc,
+) -> std::result::Result<M::Ok, M::Error> {
+    let (file, line) = at(set, loc);
+    m.serialize_entry("log_file", file)?;
+    m.serialize_entry("log_line", &line)?;
+    m.end()
+}
+
 struct RunOut<'a> {
     set: &'a LogSet,
     d: &'a RunDecl,
@@ -190,14 +202,11 @@ struct RunOut<'a> {
 
 impl Serialize for RunOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let (file, line) = at(self.set, self.d.loc);
         let mut m = s.serialize_map(Some(5))?;
         m.serialize_entry("kind", "run")?;
         m.serialize_entry("run", self.set.name(self.d.run))?;
         m.serialize_entry("method", self.set.name(self.d.method))?;
-        m.serialize_entry("log_file", file)?;
-        m.serialize_entry("log_line", &line)?;
-        m.end()
+        end_at(m, self.set, self.d.loc)
     }
 }
 
@@ -357,7 +366,6 @@ struct CandidateOut<'a> {
 impl Serialize for ProbeOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let (set, p) = (self.set, self.p);
-        let (file, line) = at(set, p.loc);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("kind", "probe")?;
         m.serialize_entry("benchmark", set.name(p.benchmark))?;
@@ -389,9 +397,7 @@ impl Serialize for ProbeOut<'_> {
             })
             .collect();
         m.serialize_entry("candidates", &cands)?;
-        m.serialize_entry("log_file", file)?;
-        m.serialize_entry("log_line", &line)?;
-        m.end()
+        end_at(m, set, p.loc)
     }
 }
 
@@ -403,7 +409,6 @@ struct CheckpointOut<'a> {
 impl Serialize for CheckpointOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let (set, c) = (self.set, self.c);
-        let (file, line) = at(set, c.loc);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("kind", "checkpoint")?;
         m.serialize_entry("run", set.name(c.run))?;
@@ -411,9 +416,7 @@ impl Serialize for CheckpointOut<'_> {
         for (k, x) in set.metrics_of(c) {
             m.serialize_entry(set.name(*k), x)?;
         }
-        m.serialize_entry("log_file", file)?;
-        m.serialize_entry("log_line", &line)?;
-        m.end()
+        end_at(m, set, c.loc)
     }
 }
 
