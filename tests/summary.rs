@@ -368,3 +368,42 @@ fn the_readme_states_the_demos_summary_size() {
     );
     assert!(flat.contains(&said), "README should say {said:?}");
 }
+
+#[test]
+fn floats_are_parsed_correctly_rounded_and_come_back_from_a_summary_bit_for_bit() {
+    // Shortest round-trip forms of three doubles (Python's repr) on which
+    // serde_json without `float_roundtrip` rounds twice — significand to f64,
+    // then one division by 10^15 — and lands one ulp off. The bit patterns
+    // are Python's correctly rounded float(), struct-packed.
+    let cases = [
+        ("-18.687050846691058", 0xc032_afe2_9075_3a2a_u64),
+        ("-14.072071433464913", 0xc02c_24e6_8c03_6a50),
+        ("-27.490361154256558", 0xc03b_7d88_4f00_c2bf),
+    ];
+    let d = temp_dir("summary_floats");
+    let steps: Vec<String> = cases
+        .iter()
+        .map(|(x, _)| format!("{{\"logp\": {{\"a\": {x}, \"b\": -1}}}}"))
+        .collect();
+    let record = format!(
+        "{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 4, \"success\": true, \"reward\": {}, \"steps\": [{}]}}\n",
+        cases[0].0,
+        steps.join(", ")
+    );
+    std::fs::write(d.join("x.jsonl"), record).unwrap();
+    run_in(&d, &["x.jsonl", "--summarize", "x.summary.jsonl.zst"]);
+    for file in ["x.jsonl", "x.summary.jsonl.zst"] {
+        let set = rl_audit::schema::load(&[d.join(file)], &Default::default()).unwrap();
+        let t = &set.trajectories[0];
+        assert_eq!(
+            t.reward.map(f64::to_bits),
+            Some(cases[0].1),
+            "{file}: reward"
+        );
+        let a = set.strings.get("a").unwrap();
+        for (step, (text, bits)) in set.steps_of(t).iter().zip(cases) {
+            let x = set.logp_of(step, a).unwrap();
+            assert_eq!(x.to_bits(), bits, "{file}: {text} read as {x:e}");
+        }
+    }
+}
