@@ -10,7 +10,8 @@ pub mod inspect;
 pub mod load;
 pub mod mapping;
 mod parquet;
-mod raw;
+#[doc(hidden)]
+pub mod raw;
 pub mod rllm;
 pub mod summary;
 mod validate;
