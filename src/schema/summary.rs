@@ -20,11 +20,9 @@ use std::path::{Path, PathBuf};
 
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
-use serde_json::Value;
 
-use super::validate::Added;
 use super::{Checkpoint, Loc, LogSet, Probe, RunDecl, Span, Trajectory};
-use crate::error::{Error, RecordError, Result, SkipReason};
+use crate::error::{Error, Result};
 
 /// The `kind` of a summary's first record.
 pub const SUMMARY_KIND: &str = "summary";
@@ -417,84 +415,6 @@ impl Serialize for CheckpointOut<'_> {
             m.serialize_entry(set.name(*k), x)?;
         }
         end_at(m, set, c.loc)
-    }
-}
-
-impl LogSet {
-    /// A summary's `summary` record: what its load counted, added to this set's.
-    pub(crate) fn add_summary_value(
-        &mut self,
-        v: &Value,
-    ) -> std::result::Result<Added, RecordError> {
-        let version = v.get("version").and_then(Value::as_i64);
-        if version != Some(SUMMARY_VERSION) {
-            return Err(RecordError::impossible(
-                "version",
-                format!(
-                    "a summary of format {} (this rl-audit reads format {SUMMARY_VERSION}: summarize the logs again with it)",
-                    v.get("version").map_or("?".to_string(), Value::to_string)
-                ),
-            ));
-        }
-        let counts = |field: &str| -> std::result::Result<Vec<(String, u64)>, RecordError> {
-            match v.get(field) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Object(m)) => m
-                    .iter()
-                    .map(|(k, n)| {
-                        n.as_u64().map(|n| (k.clone(), n)).ok_or_else(|| {
-                            RecordError::wrong_type(
-                                format!("{field}.{k}"),
-                                format!("expected a count, got {n}"),
-                            )
-                        })
-                    })
-                    .collect(),
-                Some(other) => Err(RecordError::wrong_type(
-                    field,
-                    format!("expected an object, got {other}"),
-                )),
-            }
-        };
-        let texts = |field: &str| -> std::result::Result<Vec<String>, RecordError> {
-            match v.get(field) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| {
-                        x.as_str().map(str::to_string).ok_or_else(|| {
-                            RecordError::wrong_type(
-                                format!("{field}[{i}]"),
-                                format!("expected a string, got {x}"),
-                            )
-                        })
-                    })
-                    .collect(),
-                Some(other) => Err(RecordError::wrong_type(
-                    field,
-                    format!("expected an array, got {other}"),
-                )),
-            }
-        };
-        for (k, n) in counts("skipped")? {
-            let reason = SkipReason::ALL
-                .into_iter()
-                .find(|r| r.name() == k)
-                .ok_or_else(|| {
-                    RecordError::impossible(
-                        format!("skipped.{k}"),
-                        "not a reason records are skipped for",
-                    )
-                })?;
-            *self.skipped.entry(reason.name()).or_default() += n;
-        }
-        for (k, n) in counts("unknown_kinds")? {
-            *self.unknown_kinds.entry(k).or_default() += n;
-        }
-        self.ignored_files.extend(texts("ignored_files")?);
-        self.notes.extend(texts("notes")?);
-        Ok(Added::Summary)
     }
 }
 
