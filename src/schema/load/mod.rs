@@ -281,17 +281,19 @@ pub(super) fn send_windows(
     };
     let mut carry: Vec<u8> = Vec::new();
     loop {
-        // A window the parser is done with, else a new one.
-        let mut buf = recycled.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.reserve(carry.len() + window);
-        buf.extend_from_slice(&carry);
-        // (A window-sized carry, after a line longer than a window, is let go.)
-        if carry.capacity() > 1 << 20 {
-            carry = Vec::new();
+        let mut buf = if carry.capacity() > 1 << 20 {
+            // A line longer than a window: read on into the same buffer.
+            std::mem::take(&mut carry)
         } else {
+            // A window the parser is done with (else a new one), after the
+            // part line the last window ended in.
+            let mut b = recycled.try_recv().unwrap_or_default();
+            b.clear();
+            b.reserve(carry.len() + window);
+            b.extend_from_slice(&carry);
             carry.clear();
-        }
+            b
+        };
         let want = buf.len() + window;
         let got = (&mut file).take(window as u64).read_to_end(&mut buf);
         let eof = match got {
