@@ -15,15 +15,20 @@ pub struct Gates {
 
 /// Runs the headless audit; returns what the gates say.
 pub fn run(opts: &Options) -> Result<Gates> {
+    let mut clock = crate::analysis::StageClock::from_env();
     let set = opts.source().load(None)?;
+    clock.lap("load + validate");
     let audit = run_audit(&set, &opts.settings)?;
+    let mut clock = crate::analysis::StageClock::from_env();
     let files = report::render(
         &set,
         &audit,
         opts.csv,
         opts.tour.then(|| crate::tour::markdown(&audit)).as_deref(),
     )?;
+    clock.lap("report and figures");
     report::write_atomic(&opts.out, &files)?;
+    clock.lap("write");
     Ok(check_gates(&audit, &opts.gates))
 }
 

@@ -7,7 +7,9 @@
 //! values) and shared task draws (many) — must agree within Monte Carlo
 //! error.
 
-use rl_audit::analysis::bootstrap::{cluster_bootstrap, cluster_bootstrap_families, Family};
+use rl_audit::analysis::bootstrap::{
+    cluster_bootstrap, cluster_bootstrap_each, cluster_bootstrap_families, Family,
+};
 use rl_audit::analysis::stats::{Bootstrap, CiMethod, Cluster};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -117,5 +119,67 @@ fn many_distinct_values_match_the_reference_with_shared_draws() {
         let e = &cluster_bootstrap_families(&fams, &cfg)[0][0];
         // BCa and percentile differ by ~0.002 here: 0.001 tells them apart.
         close(e.ci.bounds().unwrap(), want, 0.001, method.name());
+    }
+}
+
+/// `cluster_bootstrap_each` batches many cluster sets (SPEC §4.5's turn by
+/// turn) but must give each the very estimate it gets alone, to the bit:
+/// sets of equal and different sizes, few distinct values (multinomial
+/// path) and many (shared draws), weights that vary, all-zero weights and
+/// an empty set.
+#[test]
+fn each_set_in_a_batch_is_bootstrapped_exactly_as_alone() {
+    let mut mix = Mix(11);
+    let mut sets: Vec<Vec<Cluster>> = Vec::new();
+    for (m, distinct) in [
+        (400, true),
+        (400, false),
+        (400, true),
+        (57, true),
+        (57, false),
+        (3, true),
+    ] {
+        sets.push(
+            (0..m)
+                .map(|_| {
+                    let x = if distinct {
+                        (mix.next() >> 11) as f64 / (1u64 << 53) as f64
+                    } else {
+                        (mix.below(2)) as f64
+                    };
+                    Cluster {
+                        sum: x,
+                        weight: 1.0 + mix.below(3) as f64,
+                    }
+                })
+                .collect(),
+        );
+    }
+    sets.push(vec![
+        Cluster {
+            sum: 1.0,
+            weight: 0.0
+        };
+        400
+    ]);
+    sets.push(Vec::new());
+    for method in [CiMethod::Percentile, CiMethod::Bca] {
+        let cfg = Bootstrap {
+            method,
+            resamples: 2_000,
+            ..Default::default()
+        };
+        let batch = cluster_bootstrap_each(&sets, &cfg);
+        assert_eq!(batch.len(), sets.len());
+        for (i, (set, got)) in sets.iter().zip(&batch).enumerate() {
+            let alone = cluster_bootstrap(set, &cfg);
+            assert_eq!(
+                format!("{:?}", (got.value.to_bits(), got.ci)),
+                format!("{:?}", (alone.value.to_bits(), alone.ci)),
+                "set {i} ({} clusters), {}",
+                set.len(),
+                method.name()
+            );
+        }
     }
 }

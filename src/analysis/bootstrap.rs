@@ -43,6 +43,40 @@ pub fn cluster_bootstrap_many(
     cluster_bootstrap_families(std::slice::from_ref(&family), cfg).remove(0)
 }
 
+/// Each cluster set bootstrapped exactly as [`cluster_bootstrap`] would on
+/// its own — the same estimates to the bit — but sets with the same number
+/// of clusters that draw cluster ids share each resample's draw (a draw
+/// depends only on the seed, the resample and m). What many small
+/// statistics over one population cost once (e.g. SPEC §4.5's turn by turn).
+pub fn cluster_bootstrap_each(sets: &[Vec<Cluster>], cfg: &Bootstrap) -> Vec<Estimate> {
+    let families: Vec<Family> = sets
+        .iter()
+        .map(|c| Family {
+            sums: vec![c.iter().map(|c| c.sum).collect()],
+            weights: c.iter().map(|c| c.weight).collect(),
+        })
+        .collect();
+    // Group by (m, whether the set alone would draw class counts directly):
+    // within a group every family takes the path it would alone.
+    let mut groups: std::collections::BTreeMap<(usize, bool), Vec<usize>> = Default::default();
+    for (i, f) in families.iter().enumerate() {
+        let m = f.weights.len();
+        let live = m > 0 && f.weights.iter().any(|w| *w != 0.0);
+        let direct = !live || Classes::new(f).len() * 60 <= m;
+        groups.entry((m, direct)).or_default().push(i);
+    }
+    let mut out = vec![None; families.len()];
+    for members in groups.values() {
+        let group: Vec<Family> = members.iter().map(|&i| families[i].clone()).collect();
+        for (&i, mut e) in members.iter().zip(cluster_bootstrap_families(&group, cfg)) {
+            out[i] = Some(e.remove(0));
+        }
+    }
+    out.into_iter()
+        .map(|e| e.expect("every set estimated"))
+        .collect()
+}
+
 /// Statistics Σsum_s/Σweight that share their clusters: `sums[s][i]` is
 /// cluster i's sum for statistic s, `weights[i]` its weight.
 #[derive(Debug, Clone, Default)]
@@ -283,7 +317,9 @@ fn replicate_blocks(
                 }
                 // Class counts, class-major with the block side by side.
                 counts.clear();
-                counts.resize(cl.len() * BLOCK, 0);
+                if direct || cl.len() < m {
+                    counts.resize(cl.len() * BLOCK, 0);
+                }
                 if direct {
                     for (r, rng) in rngs.iter_mut().enumerate() {
                         let (mut left, mut mass) = (m as u64, m as u64);
@@ -302,15 +338,26 @@ fn replicate_blocks(
                             mass -= size;
                         }
                     }
-                } else {
+                } else if cl.len() < m {
                     class_counts(counts, &members[f], draws);
                 }
+                // Every class one cluster (distinct values): its counts are
+                // the cluster's draw counts, read in place.
+                let singletons = !direct && cl.len() == m;
+                let class_block = |k: usize| -> &[u32] {
+                    if singletons {
+                        let i = members[f].list[k] as usize;
+                        &draws[i * BLOCK..(i + 1) * BLOCK]
+                    } else {
+                        &counts[k * BLOCK..(k + 1) * BLOCK]
+                    }
+                };
                 // Σ count × value per statistic, Σ count × weight.
                 let n_stats = cl.stats;
                 acc.clear();
                 acc.resize(n_stats * BLOCK, 0.0);
                 w.iter_mut().for_each(|x| *x = 0.0);
-                for (k, cnt) in counts.chunks_exact(BLOCK).enumerate() {
+                for (k, cnt) in (0..cl.len()).map(|k| (k, class_block(k))) {
                     let wk = cl.weights[k];
                     for (x, &c) in w.iter_mut().zip(cnt) {
                         *x += f64::from(c) * wk;

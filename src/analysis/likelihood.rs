@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::bootstrap::cluster_bootstrap;
+use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
 use super::stats::{median, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::EvalAggregates;
@@ -283,7 +283,9 @@ pub struct LlrTurn {
 /// evaluation rollouts whose steps all carry both; a cluster bootstrap over
 /// tasks (each resample pools the drawn tasks' steps at that turn).
 pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<LlrTurn> {
-    let mut out = Vec::new();
+    // Every (pair, run, turn) cell's clusters first; then one batch of
+    // bootstraps, each exactly as alone.
+    let mut cells_out: Vec<(&Pair, Id, u32, Vec<Cluster>)> = Vec::new();
     for pair in pairs {
         for run in [pair.base, pair.rl] {
             // turn → task → (Σ diff, steps)
@@ -326,20 +328,27 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                     .values()
                     .map(|&(sum, weight)| Cluster { sum, weight })
                     .collect();
-                let steps: f64 = clusters.iter().map(|c| c.weight).sum();
-                let e = cluster_bootstrap(&clusters, &s.boot);
-                out.push(LlrTurn {
-                    benchmark: set.name(pair.benchmark).to_string(),
-                    base: set.name(pair.base).to_string(),
-                    rl: set.name(pair.rl).to_string(),
-                    run: set.name(run).to_string(),
-                    turn,
-                    steps: steps as u64,
-                    mean: clusters.iter().map(|c| c.sum).sum::<f64>() / steps,
-                    ci: e.ci,
-                });
+                cells_out.push((pair, run, turn, clusters));
             }
         }
     }
-    out
+    let sets: Vec<Vec<Cluster>> = cells_out.iter().map(|c| c.3.clone()).collect();
+    let estimates = cluster_bootstrap_each(&sets, &s.boot);
+    cells_out
+        .into_iter()
+        .zip(estimates)
+        .map(|((pair, run, turn, clusters), e)| {
+            let steps: f64 = clusters.iter().map(|c| c.weight).sum();
+            LlrTurn {
+                benchmark: set.name(pair.benchmark).to_string(),
+                base: set.name(pair.base).to_string(),
+                rl: set.name(pair.rl).to_string(),
+                run: set.name(run).to_string(),
+                turn,
+                steps: steps as u64,
+                mean: clusters.iter().map(|c| c.sum).sum::<f64>() / steps,
+                ci: e.ci,
+            }
+        })
+        .collect()
 }

@@ -253,16 +253,43 @@ pub fn for_pair<'a, T>(
     })
 }
 
+/// With `RL_AUDIT_TIMINGS` set, each analysis stage's seconds go to stderr
+/// (what `examples/bench` and performance work read).
+pub struct StageClock(Option<std::time::Instant>);
+
+impl StageClock {
+    pub fn from_env() -> StageClock {
+        StageClock(
+            std::env::var_os("RL_AUDIT_TIMINGS")
+                .is_some()
+                .then(std::time::Instant::now),
+        )
+    }
+    pub fn lap(&mut self, stage: &str) {
+        if let Some(t) = &mut self.0 {
+            eprintln!("timing: {stage}: {:.3} s", t.elapsed().as_secs_f64());
+            *t = std::time::Instant::now();
+        }
+    }
+}
+
 /// Runs every analysis.
 pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
+    let mut clock = StageClock::from_env();
     let (pairs, mut notes) = resolve_pairs(set, settings)?;
     let agg = eval_aggregates(set)?;
+    clock.lap("polars aggregates");
     let input = passkt::PassInput { set, agg: &agg };
     let pass = passkt::analyse(&input, &pairs, settings);
+    clock.lap("Pass@(K,T), Δ, curves, token budgets");
     let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
+    clock.lap("categories");
     let failures = failures::analyse(set, &agg, &settings.levels);
+    clock.lap("failures");
     let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings);
+    clock.lap("likelihood by turn");
     let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
+    clock.lap("natural recovery");
     let grep = if settings.grep.is_empty() {
         Vec::new()
     } else {
@@ -278,13 +305,19 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
         let actions = set.actions_of(&trajs)?;
         grep::analyse(set, &trajs, &actions, &patterns)
     };
+    clock.lap("grep");
     let mut cache = frozenlake::QCache::default();
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
+    clock.lap("matched states, error recovery");
     let likelihood = likelihood::analyse(set, &agg, &pairs, settings);
+    clock.lap("likelihood");
     let (dynamics, divergence) = dynamics::analyse(set);
+    clock.lap("training dynamics");
     let (cost_frontier, cost_winners) = cost::analyse(set, &agg, &pass, settings);
+    clock.lap("cost frontier");
     let budgetmix = budgetmix::analyse(set, &pass, settings);
+    clock.lap("BudgetMix audit");
     notes.extend(set.notes.iter().cloned());
     let outcome_only = set
         .trajectories

@@ -3,6 +3,7 @@
 //! upper bound, advantage with flips, mode gap and token budgets.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use super::bootstrap::{cluster_bootstrap_families, Family};
 use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
@@ -594,12 +595,13 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         for r in input.runs(b) {
             for &l in &s.levels {
                 for m in Mode::BOTH {
-                    let counts = input.counts(b, r, l, m);
+                    let counts = Rc::new(input.counts(b, r, l, m));
                     if counts.is_empty() {
                         continue;
                     }
+                    // One cell's counts serve every K (shared, not copied).
                     for &k in &ks {
-                        jobs.push((b, r, k, l, m, counts.clone()));
+                        jobs.push((b, r, k, l, m, Rc::clone(&counts)));
                     }
                 }
             }
@@ -621,7 +623,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         .zip(all[cell_range].iter().copied())
         .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
             let tasks = || vals.iter().map(|v| v.0).collect();
-            let est = seed_aware(input, *b, vec![(*r, counts)], tasks, *k, &s.boot, || est);
+            let est = seed_aware(input, *b, vec![(*r, &**counts)], tasks, *k, &s.boot, || est);
             let seeds = contributing_seeds(input, *b, *r, counts, *k);
             let left_out = counts.len() - vals.len();
             let pass_all: Vec<f64> = counts
@@ -819,12 +821,12 @@ fn advantages<'a>(
     for p in pairs {
         for &l in &s.levels {
             for m in Mode::BOTH {
-                let base = input.counts(p.benchmark, p.base, l, m);
-                let rl = input.counts(p.benchmark, p.rl, l, m);
+                let base = Rc::new(input.counts(p.benchmark, p.base, l, m));
+                let rl = Rc::new(input.counts(p.benchmark, p.rl, l, m));
                 for &k in ks {
                     let v = paired_values(&rl, &base, k);
                     if !v.is_empty() {
-                        jobs.push((p, k, l, m, v, base.clone(), rl.clone()));
+                        jobs.push((p, k, l, m, v, Rc::clone(&base), Rc::clone(&rl)));
                     }
                 }
             }
@@ -1014,12 +1016,12 @@ fn mode_gaps<'a>(
     for b in input.benchmarks() {
         for r in input.runs(b) {
             for &l in levels {
-                let native = input.counts(b, r, l, Mode::Native);
-                let trunc = input.counts(b, r, l, Mode::Truncated);
+                let native = Rc::new(input.counts(b, r, l, Mode::Native));
+                let trunc = Rc::new(input.counts(b, r, l, Mode::Truncated));
                 for &k in ks {
                     let v = paired_values(&native, &trunc, k);
                     if !v.is_empty() {
-                        jobs.push((b, r, k, l, v, native.clone(), trunc.clone()));
+                        jobs.push((b, r, k, l, v, Rc::clone(&native), Rc::clone(&trunc)));
                     }
                 }
             }
@@ -1037,7 +1039,7 @@ fn mode_gaps<'a>(
             .map(|((b, r, k, l, v, nat, tr), est)| {
                 // Native and truncated rollouts share the run's seed draw.
                 let tasks = || v.iter().map(|x| x.0).collect();
-                let sides = vec![(*r, nat), (*r, tr)];
+                let sides = vec![(*r, &**nat), (*r, &**tr)];
                 let est = seed_aware(input, *b, sides, tasks, *k, &boot, || est);
                 ModeGap {
                     benchmark: input.name(*b),
@@ -1116,8 +1118,10 @@ fn token_budgets<'a>(
         budgets.insert(input.name(b), xs.clone());
         let runs: BTreeSet<Id> = per.keys().filter(|k| k.0 == b).map(|k| k.1).collect();
         for r in runs {
-            for &k in ks {
-                for &x in &xs {
+            // Each token budget's counts, shared by every K.
+            let per_x: Vec<Rc<TaskCounts>> = xs
+                .iter()
+                .map(|&x| {
                     let mut counts = TaskCounts::new();
                     for (key, (n, toks)) in
                         per.range((b, r, 0, None)..=(b, r, Id::MAX, Some(Id::MAX)))
@@ -1128,7 +1132,12 @@ fn token_budgets<'a>(
                             toks.partition_point(|&u| u <= x) as u64,
                         ));
                     }
-                    jobs.push((b, r, k, x, counts));
+                    Rc::new(counts)
+                })
+                .collect();
+            for &k in ks {
+                for (&x, counts) in xs.iter().zip(&per_x) {
+                    jobs.push((b, r, k, x, Rc::clone(counts)));
                 }
             }
         }
@@ -1151,7 +1160,7 @@ fn token_budgets<'a>(
             .zip(all[range].iter().copied())
             .map(|(((b, r, k, x, counts), (_, vals)), est)| {
                 let tasks = || vals.iter().map(|v| v.0).collect();
-                let est = seed_aware(input, *b, vec![(*r, counts)], tasks, *k, &boot, || est);
+                let est = seed_aware(input, *b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 TokenCell {
                     benchmark: input.name(*b),
                     run: input.name(*r),
