@@ -183,6 +183,11 @@ impl Options {
             inspect: self.inspect.clone(),
             skip_dir: self.headless.then(|| self.out.clone()),
             cancel: Default::default(),
+            // A summary holds every number; an audit only what it reads.
+            all_logps: self
+                .summarize
+                .as_deref()
+                .is_some_and(crate::schema::summary::is_summary_name),
         }
     }
 }

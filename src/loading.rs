@@ -27,6 +27,8 @@ pub struct Source {
     pub skip_dir: Option<PathBuf>,
     /// The job's token (the workbench cancels superseded loads).
     pub cancel: crate::cancel::Cancel,
+    /// Keep every log-probability (`--summarize`).
+    pub all_logps: bool,
 }
 
 impl Source {
@@ -55,6 +57,7 @@ impl Source {
             inspect: self.inspect.clone(),
             window: None,
             cancel: self.cancel,
+            all_logps: self.all_logps,
         })
     }
 

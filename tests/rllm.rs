@@ -77,7 +77,12 @@ fn eval_folders_audit_to_the_independent_figures() {
 #[test]
 fn empty_token_arrays_are_missing_never_zero() {
     use rl_audit::schema::load::{load, LoadOptions};
-    let set = load(&[data("eval")], &LoadOptions::default()).unwrap();
+    // Every log-probability read (what a summary keeps).
+    let all = LoadOptions {
+        all_logps: true,
+        ..Default::default()
+    };
+    let set = load(&[data("eval")], &all).unwrap();
     // Independently: each episode file's steps, in order, with their arrays.
     let mut want: Vec<(Option<usize>, Option<f64>)> = Vec::new();
     for f in episode_files(&data("eval")) {
@@ -107,6 +112,23 @@ fn empty_token_arrays_are_missing_never_zero() {
         match (g.1, w.1) {
             (Some(a), Some(b)) => assert!((a - b).abs() < 1e-9),
             (a, b) => assert_eq!(a, b),
+        }
+    }
+    // An audit's load keeps only what the likelihood analyses read: the
+    // log-probabilities of successful evaluation rollouts.
+    let audit = load(&[data("eval")], &LoadOptions::default()).unwrap();
+    let mut kept = Vec::new();
+    for t in &audit.trajectories {
+        for s in audit.steps_of(t) {
+            kept.push((t.success && !t.is_training(), audit.logp_of(s, t.run)));
+        }
+    }
+    assert_eq!(kept.len(), want.len());
+    assert!(kept.iter().any(|k| k.0) && kept.iter().any(|k| !k.0));
+    for ((read, lp), w) in kept.iter().zip(&want) {
+        assert_eq!(lp.is_some(), *read && w.1.is_some());
+        if let (Some(a), Some(b)) = (lp, w.1) {
+            assert!((a - b).abs() < 1e-9);
         }
     }
 }

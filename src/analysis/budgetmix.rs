@@ -174,10 +174,9 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
         r[2].check(set, odd.is_none(), odd.map_or(g[0].0, |x| x.0));
     }
     for &(i, t) in &rollouts {
-        for st in set.steps_of(t) {
+        for (st, (total, left)) in set.steps_with_budgets(t) {
             let remaining = t.budget as i64 - st.turn as i64 + 1;
-            let ok = st.budget_total() == Some(t.budget as i64)
-                && st.budget_remaining() == Some(remaining);
+            let ok = total == Some(t.budget as i64) && left == Some(remaining);
             r[3].check(set, ok, i);
         }
         if !t.success && t.turns >= t.budget {

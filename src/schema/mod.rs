@@ -199,24 +199,52 @@ impl Trajectory {
 
 /// SPEC §1.1 `steps[]` element, as the analyses need it: texts are re-read
 /// on demand and a step's `reward` is validated but not kept. Steps are most
-/// of a log set's memory, so a step is 24 bytes: optional numbers are stored
-/// without an `Option` tag (read them through the methods), counts and
-/// budgets in 32 bits (validation keeps them in range), and its
-/// log-probabilities live in [`LogSet::logp_runs`] / [`LogSet::logp_values`]
-/// (12 bytes an entry, the value an exact f64).
+/// of a log set's memory, so a step is 16 bytes: optional numbers are stored
+/// without an `Option` tag (read them through the methods), counts in 32
+/// bits (validation keeps them in range); its log-probabilities live in
+/// [`LogSet::logp_runs`] / [`LogSet::logp_values`] (12 bytes an entry, the
+/// value an exact f64) and its `budget_total` / `budget_remaining`, which
+/// few logs write, in [`LogSet::step_budgets`] ([`LogSet::step_budget`]).
 #[derive(Debug, Clone)]
 pub struct Step {
     pub turn: u32,
     /// `u32::MAX` when absent.
     tokens: u32,
-    /// `i32::MIN` when absent.
-    total: i32,
-    remaining: i32,
     /// First entry in the log-probability columns, and how many.
     logp_start: u32,
     logp_len: u16,
     /// 0 absent, 1 false, 2 true.
     error: u8,
+    /// Whether [`LogSet::step_budgets`] holds an entry for it.
+    budget: bool,
+}
+
+/// A step's `budget_total` and `budget_remaining` (`i32::MIN`: absent), for
+/// the steps that have either; `step` is its index in [`LogSet::steps`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepBudget {
+    pub step: u32,
+    total: i32,
+    remaining: i32,
+}
+
+impl StepBudget {
+    /// Values are in range (validation checks them first); None when both
+    /// are absent.
+    pub fn new(step: u32, total: Option<i64>, remaining: Option<i64>) -> Option<StepBudget> {
+        let field = |v: Option<i64>| v.map_or(i32::MIN, |v| v as i32);
+        (total.is_some() || remaining.is_some()).then(|| StepBudget {
+            step,
+            total: field(total),
+            remaining: field(remaining),
+        })
+    }
+    pub fn total(&self) -> Option<i64> {
+        (self.total != i32::MIN).then_some(self.total as i64)
+    }
+    pub fn remaining(&self) -> Option<i64> {
+        (self.remaining != i32::MIN).then_some(self.remaining as i64)
+    }
 }
 
 impl Step {
@@ -227,21 +255,18 @@ impl Step {
     /// The most log-probabilities one step may carry.
     pub const MAX_LOGPS: usize = u16::MAX as usize;
 
-    /// Values are in range (validation checks them first).
+    /// Values are in range (validation checks them first); `budget`: it has
+    /// an entry in the set's [`LogSet::step_budgets`].
     pub fn new(
         turn: u32,
         output_tokens: Option<u64>,
         error: Option<bool>,
-        budget_total: Option<i64>,
-        budget_remaining: Option<i64>,
+        budget: bool,
         logp: Span,
     ) -> Step {
-        let budget = |v: Option<i64>| v.map_or(i32::MIN, |v| v as i32);
         Step {
             turn,
             tokens: output_tokens.map_or(u32::MAX, |t| t as u32),
-            total: budget(budget_total),
-            remaining: budget(budget_remaining),
             logp_start: logp.start,
             logp_len: logp.len as u16,
             error: match error {
@@ -249,6 +274,7 @@ impl Step {
                 Some(false) => 1,
                 Some(true) => 2,
             },
+            budget,
         }
     }
     pub fn error(&self) -> Option<bool> {
@@ -260,12 +286,6 @@ impl Step {
     pub fn output_tokens(&self) -> Option<u64> {
         (self.tokens != u32::MAX).then_some(self.tokens as u64)
     }
-    pub fn budget_total(&self) -> Option<i64> {
-        (self.total != i32::MIN).then_some(self.total as i64)
-    }
-    pub fn budget_remaining(&self) -> Option<i64> {
-        (self.remaining != i32::MIN).then_some(self.remaining as i64)
-    }
     /// Where its log-probabilities are in the set's columns.
     pub fn logp(&self) -> Span {
         Span {
@@ -276,6 +296,12 @@ impl Step {
     /// The step with its log-probabilities moved `by` entries on (a merge).
     pub(crate) fn shift_logp(&mut self, by: usize) {
         self.logp_start += by as u32;
+    }
+    /// Its entries now start at `start` (`len` ≤ what it had).
+    pub(crate) fn set_logp(&mut self, start: usize, len: usize) {
+        debug_assert!(len <= self.logp_len as usize);
+        self.logp_start = start as u32;
+        self.logp_len = len as u16;
     }
 }
 
@@ -353,6 +379,8 @@ pub struct LogSet {
     /// and the value in nats ([`Step::logp`] says which entries are a step's).
     pub logp_runs: Vec<Id>,
     pub logp_values: Vec<f64>,
+    /// Budget fields of the steps that have them, in step order.
+    pub step_budgets: Vec<StepBudget>,
     pub probes: Vec<Probe>,
     pub candidates: Vec<Candidate>,
     pub checkpoints: Vec<Checkpoint>,
@@ -399,6 +427,29 @@ impl LogSet {
             Some(s) => &self.steps[s.range()],
             None => &[],
         }
+    }
+    /// Step `index`'s (`budget_total`, `budget_remaining`).
+    pub fn step_budget(&self, index: usize) -> (Option<i64>, Option<i64>) {
+        if !self.steps[index].budget {
+            return (None, None);
+        }
+        let i = self
+            .step_budgets
+            .partition_point(|b| (b.step as usize) < index);
+        let b = &self.step_budgets[i];
+        debug_assert_eq!(b.step as usize, index);
+        (b.total(), b.remaining())
+    }
+    /// A trajectory's steps, each with its budget fields.
+    pub fn steps_with_budgets<'a>(
+        &'a self,
+        t: &Trajectory,
+    ) -> impl Iterator<Item = (&'a Step, (Option<i64>, Option<i64>))> + 'a {
+        let start = t.steps.map_or(0, |s| s.start as usize);
+        self.steps_of(t)
+            .iter()
+            .enumerate()
+            .map(move |(i, st)| (st, self.step_budget(start + i)))
     }
     pub fn logp_of(&self, step: &Step, run: Id) -> Option<f64> {
         let r = step.logp().range();
@@ -453,20 +504,21 @@ mod tests {
 
     #[test]
     fn a_step_stays_small_and_keeps_its_optional_fields() {
-        // Steps are most of a log set's memory (SPEC target: peak under 2×
-        // the JSONL).
-        assert_eq!(std::mem::size_of::<Step>(), 24);
+        // Steps are most of a log set's memory (issue 20: a few bytes each).
+        assert_eq!(std::mem::size_of::<Step>(), 16);
+        assert_eq!(std::mem::size_of::<StepBudget>(), 12);
         let span = Span { start: 3, len: 2 };
-        let full = Step::new(2, Some(0), Some(true), Some(5), Some(-1), span);
+        let full = Step::new(2, Some(0), Some(true), true, span);
         assert_eq!(full.error(), Some(true));
         assert_eq!(full.logp(), span);
         assert_eq!(full.output_tokens(), Some(0));
-        assert_eq!(full.budget_total(), Some(5));
-        assert_eq!(full.budget_remaining(), Some(-1));
-        let bare = Step::new(1, None, None, None, None, span);
+        let bare = Step::new(1, None, None, false, span);
         assert_eq!(bare.error(), None);
         assert_eq!(bare.output_tokens(), None);
-        assert_eq!(bare.budget_total(), None);
-        assert_eq!(bare.budget_remaining(), None);
+        let b = StepBudget::new(7, Some(5), Some(-1)).unwrap();
+        assert_eq!((b.step, b.total(), b.remaining()), (7, Some(5), Some(-1)));
+        let half = StepBudget::new(8, None, Some(0)).unwrap();
+        assert_eq!((half.total(), half.remaining()), (None, Some(0)));
+        assert_eq!(StepBudget::new(9, None, None), None);
     }
 }

@@ -286,13 +286,14 @@ impl Serialize for StepsOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let steps = &self.set.steps[self.span.range()];
         let mut seq = s.serialize_seq(Some(steps.len()))?;
-        for st in steps {
+        for (i, st) in self.span.range().zip(steps) {
+            let (budget_total, budget_remaining) = self.set.step_budget(i);
             seq.serialize_element(&StepOut {
                 turn: st.turn,
                 output_tokens: st.output_tokens(),
                 error: st.error(),
-                budget_total: st.budget_total(),
-                budget_remaining: st.budget_remaining(),
+                budget_total,
+                budget_remaining,
                 logp: LogpOut(st, self.set),
             })?;
         }

@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use super::raw::{diagnose_types, ActionValue, RawCandidate, RawRecord, RawStep};
 use super::{
-    Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, Termination,
-    Trajectory,
+    Candidate, Checkpoint, FrozenLakeSpec, Loc, LogSet, Probe, RunDecl, Span, Step, StepBudget,
+    Termination, Trajectory,
 };
 use crate::error::{RecordError, SkipReason};
 
@@ -251,6 +251,10 @@ impl LogSet {
             self.steps.truncate(start);
             self.logp_runs.truncate(logp_start);
             self.logp_values.truncate(logp_start);
+            let kept = self
+                .step_budgets
+                .partition_point(|b| (b.step as usize) < start);
+            self.step_budgets.truncate(kept);
         }
         res
     }
@@ -320,12 +324,14 @@ impl LogSet {
                     return Err(RecordError::impossible(field(name), "out of range"));
                 }
             }
+            let index = self.steps.len() as u32;
+            let budget = StepBudget::new(index, s.budget_total, s.budget_remaining);
+            self.step_budgets.extend(budget);
             self.steps.push(Step::new(
                 turn,
                 output_tokens,
                 s.error,
-                s.budget_total,
-                s.budget_remaining,
+                budget.is_some(),
                 logp,
             ));
         }

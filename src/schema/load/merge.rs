@@ -16,7 +16,7 @@ pub(crate) fn merge_into(
     names: &[String],
     opts: &LoadOptions,
 ) -> Result<LogSet> {
-    let mut m = Merger::new(out, lines, records, opts.lenient);
+    let mut m = Merger::new(out, lines, records, opts);
     for c in chunks {
         let name = &names[c.file as usize];
         m.push(c, name)?;
@@ -35,12 +35,19 @@ pub(crate) struct Merger {
     first_error: Option<(Loc, RecordError)>,
     total: u64,
     lenient: bool,
+    all_logps: bool,
 }
 
 impl Merger {
     /// Onto `out`, which holds `lines[f]` lines and `records[f]` records of
-    /// file f; `lenient`: bad records are counted, not kept for the error.
-    pub(crate) fn new(mut out: LogSet, lines: &[u64], records: &[u64], lenient: bool) -> Merger {
+    /// file f; with `opts.lenient` bad records are counted, not kept for
+    /// the error.
+    pub(crate) fn new(
+        mut out: LogSet,
+        lines: &[u64],
+        records: &[u64],
+        opts: &LoadOptions,
+    ) -> Merger {
         for r in SkipReason::ALL {
             out.skipped.entry(r.name()).or_insert(0);
         }
@@ -54,7 +61,8 @@ impl Merger {
             line_base: lines.to_vec(),
             first_error: None,
             total,
-            lenient,
+            lenient: opts.lenient,
+            all_logps: opts.all_logps,
         }
     }
 
@@ -92,7 +100,11 @@ impl Merger {
                 self.first_error = Some((loc, e));
             }
         }
-        append(&mut self.out, c.set, base);
+        let mut set = c.set;
+        if !self.all_logps {
+            drop_unread_logps(&mut set);
+        }
+        append(&mut self.out, set, base);
         Ok(())
     }
 
@@ -153,6 +165,36 @@ pub(super) fn record_error(names: &[String], loc: Loc, error: RecordError) -> Er
     }
 }
 
+/// Drops the log-probabilities no analysis reads: only those of successful
+/// evaluation rollouts are (SPEC §2.4's per-step NLL, LLR and length
+/// matching; §4.5's turn by turn). Failed and training rollouts keep their
+/// steps, without log-probabilities — most of a log set's step memory.
+/// Summaries keep every one ([`LoadOptions::all_logps`]).
+pub(super) fn drop_unread_logps(set: &mut LogSet) {
+    let mut keep = vec![false; set.steps.len()];
+    for t in &set.trajectories {
+        if let Some(s) = t.steps.filter(|_| t.success && !t.is_training()) {
+            keep[s.range()].fill(true);
+        }
+    }
+    if keep.iter().all(|&k| k) {
+        return;
+    }
+    // A chunk's steps hold their entries in order: compact in place.
+    let mut w = 0;
+    for (st, k) in set.steps.iter_mut().zip(keep) {
+        let r = st.logp().range();
+        debug_assert!(r.start >= w);
+        let len = if k { r.len() } else { 0 };
+        set.logp_runs.copy_within(r.start..r.start + len, w);
+        set.logp_values.copy_within(r.start..r.start + len, w);
+        st.set_logp(w, len);
+        w += len;
+    }
+    set.logp_runs.truncate(w);
+    set.logp_values.truncate(w);
+}
+
 /// Appends a chunk-local set, renumbering ids, spans and lines.
 pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     let map: Vec<Id> = (0..set.strings.len() as Id)
@@ -186,6 +228,11 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
         s.shift_logp(logp0);
         s
     }));
+    out.step_budgets
+        .extend(set.step_budgets.into_iter().map(|mut b| {
+            b.step += steps0 as u32;
+            b
+        }));
     out.candidates.extend(set.candidates);
     out.metrics.extend(set.metrics);
     out.trajectories
@@ -218,6 +265,44 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     out.notes.extend(set.notes);
     for (k, n) in set.unknown_kinds {
         *out.unknown_kinds.entry(k).or_default() += n;
+    }
+}
+
+/// The first item seen under each key, holding a key's 64-bit hash and the
+/// item's index (16 bytes a key, where the key itself would take 72 with
+/// its place): items whose hashes collide are compared in full through
+/// `same`, those after the first kept in a list.
+pub(super) struct FirstSeen {
+    by_hash: FastMap<u64, u32>,
+    more: Vec<u32>,
+}
+
+impl FirstSeen {
+    pub(super) fn with_capacity(n: usize) -> FirstSeen {
+        let mut by_hash = FastMap::default();
+        by_hash.reserve(n);
+        FirstSeen {
+            by_hash,
+            more: Vec::new(),
+        }
+    }
+    /// Item `i`, whose key hashes to `hash`: the earlier item with the same
+    /// key (`same(j)`: item j has i's key), else None and i is remembered.
+    pub(super) fn first(&mut self, hash: u64, i: u32, same: impl Fn(u32) -> bool) -> Option<u32> {
+        match self.by_hash.entry(hash) {
+            Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
+            Entry::Occupied(_) => {
+                let earlier = self.more.iter().copied().find(|&j| same(j));
+                if earlier.is_none() {
+                    self.more.push(i);
+                }
+                earlier
+            }
+            Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        }
     }
 }
 
@@ -316,7 +401,24 @@ pub(super) fn cross_checks(
     let mut categories: FastMap<(Id, Id), (Id, Loc)> = FastMap::default();
     // (run, benchmark) → whether its evaluation rollouts carry a seed, and the first one's place.
     let mut seeded: FastMap<(Id, Id), (bool, Loc)> = FastMap::default();
-    let mut seen: FastMap<DupKey, Loc> = FastMap::default();
+    // Duplicates: each key's first trajectory, found by the key's hash.
+    let dup_key_of = |t: &crate::schema::Trajectory| -> Option<DupKey> {
+        t.sample.map(|s| {
+            (
+                t.run,
+                t.benchmark,
+                t.task,
+                t.budget,
+                s,
+                t.train_step,
+                t.group,
+                t.seed,
+            )
+        })
+    };
+    use std::hash::BuildHasher;
+    let hasher = foldhash::fast::FixedState::default();
+    let mut seen = FirstSeen::with_capacity(set.trajectories.len());
     let mut drop_decl = vec![false; set.run_decls.len()];
     let mut drop_traj = vec![false; set.trajectories.len()];
     for (loc, is_decl, i) in order {
@@ -329,18 +431,7 @@ pub(super) fn cross_checks(
         } else {
             let t = &set.trajectories[i];
             let key = (t.benchmark, t.task);
-            let dup_key = t.sample.map(|s| {
-                (
-                    t.run,
-                    t.benchmark,
-                    t.task,
-                    t.budget,
-                    s,
-                    t.train_step,
-                    t.group,
-                    t.seed,
-                )
-            });
+            let dup_key = dup_key_of(t);
             let mut r = Ok(());
             if let Some(m) = t.method {
                 r = check_method(&set.strings, &mut methods, t.run, m, loc);
@@ -371,20 +462,17 @@ pub(super) fn cross_checks(
             }
             if r.is_ok() {
                 if let Some(k) = dup_key {
-                    match seen.entry(k) {
-                        Entry::Occupied(e) => {
-                            r = Err((
-                                *e.get(),
-                                RecordError::new(
-                                    SkipReason::Duplicate,
-                                    "sample",
-                                    "duplicate trajectory",
-                                ),
-                            ))
-                        }
-                        Entry::Vacant(e) => {
-                            e.insert(loc);
-                        }
+                    let same = |j: u32| dup_key_of(&set.trajectories[j as usize]) == Some(k);
+                    let first = seen.first(hasher.hash_one(k), i as u32, same);
+                    if let Some(j) = first {
+                        r = Err((
+                            set.trajectories[j as usize].loc,
+                            RecordError::new(
+                                SkipReason::Duplicate,
+                                "sample",
+                                "duplicate trajectory",
+                            ),
+                        ));
                     }
                 }
             }
@@ -536,6 +624,36 @@ pub(super) fn check_same(
         Entry::Vacant(e) => {
             e.insert((v, loc));
             Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FirstSeen;
+
+    /// Keys 0..6 by value; hashes chosen to collide (every key hashes to
+    /// its value mod 2): each duplicate finds its own first, never a
+    /// colliding other key's.
+    #[test]
+    fn first_seen_tells_colliding_keys_apart() {
+        let keys = [0u32, 1, 2, 3, 2, 0, 4, 3, 5, 4];
+        let want = [
+            None,
+            None,
+            None,
+            None,
+            Some(2),
+            Some(0),
+            None,
+            Some(3),
+            None,
+            Some(6),
+        ];
+        let mut seen = FirstSeen::with_capacity(0);
+        for (i, &k) in keys.iter().enumerate() {
+            let got = seen.first(u64::from(k % 2), i as u32, |j| keys[j as usize] == k);
+            assert_eq!(got, want[i], "item {i} (key {k})");
         }
     }
 }
