@@ -298,6 +298,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     clock.lap("polars aggregates");
     let input = passkt::PassInput { set, agg: &agg };
     let pass = passkt::analyse(&input, &pairs, settings);
+    crate::schema::load::release_freed_memory();
     clock.lap("Pass@(K,T), Δ, curves, token budgets");
     let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
     clock.lap("categories");

@@ -466,6 +466,22 @@ impl PassInput<'_> {
     }
 }
 
+/// Each cell's counts computed once and shared by every section of
+/// [`analyse`] that reads them (the cells, the paired differences, the
+/// mode gaps): at a million rollouts they are most of its memory.
+#[derive(Default)]
+struct CountsCache(std::cell::RefCell<BTreeMap<(Id, Id, u32, Mode), Rc<TaskCounts>>>);
+
+impl CountsCache {
+    fn get(&self, input: &PassInput, bench: Id, run: Id, level: u32, mode: Mode) -> Rc<TaskCounts> {
+        let mut m = self.0.borrow_mut();
+        Rc::clone(
+            m.entry((bench, run, level, mode))
+                .or_insert_with(|| Rc::new(input.counts(bench, run, level, mode))),
+        )
+    }
+}
+
 /// K ∈ {1, 2, 4, …} up to the largest number of rollouts in any cell.
 pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
     let mut max_n = 0;
@@ -502,8 +518,9 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
     (v, left_out)
 }
 
-/// Per-task values of several statistics, each tagged with its sharing group.
-type Grouped<G> = Vec<(G, Vec<(Id, f64)>)>;
+/// Per-task values of several statistics, each tagged with its sharing group
+/// (shared, not copied, between a section's table and the batch).
+type Grouped<G> = Vec<(G, Rc<Vec<(Id, f64)>>)>;
 
 /// (section, group within the section)
 type GroupTag = (usize, usize);
@@ -589,13 +606,14 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         ..Default::default()
     };
     let benches = input.benchmarks();
+    let cache = CountsCache::default();
     // Cells, in (benchmark, run, k, level, mode) order.
     let mut jobs = Vec::new();
     for &b in &benches {
         for r in input.runs(b) {
             for &l in &s.levels {
                 for m in Mode::BOTH {
-                    let counts = Rc::new(input.counts(b, r, l, m));
+                    let counts = cache.get(input, b, r, l, m);
                     if counts.is_empty() {
                         continue;
                     }
@@ -609,12 +627,13 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     }
     let values: Grouped<(Id, Id, u32, Mode)> = jobs
         .iter()
-        .map(|(b, r, k, l, m, counts)| ((*b, *r, *l, *m), pass_values(counts, *k).0))
+        .map(|(b, r, k, l, m, counts)| ((*b, *r, *l, *m), Rc::new(pass_values(counts, *k).0)))
         .collect();
     let mut batch = Batch::default();
     let cell_range = batch.add(values.clone());
-    let finish_advantages = advantages(input, pairs, &ks, s, &mut batch);
-    let finish_gaps = mode_gaps(input, &ks, &s.levels, &s.boot, &mut batch);
+    let finish_advantages = advantages(input, &cache, pairs, &ks, s, &mut batch);
+    let finish_gaps = mode_gaps(input, &cache, &ks, &s.levels, &s.boot, &mut batch);
+    drop(cache);
     let finish_tokens = token_budgets(input, &ks, s, &mut batch);
     let all = batch.run(&s.boot);
     let mut cells: Vec<PassCell> = jobs
@@ -812,6 +831,7 @@ pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f6
 /// table from the batch's estimates.
 fn advantages<'a>(
     input: &'a PassInput,
+    cache: &CountsCache,
     pairs: &'a [Pair],
     ks: &[u64],
     s: &Settings,
@@ -821,8 +841,8 @@ fn advantages<'a>(
     for p in pairs {
         for &l in &s.levels {
             for m in Mode::BOTH {
-                let base = Rc::new(input.counts(p.benchmark, p.base, l, m));
-                let rl = Rc::new(input.counts(p.benchmark, p.rl, l, m));
+                let base = cache.get(input, p.benchmark, p.base, l, m);
+                let rl = cache.get(input, p.benchmark, p.rl, l, m);
                 for &k in ks {
                     let v = paired_values(&rl, &base, k);
                     if !v.is_empty() {
@@ -834,7 +854,12 @@ fn advantages<'a>(
     }
     let diffs: Grouped<(Pair, u32, Mode)> = jobs
         .iter()
-        .map(|(p, _, l, m, v, _, _)| ((**p, *l, *m), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .map(|(p, _, l, m, v, _, _)| {
+            (
+                (**p, *l, *m),
+                Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
+            )
+        })
         .collect();
     let range = batch.add(diffs);
     let boot = s.boot;
@@ -1007,6 +1032,7 @@ fn family_tests_of(
 
 fn mode_gaps<'a>(
     input: &'a PassInput,
+    cache: &CountsCache,
     ks: &[u64],
     levels: &[u32],
     boot: &Bootstrap,
@@ -1016,8 +1042,8 @@ fn mode_gaps<'a>(
     for b in input.benchmarks() {
         for r in input.runs(b) {
             for &l in levels {
-                let native = Rc::new(input.counts(b, r, l, Mode::Native));
-                let trunc = Rc::new(input.counts(b, r, l, Mode::Truncated));
+                let native = cache.get(input, b, r, l, Mode::Native);
+                let trunc = cache.get(input, b, r, l, Mode::Truncated);
                 for &k in ks {
                     let v = paired_values(&native, &trunc, k);
                     if !v.is_empty() {
@@ -1029,7 +1055,12 @@ fn mode_gaps<'a>(
     }
     let diffs: Grouped<(Id, Id, u32)> = jobs
         .iter()
-        .map(|(b, r, _, l, v, _, _)| ((*b, *r, *l), v.iter().map(|x| (x.0, x.1 - x.2)).collect()))
+        .map(|(b, r, _, l, v, _, _)| {
+            (
+                (*b, *r, *l),
+                Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
+            )
+        })
         .collect();
     let range = batch.add(diffs);
     let boot = *boot;
@@ -1147,7 +1178,7 @@ fn token_budgets<'a>(
     }
     let values: Grouped<(Id, Id, u64)> = jobs
         .iter()
-        .map(|(b, r, k, x, counts)| ((*b, *r, *x), pass_values(counts, *k).0))
+        .map(|(b, r, k, x, counts)| ((*b, *r, *x), Rc::new(pass_values(counts, *k).0)))
         .collect();
     let range = batch.add(values.clone());
     let boot = s.boot;
