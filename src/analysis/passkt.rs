@@ -470,7 +470,10 @@ impl PassInput<'_> {
 /// [`analyse`] that reads them (the cells, the paired differences, the
 /// mode gaps): at a million rollouts they are most of its memory.
 #[derive(Default)]
-struct CountsCache(std::cell::RefCell<BTreeMap<(Id, Id, u32, Mode), Rc<TaskCounts>>>);
+struct CountsCache(std::cell::RefCell<BTreeMap<CellKey, Rc<TaskCounts>>>);
+
+/// (benchmark, run, level, mode)
+type CellKey = (Id, Id, u32, Mode);
 
 impl CountsCache {
     fn get(&self, input: &PassInput, bench: Id, run: Id, level: u32, mode: Mode) -> Rc<TaskCounts> {
