@@ -15,11 +15,11 @@ pub struct Gates {
 
 /// Runs the headless audit; returns what the gates say.
 pub fn run(opts: &Options) -> Result<Gates> {
-    let mut clock = crate::analysis::StageClock::from_env();
+    let mut clock = crate::stage::StageClock::from_env();
     let set = opts.source().load(None)?;
     clock.lap("load + validate");
     let audit = run_audit(&set, &opts.settings)?;
-    let mut clock = crate::analysis::StageClock::from_env();
+    let mut clock = crate::stage::StageClock::from_env();
     let files = report::render(
         &set,
         &audit,

@@ -15,5 +15,6 @@ pub mod jobs;
 pub mod loading;
 pub mod report;
 pub mod schema;
+pub mod stage;
 pub mod tour;
 pub mod tui;

@@ -253,52 +253,16 @@ pub fn for_pair<'a, T>(
     })
 }
 
-/// With `RL_AUDIT_TIMINGS` set, each analysis stage's seconds go to stderr
-/// (what `examples/bench` and performance work read).
-pub struct StageClock(Option<std::time::Instant>);
-
-impl StageClock {
-    pub fn from_env() -> StageClock {
-        StageClock(
-            std::env::var_os("RL_AUDIT_TIMINGS")
-                .is_some()
-                .then(std::time::Instant::now),
-        )
-    }
-    /// The stage's seconds, and (Linux) resident memory now and at its peak.
-    pub fn lap(&mut self, stage: &str) {
-        if let Some(t) = &mut self.0 {
-            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-            let mib = |key: &str| {
-                status
-                    .lines()
-                    .find_map(|l| l.strip_prefix(key))
-                    .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-                    .map_or(String::new(), |kb| format!(" {key} {:.0} MiB", kb / 1024.0))
-            };
-            eprintln!(
-                "timing: {stage}: {:.3} s{}{}{}{}",
-                t.elapsed().as_secs_f64(),
-                mib("VmRSS:"),
-                mib("RssAnon:"),
-                mib("RssFile:"),
-                mib("VmHWM:")
-            );
-            *t = std::time::Instant::now();
-        }
-    }
-}
-
 /// Runs every analysis.
 pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
-    let mut clock = StageClock::from_env();
+    let mut clock = crate::stage::StageClock::from_env();
     let (pairs, mut notes) = resolve_pairs(set, settings)?;
     let agg = eval_aggregates(set)?;
-    crate::schema::load::release_freed_memory();
+    crate::stage::release_freed_memory();
     clock.lap("polars aggregates");
     let input = passkt::PassInput { set, agg: &agg };
     let pass = passkt::analyse(&input, &pairs, settings);
-    crate::schema::load::release_freed_memory();
+    crate::stage::release_freed_memory();
     clock.lap("Pass@(K,T), Δ, curves, token budgets");
     let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
     clock.lap("categories");

@@ -109,7 +109,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     let mut names = Vec::new();
     // Chunks go into the set as they are parsed (their memory freed at once).
     let mut merger = Merger::new(LogSet::default(), &[], &[], opts);
-    let mut clock = crate::analysis::StageClock::from_env();
+    let mut clock = crate::stage::StageClock::from_env();
     let mut tracked = Tracked::default();
     let windowed = |p: &Path| format_of(p) == Some(Format::Jsonl) && appendable_mapping(opts);
     std::thread::scope(|scope| -> Result<()> {
@@ -197,9 +197,8 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     for c in parsed {
                         merger.push(c, &name)?;
                     }
-                    // The window's chunk-local sets are freed: hand that back
-                    // (else the load's peak holds every window's leftovers).
-                    release_freed_memory();
+                    // The window's chunk-local sets are freed: hand that back.
+                    crate::stage::release_freed_memory();
                 }
                 names.push(name);
             } else {
@@ -242,7 +241,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             "no log files found (only .json files that are not Inspect logs)",
         ));
     }
-    let mut clock = crate::analysis::StageClock::from_env();
+    let mut clock = crate::stage::StageClock::from_env();
     let mut set = merger.finish(&names, opts)?;
     clock.lap("load: checks across records");
     set.notes.extend(notes);
@@ -255,20 +254,8 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     ignored.dedup();
     set.ignored_files = ignored;
     set.notes.extend(super::summary::summaries_note(&set));
-    release_freed_memory();
+    crate::stage::release_freed_memory();
     Ok((set, tracked))
-}
-
-/// Hands memory freed inside the allocator back to the system. glibc keeps
-/// what the parse threads' chunk-local sets and windows freed in their
-/// arenas (tens of MiB at 200,000 trajectories) as resident memory; the
-/// analyses that follow would otherwise add their peak on top of it.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own arenas; no pointer is passed.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// What the reader thread hands over: a whole file, or a window of whole
