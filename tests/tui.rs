@@ -193,8 +193,8 @@ fn budget_panel_shows_the_report_numbers() {
 
 #[test]
 fn filter_and_export() {
-    let dir = std::env::temp_dir().join(format!("rl-audit-export-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // Under the target directory, emptied each run (nothing left in /tmp).
+    let dir = common::temp_dir("tui-export");
     let mut s = Screen::new(120, 40, demo());
     s.app.export_dir = dir.clone();
     s.keys("2lll\n");
@@ -668,8 +668,7 @@ fn state(app: &App) -> String {
 fn every_key_in_the_map_does_something() {
     use keymap::{Command, Key, KEYMAP};
     let d = demo();
-    let dir = std::env::temp_dir().join(format!("rl-audit-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("tui-keys");
     for b in KEYMAP {
         for key in b.keys {
             // A state in which the command has something to act on.
