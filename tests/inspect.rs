@@ -127,7 +127,7 @@ fn samples_cut_off_by_a_limit_end_in_budget() {
         let t = set
             .trajectories
             .iter()
-            .find(|t| set.name(t.task) == id && t.sample == Some(epoch - 1))
+            .find(|t| set.name(t.task) == id && t.sample() == Some(epoch - 1))
             .unwrap();
         let want = if t.success {
             "success"

@@ -157,7 +157,7 @@ fn multi_trajectory_episodes_are_one_rollout() {
         assert_eq!(t.turns as usize, n, "{name}");
         let (task, attempt) = v["id"].as_str().unwrap().rsplit_once(':').unwrap();
         assert_eq!(set.name(t.task), task);
-        assert_eq!(t.sample, Some(attempt.parse().unwrap()));
+        assert_eq!(t.sample(), Some(attempt.parse().unwrap()));
         assert_eq!(set.name(t.run), "Qwen3-4B-grpo");
         assert_eq!(set.name(t.benchmark), "bfcl-mt");
         let reason = v["termination_reason"].as_str().unwrap();

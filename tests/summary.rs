@@ -396,7 +396,7 @@ fn floats_are_parsed_correctly_rounded_and_come_back_from_a_summary_bit_for_bit(
         let set = rl_audit::schema::load(&[d.join(file)], &Default::default()).unwrap();
         let t = &set.trajectories[0];
         assert_eq!(
-            t.reward.map(f64::to_bits),
+            t.reward().map(f64::to_bits),
             Some(cases[0].1),
             "{file}: reward"
         );

@@ -146,8 +146,8 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
     let mut groups: BTreeMap<(i64, Option<Id>, usize), Group> = BTreeMap::new();
     for (i, &(ix, t)) in rollouts.iter().enumerate() {
         let key = match t.group {
-            Some(g) => (t.train_step.unwrap_or(0), Some(g), 0),
-            None => (t.train_step.unwrap_or(0), None, i),
+            Some(g) => (t.train_step().unwrap_or(0), Some(g), 0),
+            None => (t.train_step().unwrap_or(0), None, i),
         };
         groups.entry(key).or_default().push((ix, t));
     }
@@ -180,7 +180,7 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
             r[3].check(set, ok, i);
         }
         if !t.success && t.turns >= t.budget {
-            r[4].check(set, t.reward == Some(0.0), i);
+            r[4].check(set, t.reward() == Some(0.0), i);
         }
         if let Some(s) = t.success_turn {
             r[5].check(set, s <= t.budget, i);

@@ -176,28 +176,12 @@ mod tests {
     use super::*;
 
     fn traj(turns: u32, success_turn: Option<u32>, termination: Termination) -> Trajectory {
-        Trajectory {
-            loc: crate::schema::Loc { file: 0, line: 1 },
-            run: 0,
-            method: None,
-            benchmark: 0,
-            task: 0,
-            sample: None,
-            budget: 8,
-            max_budget: None,
-            success: success_turn.is_some(),
-            turns,
-            success_turn,
-            reward: None,
-            min_turns: None,
-            train_step: None,
-            group: None,
-            steps: None,
-            termination,
-            turns_known: true,
-            seed: None,
-            category: None,
-        }
+        let mut t = Trajectory::bare(crate::schema::Loc { file: 0, line: 1 }, 0, 0, 0, 8);
+        t.success = success_turn.is_some();
+        t.turns = turns;
+        t.success_turn = success_turn;
+        t.termination = termination;
+        t
     }
 
     #[test]

@@ -127,7 +127,6 @@ pub struct Trajectory {
     pub method: Option<Id>,
     pub benchmark: Id,
     pub task: Id,
-    pub sample: Option<i64>,
     pub budget: u32,
     pub max_budget: Option<u32>,
     pub success: bool,
@@ -135,9 +134,7 @@ pub struct Trajectory {
     pub turns: u32,
     /// First solving turn; `Some` exactly when `success` (defaults to `turns`).
     pub success_turn: Option<u32>,
-    pub reward: Option<f64>,
     pub min_turns: Option<u32>,
-    pub train_step: Option<i64>,
     pub group: Option<Id>,
     /// `None` when the record has no `steps` array.
     pub steps: Option<Span>,
@@ -150,6 +147,13 @@ pub struct Trajectory {
     pub seed: Option<Id>,
     /// SPEC §4.3: the task's category.
     pub category: Option<Id>,
+    // `sample`, `reward` and `train_step` (read them through the methods):
+    // their presence in one byte beside the other small fields, so the three
+    // take 24 bytes where `Option`s would take 48.
+    sample: i64,
+    reward: f64,
+    train_step: i64,
+    present: u8,
 }
 
 /// SPEC §4.1 `termination`: why a rollout ended.
@@ -188,8 +192,63 @@ impl Termination {
 }
 
 impl Trajectory {
+    const SAMPLE: u8 = 1;
+    const REWARD: u8 = 2;
+    const TRAIN_STEP: u8 = 4;
+
+    /// An evaluation rollout with no optional field set (the loader fills
+    /// the rest in; tests build on it).
+    pub fn bare(loc: Loc, run: Id, benchmark: Id, task: Id, budget: u32) -> Trajectory {
+        Trajectory {
+            loc,
+            run,
+            method: None,
+            benchmark,
+            task,
+            budget,
+            max_budget: None,
+            success: false,
+            turns: 0,
+            success_turn: None,
+            min_turns: None,
+            group: None,
+            steps: None,
+            termination: Termination::Wrong,
+            turns_known: true,
+            seed: None,
+            category: None,
+            sample: 0,
+            reward: 0.0,
+            train_step: 0,
+            present: 0,
+        }
+    }
+    /// Sets `sample`, `reward` and `train_step`.
+    pub fn set_extras(
+        &mut self,
+        sample: Option<i64>,
+        reward: Option<f64>,
+        train_step: Option<i64>,
+    ) {
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        self.present = bit(sample.is_some(), Self::SAMPLE)
+            | bit(reward.is_some(), Self::REWARD)
+            | bit(train_step.is_some(), Self::TRAIN_STEP);
+        self.sample = sample.unwrap_or(0);
+        self.reward = reward.unwrap_or(0.0);
+        self.train_step = train_step.unwrap_or(0);
+    }
+    pub fn sample(&self) -> Option<i64> {
+        (self.present & Self::SAMPLE != 0).then_some(self.sample)
+    }
+    pub fn reward(&self) -> Option<f64> {
+        (self.present & Self::REWARD != 0).then_some(self.reward)
+    }
+    pub fn train_step(&self) -> Option<i64> {
+        (self.present & Self::TRAIN_STEP != 0).then_some(self.train_step)
+    }
     pub fn is_training(&self) -> bool {
-        self.train_step.is_some()
+        self.present & Self::TRAIN_STEP != 0
     }
     /// Solved within T turns (SPEC §2.1).
     pub fn solved_within(&self, t: u32) -> bool {
@@ -507,6 +566,7 @@ mod tests {
         // Steps are most of a log set's memory (issue 20: a few bytes each).
         assert_eq!(std::mem::size_of::<Step>(), 16);
         assert_eq!(std::mem::size_of::<StepBudget>(), 12);
+        assert!(std::mem::size_of::<Trajectory>() <= 136);
         let span = Span { start: 3, len: 2 };
         let full = Step::new(2, Some(0), Some(true), true, span);
         assert_eq!(full.error(), Some(true));

@@ -217,28 +217,28 @@ impl LogSet {
             Some(raw_steps) => Some(self.add_steps(raw_steps)?),
             None => None,
         };
-        let t = Trajectory {
-            loc,
-            run: self.strings.intern(&run),
+        let mut t = Trajectory {
             method: r.method.map(|m| self.strings.intern(&m)),
-            benchmark: self.strings.intern(&benchmark),
-            task: self.strings.intern(&task),
-            sample: r.sample,
-            budget,
             max_budget,
             success,
             turns,
             success_turn,
-            reward: r.reward,
             min_turns,
-            train_step: r.train_step,
             group: r.group.map(|g| self.strings.intern(&g.0)),
             steps,
             termination,
             turns_known,
             seed: r.seed.map(|g| self.strings.intern(&g.0)),
             category: r.category.map(|c| self.strings.intern(&c)),
+            ..Trajectory::bare(
+                loc,
+                self.strings.intern(&run),
+                self.strings.intern(&benchmark),
+                self.strings.intern(&task),
+                budget,
+            )
         };
+        t.set_extras(r.sample, r.reward, r.train_step);
         self.trajectories.push(t);
         Ok(())
     }

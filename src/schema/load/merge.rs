@@ -403,14 +403,14 @@ pub(super) fn cross_checks(
     let mut seeded: FastMap<(Id, Id), (bool, Loc)> = FastMap::default();
     // Duplicates: each key's first trajectory, found by the key's hash.
     let dup_key_of = |t: &crate::schema::Trajectory| -> Option<DupKey> {
-        t.sample.map(|s| {
+        t.sample().map(|s| {
             (
                 t.run,
                 t.benchmark,
                 t.task,
                 t.budget,
                 s,
-                t.train_step,
+                t.train_step(),
                 t.group,
                 t.seed,
             )

@@ -477,7 +477,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
             vec![
                 Cell::text(set.name(tr.run)),
                 Cell::count(tr.budget),
-                tr.sample.map_or(Cell::text("–"), |s| {
+                tr.sample().map_or(Cell::text("–"), |s| {
                     Cell::num(s.to_string(), Some(s as f64))
                 }),
                 yes_no(tr.success),
@@ -490,7 +490,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
                 } else {
                     Cell::text("unknown")
                 },
-                tr.reward
+                tr.reward()
                     .map_or(Cell::text("–"), |r| Cell::num(format!("{r}"), Some(r))),
                 Cell::count(set.steps_of(tr).len() as u64),
                 Cell::text(crate::analysis::failures::outcome(tr, tt).name()),
