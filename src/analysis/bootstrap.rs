@@ -139,6 +139,8 @@ const BLOCK: usize = 64;
 #[derive(Default)]
 struct Scratch {
     draws: Vec<u32>,
+    /// `draws` as f64, when a family of distinct values reads them.
+    draws_f: Vec<f64>,
     rows: Vec<u32>,
     counts: Vec<u32>,
     acc: Vec<f64>,
@@ -299,10 +301,12 @@ fn replicate_blocks(
             }
             let Scratch {
                 draws,
+                draws_f,
                 rows,
                 counts,
                 acc,
             } = scratch;
+            draws_f.clear();
             let mut rngs: Vec<Xoshiro256PlusPlus> =
                 (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
             if !direct {
@@ -341,33 +345,29 @@ fn replicate_blocks(
                 } else if cl.len() < m {
                     class_counts(counts, &members[f], draws);
                 }
-                // Every class one cluster (distinct values): its counts are
-                // the cluster's draw counts, read in place.
-                let singletons = !direct && cl.len() == m;
-                let class_block = |k: usize| -> &[u32] {
-                    if singletons {
-                        let i = members[f].list[k] as usize;
-                        &draws[i * BLOCK..(i + 1) * BLOCK]
-                    } else {
-                        &counts[k * BLOCK..(k + 1) * BLOCK]
-                    }
-                };
                 // Σ count × value per statistic, Σ count × weight.
-                let n_stats = cl.stats;
                 acc.clear();
-                acc.resize(n_stats * BLOCK, 0.0);
+                acc.resize(cl.stats * BLOCK, 0.0);
                 w.iter_mut().for_each(|x| *x = 0.0);
-                for (k, cnt) in (0..cl.len()).map(|k| (k, class_block(k))) {
-                    let wk = cl.weights[k];
-                    for (x, &c) in w.iter_mut().zip(cnt) {
-                        *x += f64::from(c) * wk;
+                if !direct && cl.len() == m {
+                    // Every class one cluster (distinct values): its counts
+                    // are the cluster's draw counts, read in place — as f64,
+                    // converted once per block for every such family.
+                    if draws_f.is_empty() {
+                        draws_f.extend(draws.iter().map(|&c| f64::from(c)));
                     }
-                    for (s, a) in acc.chunks_exact_mut(BLOCK).enumerate() {
-                        let v = cl.sums[k * n_stats + s];
-                        for (x, &c) in a.iter_mut().zip(cnt) {
-                            *x += f64::from(c) * v;
-                        }
-                    }
+                    let list = &members[f].list;
+                    accumulate(
+                        cl,
+                        |k| {
+                            let i = list[k] as usize;
+                            &draws_f[i * BLOCK..(i + 1) * BLOCK]
+                        },
+                        &mut w,
+                        acc,
+                    );
+                } else {
+                    accumulate(cl, |k| &counts[k * BLOCK..(k + 1) * BLOCK], &mut w, acc);
                 }
                 for (s, a) in acc.chunks_exact(BLOCK).enumerate() {
                     let dst = &mut out[(stat_offset[f] + s) * BLOCK..][..BLOCK];
@@ -380,6 +380,33 @@ fn replicate_blocks(
         })
         .collect();
     (blocks, stat_offset)
+}
+
+/// Σ count × weight (into `w`) and Σ count × value per statistic (into
+/// `acc`, stat-major) over a family's classes, [`BLOCK`] resamples side by
+/// side; `class(k)` is class k's counts (u32 class counts, or draw counts
+/// already as f64 — the same products either way).
+#[inline(always)]
+fn accumulate<'c, T: Copy + Into<f64> + 'c>(
+    cl: &Classes,
+    class: impl Fn(usize) -> &'c [T],
+    w: &mut [f64; BLOCK],
+    acc: &mut [f64],
+) {
+    let n_stats = cl.stats;
+    for k in 0..cl.len() {
+        let cnt = class(k);
+        let wk = cl.weights[k];
+        for (x, &c) in w.iter_mut().zip(cnt) {
+            *x += c.into() * wk;
+        }
+        for (s, a) in acc.chunks_exact_mut(BLOCK).enumerate() {
+            let v = cl.sums[k * n_stats + s];
+            for (x, &c) in a.iter_mut().zip(cnt) {
+                *x += c.into() * v;
+            }
+        }
+    }
 }
 
 /// Per statistic of a pass: its replicates → the interval.
