@@ -49,32 +49,44 @@ pub fn cluster_bootstrap_many(
 /// depends only on the seed, the resample and m). What many small
 /// statistics over one population cost once (e.g. SPEC §4.5's turn by turn).
 pub fn cluster_bootstrap_each(sets: &[Vec<Cluster>], cfg: &Bootstrap) -> Vec<Estimate> {
-    let families: Vec<Family> = sets
-        .iter()
-        .map(|c| Family {
-            sums: vec![c.iter().map(|c| c.sum).collect()],
-            weights: c.iter().map(|c| c.weight).collect(),
-        })
-        .collect();
+    let family = |c: &[Cluster]| Family {
+        sums: vec![c.iter().map(|c| c.sum).collect()],
+        weights: c.iter().map(|c| c.weight).collect(),
+    };
     // Group by (m, whether the set alone would draw class counts directly):
     // within a group every family takes the path it would alone.
-    let mut groups: std::collections::BTreeMap<(usize, bool), Vec<usize>> = Default::default();
-    for (i, f) in families.iter().enumerate() {
-        let m = f.weights.len();
-        let live = m > 0 && f.weights.iter().any(|w| *w != 0.0);
-        let direct = !live || Classes::new(f).len() * 60 <= m;
-        groups.entry((m, direct)).or_default().push(i);
+    let mut groups: std::collections::BTreeMap<(usize, bool), Vec<Family>> = Default::default();
+    let mut slots: Vec<((usize, bool), usize)> = Vec::with_capacity(sets.len());
+    for c in sets {
+        let f = family(c);
+        let key = (
+            c.len(),
+            draws_directly(&Classes::new(&f), is_live(&f), c.len()),
+        );
+        let group = groups.entry(key).or_default();
+        slots.push((key, group.len()));
+        group.push(f);
     }
-    let mut out = vec![None; families.len()];
-    for members in groups.values() {
-        let group: Vec<Family> = members.iter().map(|&i| families[i].clone()).collect();
-        for (&i, mut e) in members.iter().zip(cluster_bootstrap_families(&group, cfg)) {
-            out[i] = Some(e.remove(0));
-        }
-    }
-    out.into_iter()
-        .map(|e| e.expect("every set estimated"))
+    let estimates: std::collections::BTreeMap<(usize, bool), Vec<Vec<Estimate>>> = groups
+        .iter()
+        .map(|(key, fams)| (*key, cluster_bootstrap_families(fams, cfg)))
+        .collect();
+    slots
+        .into_iter()
+        .map(|(key, j)| estimates[&key][j][0])
         .collect()
+}
+
+/// A family with some weight to resample (else its estimates are undefined).
+fn is_live(f: &Family) -> bool {
+    f.weights.iter().any(|w| *w != 0.0)
+}
+
+/// Whether a family's class counts are drawn directly as a multinomial
+/// rather than from m cluster ids: a binomial costs about as much as 60
+/// cluster-id draws.
+fn draws_directly(c: &Classes, live: bool, m: usize) -> bool {
+    !live || c.len() * 60 <= m
 }
 
 /// Statistics Σsum_s/Σweight that share their clusters: `sums[s][i]` is
@@ -229,17 +241,13 @@ fn passes<T>(
             .all(|f| f.weights.len() == m && f.sums.iter().all(|s| s.len() == m)),
         "bootstrap families must share their clusters"
     );
-    let live: Vec<bool> = families
-        .iter()
-        .map(|f| m > 0 && f.weights.iter().any(|w| *w != 0.0))
-        .collect();
+    let live: Vec<bool> = families.iter().map(|f| m > 0 && is_live(f)).collect();
     let classes: Vec<Classes> = families.iter().map(Classes::new).collect();
-    // A binomial costs about as much as 60 cluster-id draws.
     let direct = !joint
         && classes
             .iter()
             .zip(&live)
-            .all(|(c, l)| !l || c.len() * 60 <= m);
+            .all(|(c, &l)| draws_directly(c, l, m));
     let per_pass = (MAX_REPLICATES / cfg.resamples.max(1)).max(1);
     let mut out = Vec::with_capacity(families.len());
     let mut start = 0;

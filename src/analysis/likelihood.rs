@@ -285,7 +285,8 @@ pub struct LlrTurn {
 pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<LlrTurn> {
     // Every (pair, run, turn) cell's clusters first; then one batch of
     // bootstraps, each exactly as alone.
-    let mut cells_out: Vec<(&Pair, Id, u32, Vec<Cluster>)> = Vec::new();
+    let mut cells_out: Vec<(&Pair, Id, u32)> = Vec::new();
+    let mut sets: Vec<Vec<Cluster>> = Vec::new();
     for pair in pairs {
         for run in [pair.base, pair.rl] {
             // turn → task → (Σ diff, steps)
@@ -328,16 +329,17 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                     .values()
                     .map(|&(sum, weight)| Cluster { sum, weight })
                     .collect();
-                cells_out.push((pair, run, turn, clusters));
+                cells_out.push((pair, run, turn));
+                sets.push(clusters);
             }
         }
     }
-    let sets: Vec<Vec<Cluster>> = cells_out.iter().map(|c| c.3.clone()).collect();
     let estimates = cluster_bootstrap_each(&sets, &s.boot);
     cells_out
         .into_iter()
+        .zip(&sets)
         .zip(estimates)
-        .map(|((pair, run, turn, clusters), e)| {
+        .map(|(((pair, run, turn), clusters), e)| {
             let steps: f64 = clusters.iter().map(|c| c.weight).sum();
             LlrTurn {
                 benchmark: set.name(pair.benchmark).to_string(),
