@@ -169,7 +169,7 @@ fn each_set_in_a_batch_is_bootstrapped_exactly_as_alone() {
             resamples: 2_000,
             ..Default::default()
         };
-        let batch = cluster_bootstrap_each(&sets, &cfg);
+        let batch = cluster_bootstrap_each(sets.clone(), &cfg);
         assert_eq!(batch.len(), sets.len());
         for (i, (set, got)) in sets.iter().zip(&batch).enumerate() {
             let alone = cluster_bootstrap(set, &cfg);

@@ -102,7 +102,7 @@ fn empty_token_arrays_are_missing_never_zero() {
     let mut got = Vec::new();
     for t in &set.trajectories {
         for s in set.steps_of(t) {
-            let lp = set.logp_of(s, t.run);
+            let lp = s.logp_of(t.run);
             got.push((s.output_tokens().map(|x| x as usize), lp));
         }
     }
@@ -120,7 +120,7 @@ fn empty_token_arrays_are_missing_never_zero() {
     let mut kept = Vec::new();
     for t in &audit.trajectories {
         for s in audit.steps_of(t) {
-            kept.push((t.success && !t.is_training(), audit.logp_of(s, t.run)));
+            kept.push((t.success && !t.is_training(), s.logp_of(t.run)));
         }
     }
     assert_eq!(kept.len(), want.len());

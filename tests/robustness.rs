@@ -43,7 +43,7 @@ fn hostile_records_fail_cleanly() {
 
 #[test]
 fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
-    // A step keeps tokens in 32 bits and budgets in ±2³¹ (16 bytes a step):
+    // A step keeps tokens in 32 bits and budgets in ±2³¹ (8 bytes a step):
     // larger values are refused by name, never stored wrapped.
     let g = good_line();
     let step = |s: &str| {
@@ -80,12 +80,10 @@ fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
     )
     .unwrap();
     let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
-    let s = &set.steps[0];
+    let t = set.trajectories.iter().find(|t| t.steps.is_some()).unwrap();
+    let s = set.steps_of(t).iter().next().unwrap();
     assert_eq!(s.output_tokens(), Some(4_294_967_294));
-    assert_eq!(
-        set.step_budget(0),
-        (Some(2_147_483_647), Some(-2_147_483_647))
-    );
+    assert_eq!(s.budget(), (Some(2_147_483_647), Some(-2_147_483_647)));
 }
 
 #[test]
@@ -299,4 +297,93 @@ fn a_frozenlake_probe_too_large_to_solve_is_reported_not_attempted() {
         err.contains("p.jsonl:1: frozenlake.steps_left:") && err.contains("200×200"),
         "{err}"
     );
+}
+
+/// A step holds 8 bytes: its turn (when not its position + 1), its
+/// log-probabilities and its budget fields are found from where it is.
+/// Checked against the records as written, across parse chunks (4 MiB),
+/// with the audit's load (log-probabilities of successful evaluation
+/// rollouts only) and a summary's (every one).
+#[test]
+fn what_a_step_does_not_hold_is_found_again_exactly() {
+    // (turn, logp a/b, budget fields) of rollout i's step j.
+    let turn = |i: usize, j: usize| {
+        if i.is_multiple_of(3) {
+            j + 1
+        } else {
+            2 * j + 1
+        }
+    };
+    let logp = |i: usize, j: usize| {
+        (i + j)
+            .is_multiple_of(2)
+            .then(|| (-((i * 7 + j) as f64) / 8.0, 0.1 - (i + 3 * j) as f64 / 1e4))
+    };
+    let budget = |i: usize, j: usize| (j == 1).then_some((i % 5) as i64 - 2);
+    let n = 40_000;
+    let mut lines = Vec::with_capacity(n);
+    for i in 0..n {
+        let steps: Vec<serde_json::Value> = (0..1 + i % 4)
+            .map(|j| {
+                let mut s = json!({"output_tokens": i + j, "error": j % 2 == 1});
+                if i % 3 != 0 {
+                    s["turn"] = json!(turn(i, j));
+                }
+                if let Some((a, b)) = logp(i, j) {
+                    s["logp"] = json!({"a": a, "b": b});
+                }
+                if let Some(r) = budget(i, j) {
+                    s["budget_total"] = json!(8);
+                    s["budget_remaining"] = json!(r);
+                }
+                s
+            })
+            .collect();
+        let last = turn(i, i % 4);
+        let mut r = json!({"run": "a", "benchmark": "b", "task": format!("t{}", i / 4),
+            "sample": i % 4, "budget": 8, "turns": last, "success": i % 2 == 0, "steps": steps});
+        if i % 10 == 4 {
+            r["train_step"] = json!(1);
+            r["group"] = json!(i);
+        }
+        lines.push(r.to_string());
+    }
+    let d = temp_dir("step_places");
+    let f = d.join("x.jsonl");
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    assert!(
+        std::fs::metadata(&f).unwrap().len() > 9 << 20,
+        "three chunks at least"
+    );
+    for all_logps in [false, true] {
+        let opts = rl_audit::schema::LoadOptions {
+            all_logps,
+            ..Default::default()
+        };
+        let set = rl_audit::schema::load(std::slice::from_ref(&f), &opts).unwrap();
+        let (a, b) = (set.strings.get("a").unwrap(), set.strings.get("b").unwrap());
+        assert_eq!(set.trajectories.len(), n);
+        for (i, t) in set.trajectories.iter().enumerate() {
+            assert_eq!(t.loc.line, i as u64 + 1);
+            let read = all_logps || (i % 2 == 0 && i % 10 != 4);
+            let steps = set.steps_of(t);
+            assert_eq!(steps.len(), 1 + i % 4);
+            for (j, st) in steps.into_iter().enumerate() {
+                assert_eq!(st.turn as usize, turn(i, j), "rollout {i} step {j}");
+                assert_eq!(st.output_tokens(), Some((i + j) as u64));
+                assert_eq!(st.error(), Some(j % 2 == 1));
+                let want = logp(i, j).filter(|_| read);
+                assert_eq!(
+                    st.logp_of(a).zip(st.logp_of(b)),
+                    want,
+                    "rollout {i} step {j}"
+                );
+                let got: Vec<(rl_audit::schema::Id, f64)> = st.logps().collect();
+                assert_eq!(got, want.map_or(vec![], |(x, y)| vec![(a, x), (b, y)]));
+                let (total, left) = st.budget();
+                assert_eq!(left, budget(i, j));
+                assert_eq!(total, budget(i, j).map(|_| 8));
+            }
+        }
+    }
 }

@@ -3,12 +3,15 @@
 //! class counts instead of task ids and sharing each resample's draw among
 //! every statistic over the same tasks.
 
+use std::hash::{BuildHasher, Hasher};
+
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
 use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
+use crate::schema::FirstSeen;
 
 /// The generator of resample `b`: seeded from (seed, b), so the result does
 /// not depend on the number of threads.
@@ -48,7 +51,9 @@ pub fn cluster_bootstrap_many(
 /// of clusters that draw cluster ids share each resample's draw (a draw
 /// depends only on the seed, the resample and m). What many small
 /// statistics over one population cost once (e.g. SPEC §4.5's turn by turn).
-pub fn cluster_bootstrap_each(sets: &[Vec<Cluster>], cfg: &Bootstrap) -> Vec<Estimate> {
+/// The sets are taken (each freed as its family is made: a batch can be
+/// most of an analysis's memory).
+pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<Estimate> {
     let family = |c: &[Cluster]| Family {
         sums: vec![c.iter().map(|c| c.sum).collect()],
         weights: c.iter().map(|c| c.weight).collect(),
@@ -58,11 +63,10 @@ pub fn cluster_bootstrap_each(sets: &[Vec<Cluster>], cfg: &Bootstrap) -> Vec<Est
     let mut groups: std::collections::BTreeMap<(usize, bool), Vec<Family>> = Default::default();
     let mut slots: Vec<((usize, bool), usize)> = Vec::with_capacity(sets.len());
     for c in sets {
-        let f = family(c);
-        let key = (
-            c.len(),
-            draws_directly(&Classes::new(&f), is_live(&f), c.len()),
-        );
+        let f = family(&c);
+        drop(c);
+        let m = f.weights.len();
+        let key = (m, draws_directly(&Classes::new(&f), is_live(&f), m));
         let group = groups.entry(key).or_default();
         slots.push((key, group.len()));
         group.push(f);
@@ -114,24 +118,35 @@ struct Classes {
 impl Classes {
     fn new(f: &Family) -> Self {
         let stats = f.sums.len();
-        let mut index: std::collections::HashMap<Vec<u64>, u32> = Default::default();
+        let n = f.weights.len();
+        // A cluster's key: the bits of its sums and weight.
+        let key = |i: usize| {
+            f.sums
+                .iter()
+                .map(move |s| s[i].to_bits())
+                .chain(std::iter::once(f.weights[i].to_bits()))
+        };
+        let hasher = foldhash::fast::FixedState::default();
+        let mut seen = FirstSeen::with_capacity(n);
         let mut c = Classes {
-            of: Vec::with_capacity(f.weights.len()),
+            of: Vec::with_capacity(n),
             size: Vec::new(),
             sums: Vec::new(),
             weights: Vec::new(),
             stats,
         };
-        for (i, w) in f.weights.iter().enumerate() {
-            let mut key: Vec<u64> = f.sums.iter().map(|s| s[i].to_bits()).collect();
-            key.push(w.to_bits());
-            let next = c.size.len() as u32;
-            let id = *index.entry(key).or_insert_with(|| {
-                c.size.push(0);
-                c.sums.extend(f.sums.iter().map(|s| s[i]));
-                c.weights.push(*w);
-                next
-            });
+        for i in 0..n {
+            let mut h = hasher.build_hasher();
+            key(i).for_each(|b| h.write_u64(b));
+            let id = match seen.first(h.finish(), i as u32, |j| key(j as usize).eq(key(i))) {
+                Some(j) => c.of[j as usize],
+                None => {
+                    c.size.push(0);
+                    c.sums.extend(f.sums.iter().map(|s| s[i]));
+                    c.weights.push(f.weights[i]);
+                    c.size.len() as u32 - 1
+                }
+            };
             c.size[id as usize] += 1;
             c.of.push(id);
         }

@@ -174,7 +174,8 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
         r[2].check(set, odd.is_none(), odd.map_or(g[0].0, |x| x.0));
     }
     for &(i, t) in &rollouts {
-        for (st, (total, left)) in set.steps_with_budgets(t) {
+        for st in set.steps_of(t) {
+            let (total, left) = st.budget();
             let remaining = t.budget as i64 - st.turn as i64 + 1;
             let ok = total == Some(t.budget as i64) && left == Some(remaining);
             r[3].check(set, ok, i);

@@ -89,7 +89,7 @@ fn attempts(set: &LogSet) -> Attempts {
 pub fn attempt_cost(
     success_turn: Option<u32>,
     turns: u32,
-    steps: &[crate::schema::Step],
+    steps: crate::schema::Steps,
     t: u32,
     s: &Settings,
 ) -> f64 {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
-use super::stats::{median, Cluster, Estimate};
+use super::stats::{median_in_place, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::EvalAggregates;
 use crate::schema::{Id, Loc, LogSet, Trajectory};
@@ -18,10 +18,11 @@ pub struct Summary {
     pub n: u64,
 }
 
-fn summary(v: &[f64]) -> Option<Summary> {
+/// Mean (in the order given), median and n; `v` is left sorted.
+fn summary(v: &mut [f64]) -> Option<Summary> {
     Some(Summary {
         mean: super::stats::mean(v)?,
-        median: median(v)?,
+        median: median_in_place(v)?,
         n: v.len() as u64,
     })
 }
@@ -99,7 +100,7 @@ fn trajectory_llr(set: &LogSet, t: &Trajectory, base: Id, rl: Id) -> Option<f64>
     }
     let mut s = 0.0;
     for st in steps {
-        s += set.logp_of(st, rl)? - set.logp_of(st, base)?;
+        s += st.logp_of(rl)? - st.logp_of(base)?;
     }
     Some(s)
 }
@@ -109,7 +110,7 @@ fn length(set: &LogSet, t: &Trajectory) -> Option<u64> {
     if steps.is_empty() {
         return None;
     }
-    steps.iter().map(|s| s.output_tokens()).sum()
+    steps.into_iter().map(|s| s.output_tokens()).sum()
 }
 
 pub fn analyse(
@@ -139,13 +140,19 @@ pub fn analyse(
         if succ.is_empty() {
             continue;
         }
-        let mut nll: [Vec<f64>; 2] = Default::default();
+        // One value per step: sized up front (a growing Vec can hold twice
+        // that), summarized in place.
+        let mut n = [0; 2];
+        for t in &succ {
+            n[usize::from(t.run == pair.rl)] += set.steps_of(t).len();
+        }
+        let mut nll = n.map(Vec::with_capacity);
         let mut llrs: [Vec<f64>; 2] = Default::default();
         let mut per_task: BTreeMap<Id, [Vec<Scored>; 2]> = BTreeMap::new();
         for t in &succ {
             let side = usize::from(t.run == pair.rl);
             for st in set.steps_of(t) {
-                if let Some(lp) = set.logp_of(st, pair.base) {
+                if let Some(lp) = st.logp_of(pair.base) {
                     nll[side].push(-lp);
                 }
             }
@@ -193,14 +200,18 @@ pub fn analyse(
                 weight: matched.len() as f64,
             });
         }
+        let [nll_base, nll_rl] = &mut nll;
+        let step_nll = [summary(nll_base), summary(nll_rl)];
+        let [llr_base, llr_rl] = &mut llrs;
+        let llr = [summary(llr_base), summary(llr_rl)];
         out.push(Likelihood {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),
             rl: set.name(pair.rl).into(),
-            step_nll: [summary(&nll[0]), summary(&nll[1])],
+            step_nll,
             histogram,
             overlap,
-            llr: [summary(&llrs[0]), summary(&llrs[1])],
+            llr,
             llr_histogram,
             length_matched: LengthMatched {
                 tasks: clusters.len() as u64,
@@ -285,7 +296,8 @@ pub struct LlrTurn {
 pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<LlrTurn> {
     // Every (pair, run, turn) cell's clusters first; then one batch of
     // bootstraps, each exactly as alone.
-    let mut cells_out: Vec<(&Pair, Id, u32)> = Vec::new();
+    // (pair, run, turn, steps, mean)
+    let mut cells_out: Vec<(&Pair, Id, u32, f64, f64)> = Vec::new();
     let mut sets: Vec<Vec<Cluster>> = Vec::new();
     for pair in pairs {
         for run in [pair.base, pair.rl] {
@@ -304,12 +316,7 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                 let steps = set.steps_of(t);
                 let diffs: Option<Vec<(u32, f64)>> = steps
                     .iter()
-                    .map(|st| {
-                        Some((
-                            st.turn,
-                            set.logp_of(st, pair.rl)? - set.logp_of(st, pair.base)?,
-                        ))
-                    })
+                    .map(|st| Some((st.turn, st.logp_of(pair.rl)? - st.logp_of(pair.base)?)))
                     .collect();
                 let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
                     continue;
@@ -329,28 +336,26 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                     .values()
                     .map(|&(sum, weight)| Cluster { sum, weight })
                     .collect();
-                cells_out.push((pair, run, turn));
+                let steps: f64 = clusters.iter().map(|c| c.weight).sum();
+                let mean = clusters.iter().map(|c| c.sum).sum::<f64>() / steps;
+                cells_out.push((pair, run, turn, steps, mean));
                 sets.push(clusters);
             }
         }
     }
-    let estimates = cluster_bootstrap_each(&sets, &s.boot);
+    let estimates = cluster_bootstrap_each(sets, &s.boot);
     cells_out
         .into_iter()
-        .zip(&sets)
         .zip(estimates)
-        .map(|(((pair, run, turn), clusters), e)| {
-            let steps: f64 = clusters.iter().map(|c| c.weight).sum();
-            LlrTurn {
-                benchmark: set.name(pair.benchmark).to_string(),
-                base: set.name(pair.base).to_string(),
-                rl: set.name(pair.rl).to_string(),
-                run: set.name(run).to_string(),
-                turn,
-                steps: steps as u64,
-                mean: clusters.iter().map(|c| c.sum).sum::<f64>() / steps,
-                ci: e.ci,
-            }
+        .map(|((pair, run, turn, steps, mean), e)| LlrTurn {
+            benchmark: set.name(pair.benchmark).to_string(),
+            base: set.name(pair.base).to_string(),
+            rl: set.name(pair.rl).to_string(),
+            run: set.name(run).to_string(),
+            turn,
+            steps: steps as u64,
+            mean,
+            ci: e.ci,
         })
         .collect()
 }

@@ -269,6 +269,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let failures = failures::analyse(set, &agg, &settings.levels);
     clock.lap("failures");
     let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings);
+    crate::stage::release_freed_memory();
     clock.lap("likelihood by turn");
     let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
     clock.lap("natural recovery");

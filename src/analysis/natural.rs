@@ -67,7 +67,8 @@ fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
             continue;
         }
         let steps = set.steps_of(t);
-        let flags: Option<Vec<bool>> = steps.iter().map(|s| s.error()).collect();
+        let flags: Option<Vec<(bool, u32)>> =
+            steps.iter().map(|s| Some((s.error()?, s.turn))).collect();
         let Some(flags) = flags.filter(|f| !f.is_empty()) else {
             continue;
         };
@@ -76,11 +77,11 @@ fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
         let c = e.0.entry(t.task).or_default();
         let mut first = None;
         for i in 0..flags.len().saturating_sub(1) {
-            if flags[i] {
-                let ok = !flags[i + 1];
+            if flags[i].0 {
+                let ok = !flags[i + 1].0;
                 c.events += 1;
                 c.next_ok += u64::from(ok);
-                let turn = steps[i].turn;
+                let turn = flags[i].1;
                 first.get_or_insert(turn);
                 let bt = e.2.entry(turn).or_default();
                 bt.events += 1;

@@ -194,11 +194,15 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 
 /// Median: the middle value, or the mean of the two middle values.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
+    median_in_place(&mut values.to_vec())
+}
+
+/// [`median`] without a copy: `values` are left sorted.
+pub fn median_in_place(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
         return None;
     }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
+    v.sort_unstable_by(f64::total_cmp);
     let n = v.len();
     Some(if n % 2 == 1 {
         v[n / 2]

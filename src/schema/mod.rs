@@ -57,6 +57,45 @@ pub const LOCATION_FIELDS: [&str; 2] = ["log_file", "log_line"];
 /// lookups of the load (keys come from the user's own logs).
 pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
+/// The first item seen under each key (the load's duplicate check, the
+/// bootstrap's classes of equal clusters), holding a key's 64-bit hash and
+/// the item's index — 16 bytes a key, where a record's key itself would
+/// take 72 with its place: items whose hashes collide are compared in full
+/// through `same`, those after the first kept in a list.
+pub struct FirstSeen {
+    by_hash: FastMap<u64, u32>,
+    more: Vec<u32>,
+}
+
+impl FirstSeen {
+    pub fn with_capacity(n: usize) -> FirstSeen {
+        let mut by_hash = FastMap::default();
+        by_hash.reserve(n);
+        FirstSeen {
+            by_hash,
+            more: Vec::new(),
+        }
+    }
+    /// Item `i`, whose key hashes to `hash`: the earlier item with the same
+    /// key (`same(j)`: item j has i's key), else None and i is remembered.
+    pub fn first(&mut self, hash: u64, i: u32, same: impl Fn(u32) -> bool) -> Option<u32> {
+        match self.by_hash.entry(hash) {
+            std::collections::hash_map::Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
+            std::collections::hash_map::Entry::Occupied(_) => {
+                let earlier = self.more.iter().copied().find(|&j| same(j));
+                if earlier.is_none() {
+                    self.more.push(i);
+                }
+                earlier
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        }
+    }
+}
+
 /// Interned string id (run, benchmark, task, state, metric, …).
 pub type Id = u32;
 
@@ -138,6 +177,8 @@ pub struct Trajectory {
     pub group: Option<Id>,
     /// `None` when the record has no `steps` array.
     pub steps: Option<Span>,
+    /// Where its steps' log-probabilities start in [`LogSet::logp_runs`].
+    pub logp_start: u32,
     /// Why the rollout ended: explicit, set by an importer, or derived (SPEC §4.1).
     pub termination: Termination,
     /// False for an outcome-only record (neither `turns` nor `steps`, SPEC
@@ -213,6 +254,7 @@ impl Trajectory {
             min_turns: None,
             group: None,
             steps: None,
+            logp_start: 0,
             termination: Termination::Wrong,
             turns_known: true,
             seed: None,
@@ -256,26 +298,28 @@ impl Trajectory {
     }
 }
 
-/// SPEC §1.1 `steps[]` element, as the analyses need it: texts are re-read
-/// on demand and a step's `reward` is validated but not kept. Steps are most
-/// of a log set's memory, so a step is 16 bytes: optional numbers are stored
-/// without an `Option` tag (read them through the methods), counts in 32
-/// bits (validation keeps them in range); its log-probabilities live in
-/// [`LogSet::logp_runs`] / [`LogSet::logp_values`] (12 bytes an entry, the
-/// value an exact f64) and its `budget_total` / `budget_remaining`, which
-/// few logs write, in [`LogSet::step_budgets`] ([`LogSet::step_budget`]).
-#[derive(Debug, Clone)]
+/// SPEC §1.1 `steps[]` element, as stored: texts are re-read on demand and
+/// a step's `reward` is validated but not kept. Steps are most of a log
+/// set's memory, so a step is 8 bytes (issue 20): optional numbers are
+/// stored without an `Option` tag, counts in 32 bits (validation keeps them
+/// in range). What a step does not hold is found from where it is — read
+/// steps through [`LogSet::steps_of`], whose [`StepRef`]s carry them:
+/// its turn is its position + 1 unless [`LogSet::step_turns`] says
+/// otherwise; its log-probabilities follow its trajectory's earlier steps'
+/// in [`LogSet::logp_runs`] / [`LogSet::logp_values`] (12 bytes an entry,
+/// the value an exact f64) from [`Trajectory::logp_start`]; its
+/// `budget_total` / `budget_remaining`, which few logs write, are in
+/// [`LogSet::step_budgets`].
+#[derive(Debug, Clone, Copy)]
 pub struct Step {
-    pub turn: u32,
     /// `u32::MAX` when absent.
     tokens: u32,
-    /// First entry in the log-probability columns, and how many.
-    logp_start: u32,
+    /// How many log-probability entries it has.
     logp_len: u16,
     /// 0 absent, 1 false, 2 true.
     error: u8,
-    /// Whether [`LogSet::step_budgets`] holds an entry for it.
-    budget: bool,
+    /// [`Step::BUDGET`], [`Step::TURN`].
+    flags: u8,
 }
 
 /// A step's `budget_total` and `budget_remaining` (`i32::MIN`: absent), for
@@ -313,27 +357,30 @@ impl Step {
     pub const MAX_BUDGET_FIELD: i64 = i32::MAX as i64;
     /// The most log-probabilities one step may carry.
     pub const MAX_LOGPS: usize = u16::MAX as usize;
+    /// It has an entry in [`LogSet::step_budgets`].
+    const BUDGET: u8 = 1;
+    /// Its turn is not its position + 1: [`LogSet::step_turns`] has it.
+    const TURN: u8 = 2;
 
     /// Values are in range (validation checks them first); `budget`: it has
-    /// an entry in the set's [`LogSet::step_budgets`].
+    /// an entry in the set's [`LogSet::step_budgets`]; `odd_turn`: one in
+    /// [`LogSet::step_turns`].
     pub fn new(
-        turn: u32,
         output_tokens: Option<u64>,
         error: Option<bool>,
         budget: bool,
-        logp: Span,
+        odd_turn: bool,
+        logp_len: usize,
     ) -> Step {
         Step {
-            turn,
             tokens: output_tokens.map_or(u32::MAX, |t| t as u32),
-            logp_start: logp.start,
-            logp_len: logp.len as u16,
+            logp_len: logp_len as u16,
             error: match error {
                 None => 0,
                 Some(false) => 1,
                 Some(true) => 2,
             },
-            budget,
+            flags: if budget { Self::BUDGET } else { 0 } | if odd_turn { Self::TURN } else { 0 },
         }
     }
     pub fn error(&self) -> Option<bool> {
@@ -345,22 +392,146 @@ impl Step {
     pub fn output_tokens(&self) -> Option<u64> {
         (self.tokens != u32::MAX).then_some(self.tokens as u64)
     }
-    /// Where its log-probabilities are in the set's columns.
-    pub fn logp(&self) -> Span {
-        Span {
-            start: self.logp_start,
-            len: self.logp_len as u32,
+    /// How many log-probability entries it has.
+    pub fn logp_len(&self) -> usize {
+        self.logp_len as usize
+    }
+    /// It keeps only its first `len` entries (`len` ≤ what it had).
+    pub(crate) fn keep_logps(&mut self, len: usize) {
+        debug_assert!(len <= self.logp_len as usize);
+        self.logp_len = len as u16;
+    }
+}
+
+/// A trajectory's steps ([`LogSet::steps_of`]): iterate for [`StepRef`]s.
+#[derive(Clone, Copy)]
+pub struct Steps<'a> {
+    set: &'a LogSet,
+    steps: &'a [Step],
+    /// Index of the first in [`LogSet::steps`].
+    first: usize,
+    /// Its first log-probability entry.
+    logp: usize,
+}
+
+impl<'a> Steps<'a> {
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+    pub fn iter(&self) -> StepIter<'a> {
+        StepIter {
+            set: self.set,
+            steps: self.steps.iter(),
+            index: self.first,
+            position: 0,
+            logp: self.logp,
         }
     }
-    /// The step with its log-probabilities moved `by` entries on (a merge).
-    pub(crate) fn shift_logp(&mut self, by: usize) {
-        self.logp_start += by as u32;
+}
+
+impl<'a> IntoIterator for Steps<'a> {
+    type Item = StepRef<'a>;
+    type IntoIter = StepIter<'a>;
+    fn into_iter(self) -> StepIter<'a> {
+        self.iter()
     }
-    /// Its entries now start at `start` (`len` ≤ what it had).
-    pub(crate) fn set_logp(&mut self, start: usize, len: usize) {
-        debug_assert!(len <= self.logp_len as usize);
-        self.logp_start = start as u32;
-        self.logp_len = len as u16;
+}
+
+pub struct StepIter<'a> {
+    set: &'a LogSet,
+    steps: std::slice::Iter<'a, Step>,
+    index: usize,
+    position: u32,
+    logp: usize,
+}
+
+impl<'a> Iterator for StepIter<'a> {
+    type Item = StepRef<'a>;
+    fn next(&mut self) -> Option<StepRef<'a>> {
+        let step = *self.steps.next()?;
+        let turn = if step.flags & Step::TURN != 0 {
+            self.set.odd_turn(self.index)
+        } else {
+            self.position + 1
+        };
+        let r = StepRef {
+            set: self.set,
+            step,
+            index: self.index as u32,
+            logp: self.logp as u32,
+            turn,
+        };
+        self.index += 1;
+        self.position += 1;
+        self.logp += step.logp_len as usize;
+        Some(r)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.steps.size_hint()
+    }
+}
+
+impl ExactSizeIterator for StepIter<'_> {}
+
+/// One step with what is found from where it is: its turn, its
+/// log-probabilities, its budget fields.
+#[derive(Clone, Copy)]
+pub struct StepRef<'a> {
+    set: &'a LogSet,
+    step: Step,
+    /// Its index in [`LogSet::steps`].
+    index: u32,
+    /// Its first log-probability entry.
+    logp: u32,
+    pub turn: u32,
+}
+
+impl<'a> StepRef<'a> {
+    pub fn error(&self) -> Option<bool> {
+        self.step.error()
+    }
+    pub fn output_tokens(&self) -> Option<u64> {
+        self.step.output_tokens()
+    }
+    fn logp_range(&self) -> std::ops::Range<usize> {
+        self.logp as usize..self.logp as usize + self.step.logp_len as usize
+    }
+    /// Its log-probability under `run`: the first entry for it.
+    pub fn logp_of(&self, run: Id) -> Option<f64> {
+        let r = self.logp_range();
+        self.set.logp_runs[r.clone()]
+            .iter()
+            .position(|&x| x == run)
+            .map(|i| self.set.logp_values[r.start + i])
+    }
+    /// Its (run, log-probability) entries, in the order read.
+    pub fn logps(&self) -> impl Iterator<Item = (Id, f64)> + 'a {
+        let r = self.logp_range();
+        self.set.logp_runs[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.set.logp_values[r].iter().copied())
+    }
+    pub fn logp_len(&self) -> usize {
+        self.step.logp_len()
+    }
+    /// The log set it is in.
+    pub fn set(&self) -> &'a LogSet {
+        self.set
+    }
+    /// Its (`budget_total`, `budget_remaining`).
+    pub fn budget(&self) -> (Option<i64>, Option<i64>) {
+        if self.step.flags & Step::BUDGET == 0 {
+            return (None, None);
+        }
+        let index = self.index;
+        let i = self.set.step_budgets.partition_point(|b| b.step < index);
+        let b = &self.set.step_budgets[i];
+        debug_assert_eq!(b.step, index);
+        (b.total(), b.remaining())
     }
 }
 
@@ -435,11 +606,15 @@ pub struct LogSet {
     pub trajectories: Vec<Trajectory>,
     pub steps: Vec<Step>,
     /// Log-probabilities of every step, as two columns: the run (interned)
-    /// and the value in nats ([`Step::logp`] says which entries are a step's).
+    /// and the value in nats, a trajectory's from its
+    /// [`Trajectory::logp_start`], step after step ([`StepRef::logps`]).
     pub logp_runs: Vec<Id>,
     pub logp_values: Vec<f64>,
     /// Budget fields of the steps that have them, in step order.
     pub step_budgets: Vec<StepBudget>,
+    /// (step index, turn) of the steps whose turn is not their position in
+    /// their trajectory + 1, in step order.
+    pub step_turns: Vec<(u32, u32)>,
     pub probes: Vec<Probe>,
     pub candidates: Vec<Candidate>,
     pub checkpoints: Vec<Checkpoint>,
@@ -481,49 +656,22 @@ impl LogSet {
     pub fn loc_text(&self, loc: Loc) -> String {
         format!("{}:{}", self.file_name(loc), loc.line)
     }
-    pub fn steps_of(&self, t: &Trajectory) -> &[Step] {
-        match t.steps {
-            Some(s) => &self.steps[s.range()],
-            None => &[],
+    pub fn steps_of(&self, t: &Trajectory) -> Steps<'_> {
+        let span = t.steps.unwrap_or(Span { start: 0, len: 0 });
+        Steps {
+            set: self,
+            steps: &self.steps[span.range()],
+            first: span.start as usize,
+            logp: t.logp_start as usize,
         }
     }
-    /// Step `index`'s (`budget_total`, `budget_remaining`).
-    pub fn step_budget(&self, index: usize) -> (Option<i64>, Option<i64>) {
-        if !self.steps[index].budget {
-            return (None, None);
-        }
+    /// The turn of step `index`, one in [`LogSet::step_turns`].
+    fn odd_turn(&self, index: usize) -> u32 {
         let i = self
-            .step_budgets
-            .partition_point(|b| (b.step as usize) < index);
-        let b = &self.step_budgets[i];
-        debug_assert_eq!(b.step as usize, index);
-        (b.total(), b.remaining())
-    }
-    /// A trajectory's steps, each with its budget fields.
-    pub fn steps_with_budgets<'a>(
-        &'a self,
-        t: &Trajectory,
-    ) -> impl Iterator<Item = (&'a Step, (Option<i64>, Option<i64>))> + 'a {
-        let start = t.steps.map_or(0, |s| s.start as usize);
-        self.steps_of(t)
-            .iter()
-            .enumerate()
-            .map(move |(i, st)| (st, self.step_budget(start + i)))
-    }
-    pub fn logp_of(&self, step: &Step, run: Id) -> Option<f64> {
-        let r = step.logp().range();
-        self.logp_runs[r.clone()]
-            .iter()
-            .position(|&x| x == run)
-            .map(|i| self.logp_values[r.start + i])
-    }
-    /// A step's (run, log-probability) entries, in the order read.
-    pub fn logps_of(&self, step: &Step) -> impl Iterator<Item = (Id, f64)> + '_ {
-        let r = step.logp().range();
-        self.logp_runs[r.clone()]
-            .iter()
-            .copied()
-            .zip(self.logp_values[r].iter().copied())
+            .step_turns
+            .partition_point(|&(s, _)| (s as usize) < index);
+        debug_assert_eq!(self.step_turns[i].0 as usize, index);
+        self.step_turns[i].1
     }
     pub fn candidates_of(&self, p: &Probe) -> &[Candidate] {
         &self.candidates[p.candidates.range()]
@@ -564,17 +712,18 @@ mod tests {
     #[test]
     fn a_step_stays_small_and_keeps_its_optional_fields() {
         // Steps are most of a log set's memory (issue 20: a few bytes each).
-        assert_eq!(std::mem::size_of::<Step>(), 16);
+        assert_eq!(std::mem::size_of::<Step>(), 8);
         assert_eq!(std::mem::size_of::<StepBudget>(), 12);
         assert!(std::mem::size_of::<Trajectory>() <= 136);
-        let span = Span { start: 3, len: 2 };
-        let full = Step::new(2, Some(0), Some(true), true, span);
+        let full = Step::new(Some(0), Some(true), true, true, 2);
         assert_eq!(full.error(), Some(true));
-        assert_eq!(full.logp(), span);
+        assert_eq!(full.logp_len(), 2);
         assert_eq!(full.output_tokens(), Some(0));
-        let bare = Step::new(1, None, None, false, span);
+        assert_eq!(full.flags, Step::BUDGET | Step::TURN);
+        let bare = Step::new(None, None, false, false, 0);
         assert_eq!(bare.error(), None);
         assert_eq!(bare.output_tokens(), None);
+        assert_eq!(bare.flags, 0);
         let b = StepBudget::new(7, Some(5), Some(-1)).unwrap();
         assert_eq!((b.step, b.total(), b.remaining()), (7, Some(5), Some(-1)));
         let half = StepBudget::new(8, None, Some(0)).unwrap();

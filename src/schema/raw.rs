@@ -15,15 +15,15 @@ pub type Str<'a> = Cow<'a, str>;
 /// The union of the fields of every record kind; unknown fields are ignored.
 #[derive(Deserialize, Default)]
 pub struct RawRecord<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub kind: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub run: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub method: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub benchmark: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub task: Option<Str<'a>>,
     pub sample: Option<i64>,
     pub budget: Option<i64>,
@@ -36,19 +36,19 @@ pub struct RawRecord<'a> {
     pub train_step: Option<i64>,
     #[serde(borrow)]
     pub group: Option<GroupKey<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub termination: Option<Str<'a>>,
     /// `seed`: a string or an integer (`1` and `"1"` are the same seed).
     #[serde(borrow)]
     pub seed: Option<GroupKey<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub category: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_steps")]
     pub steps: Option<Vec<RawStep<'a>>>,
     // probe
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub state: Option<Str<'a>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub source: Option<Str<'a>>,
     pub turn: Option<i64>,
     pub error: Option<bool>,
@@ -57,7 +57,7 @@ pub struct RawRecord<'a> {
     #[serde(borrow)]
     pub candidates: Option<Vec<RawCandidate<'a>>>,
     // a record read from a summary: where it was first read
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub log_file: Option<Str<'a>>,
     pub log_line: Option<i64>,
 }
@@ -85,13 +85,77 @@ pub struct RawFrozenLake<'a> {
 
 #[derive(Deserialize)]
 pub struct RawCandidate<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "opt_str")]
     pub run: Option<Str<'a>>,
     #[serde(borrow)]
     pub action: Option<ActionValue<'a>>,
     pub score: Option<f64>,
     pub corrects: Option<bool>,
     pub terminal_success: Option<bool>,
+}
+
+/// A string borrowed from the line when it has no escapes. serde's own
+/// `Cow<str>` borrows only as a bare `#[serde(borrow)]` field, never inside
+/// an `Option` or as a map key: each such string was a `String` allocated
+/// and freed per record (issue 20).
+pub struct CowStr<'a>(pub Str<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CowStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// An optional [`CowStr`] field.
+fn opt_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Str<'a>>, D::Error> {
+    Ok(Option::<CowStr<'a>>::deserialize(d)?.map(|s| s.0))
+}
+
+/// A record's `steps`, into one allocation for up to 16 (serde's own `Vec`
+/// grows from nothing: three allocations and two copies for a dozen steps).
+fn opt_steps<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<RawStep<'a>>>, D::Error> {
+    struct Steps<'a>(Vec<RawStep<'a>>);
+    impl<'de: 'a, 'a> Deserialize<'de> for Steps<'a> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Steps<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an array of steps")
+                }
+                fn visit_seq<A: de::SeqAccess<'de>>(
+                    self,
+                    mut a: A,
+                ) -> Result<Self::Value, A::Error> {
+                    let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0).clamp(16, 4096));
+                    while let Some(step) = a.next_element()? {
+                        v.push(step);
+                    }
+                    Ok(Steps(v))
+                }
+            }
+            d.deserialize_seq(V)
+        }
+    }
+    Ok(Option::<Steps<'a>>::deserialize(d)?.map(|s| s.0))
 }
 
 /// `group` may be a string or an integer; `1` and `"1"` are the same group.
@@ -166,7 +230,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for LogpMap<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
                 let mut v = Vec::with_capacity(2);
-                while let Some(k) = m.next_key::<Str<'de>>()? {
+                while let Some(CowStr(k)) = m.next_key()? {
                     let x: f64 = m.next_value()?;
                     v.push((k, x));
                 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 
-use super::{Checkpoint, Loc, LogSet, Probe, RunDecl, Span, Trajectory};
+use super::{Checkpoint, Loc, LogSet, Probe, RunDecl, StepRef, Steps, Trajectory};
 use crate::error::{Error, Result};
 
 /// The `kind` of a summary's first record.
@@ -270,31 +270,27 @@ impl<'a> TrajOut<'a> {
             termination: t.termination.name(),
             seed: name(t.seed),
             category: name(t.category),
-            steps: t.steps.map(|span| StepsOut { set, span }),
+            steps: t.steps.map(|_| StepsOut(set.steps_of(t))),
             log_file,
             log_line,
         }
     }
 }
 
-struct StepsOut<'a> {
-    set: &'a LogSet,
-    span: Span,
-}
+struct StepsOut<'a>(Steps<'a>);
 
 impl Serialize for StepsOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let steps = &self.set.steps[self.span.range()];
-        let mut seq = s.serialize_seq(Some(steps.len()))?;
-        for (i, st) in self.span.range().zip(steps) {
-            let (budget_total, budget_remaining) = self.set.step_budget(i);
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for st in self.0 {
+            let (budget_total, budget_remaining) = st.budget();
             seq.serialize_element(&StepOut {
                 turn: st.turn,
                 output_tokens: st.output_tokens(),
                 error: st.error(),
                 budget_total,
                 budget_remaining,
-                logp: LogpOut(st, self.set),
+                logp: LogpOut(st),
             })?;
         }
         seq.end()
@@ -317,19 +313,19 @@ struct StepOut<'a> {
 }
 
 /// `{run: log-probability}` in the order read (a repeated run stays repeated).
-struct LogpOut<'a>(&'a super::Step, &'a LogSet);
+struct LogpOut<'a>(StepRef<'a>);
 
 impl LogpOut<'_> {
     fn is_empty(&self) -> bool {
-        self.0.logp().len == 0
+        self.0.logp_len() == 0
     }
 }
 
 impl Serialize for LogpOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.logp().len as usize))?;
-        for (run, x) in self.1.logps_of(self.0) {
-            m.serialize_entry(self.1.name(run), &x)?;
+        let mut m = s.serialize_map(Some(self.0.logp_len()))?;
+        for (run, x) in self.0.logps() {
+            m.serialize_entry(self.0.set().name(run), &x)?;
         }
         m.end()
     }

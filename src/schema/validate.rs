@@ -47,7 +47,13 @@ fn syntax(e: &serde_json::Error) -> RecordError {
 impl LogSet {
     /// Parses and validates one record; on success it is appended.
     pub(crate) fn add_json(&mut self, loc: Loc, bytes: &[u8]) -> Result<Added, RecordError> {
-        match serde_json::from_slice::<RawRecord>(bytes) {
+        // One UTF-8 check of the whole line rather than one per string (what
+        // serde_json's slice reader does for every string it borrows).
+        let parsed = match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str::<RawRecord>(text),
+            Err(_) => serde_json::from_slice::<RawRecord>(bytes),
+        };
+        match parsed {
             Ok(raw) => match raw.kind.as_deref() {
                 Some("checkpoint") => self.add_checkpoint_value(loc, &parse_value(bytes)?),
                 Some(super::summary::SUMMARY_KIND) => self.add_summary_value(&parse_value(bytes)?),
@@ -213,6 +219,7 @@ impl LogSet {
             None => Termination::Wrong,
         };
         // Steps go last: everything that can reject the record is checked above.
+        let logp_start = self.logp_runs.len() as u32;
         let steps = match r.steps {
             Some(raw_steps) => Some(self.add_steps(raw_steps)?),
             None => None,
@@ -226,6 +233,7 @@ impl LogSet {
             min_turns,
             group: r.group.map(|g| self.strings.intern(&g.0)),
             steps,
+            logp_start,
             termination,
             turns_known,
             seed: r.seed.map(|g| self.strings.intern(&g.0)),
@@ -255,6 +263,10 @@ impl LogSet {
                 .step_budgets
                 .partition_point(|b| (b.step as usize) < start);
             self.step_budgets.truncate(kept);
+            let kept = self
+                .step_turns
+                .partition_point(|&(s, _)| (s as usize) < start);
+            self.step_turns.truncate(kept);
         }
         res
     }
@@ -306,10 +318,7 @@ impl LogSet {
                     self.logp_values.push(x);
                 }
             }
-            let logp = Span {
-                start: lp_start,
-                len: self.logp_runs.len() as u32 - lp_start,
-            };
+            let logp_len = (self.logp_runs.len() as u32 - lp_start) as usize;
             if s.reward.is_some_and(|r| !r.is_finite()) {
                 return Err(RecordError::impossible(
                     field("reward"),
@@ -327,12 +336,16 @@ impl LogSet {
             let index = self.steps.len() as u32;
             let budget = StepBudget::new(index, s.budget_total, s.budget_remaining);
             self.step_budgets.extend(budget);
+            let odd_turn = turn != i as u32 + 1;
+            if odd_turn {
+                self.step_turns.push((index, turn));
+            }
             self.steps.push(Step::new(
-                turn,
                 output_tokens,
                 s.error,
                 budget.is_some(),
-                logp,
+                odd_turn,
+                logp_len,
             ));
         }
         Ok(Span {

@@ -1,6 +1,7 @@
 //! Merging chunk-local sets in file order, and the checks that span records.
 
 use super::*;
+use crate::schema::{FirstSeen, Step, Trajectory};
 
 pub(super) fn merge(chunks: Vec<Chunk>, names: &[String], opts: &LoadOptions) -> Result<LogSet> {
     merge_into(LogSet::default(), &[], &[], chunks, names, opts)
@@ -171,24 +172,32 @@ pub(super) fn record_error(names: &[String], loc: Loc, error: RecordError) -> Er
 /// steps, without log-probabilities — most of a log set's step memory.
 /// Summaries keep every one ([`LoadOptions::all_logps`]).
 pub(super) fn drop_unread_logps(set: &mut LogSet) {
-    let mut keep = vec![false; set.steps.len()];
-    for t in &set.trajectories {
-        if let Some(s) = t.steps.filter(|_| t.success && !t.is_training()) {
-            keep[s.range()].fill(true);
-        }
-    }
-    if keep.iter().all(|&k| k) {
+    let read = |t: &Trajectory| t.success && !t.is_training();
+    if set
+        .trajectories
+        .iter()
+        .all(|t| t.steps.is_none() || read(t))
+    {
         return;
     }
-    // A chunk's steps hold their entries in order: compact in place.
+    // Trajectories hold their entries in order: compact in place.
     let mut w = 0;
-    for (st, k) in set.steps.iter_mut().zip(keep) {
-        let r = st.logp().range();
-        debug_assert!(r.start >= w);
-        let len = if k { r.len() } else { 0 };
-        set.logp_runs.copy_within(r.start..r.start + len, w);
-        set.logp_values.copy_within(r.start..r.start + len, w);
-        st.set_logp(w, len);
+    for t in &mut set.trajectories {
+        let Some(span) = t.steps else {
+            continue;
+        };
+        let start = t.logp_start as usize;
+        debug_assert!(start >= w);
+        let steps = &mut set.steps[span.range()];
+        let len = if read(t) {
+            steps.iter().map(Step::logp_len).sum()
+        } else {
+            steps.iter_mut().for_each(|st| st.keep_logps(0));
+            0
+        };
+        set.logp_runs.copy_within(start..start + len, w);
+        set.logp_values.copy_within(start..start + len, w);
+        t.logp_start = w as u32;
         w += len;
     }
     set.logp_runs.truncate(w);
@@ -224,10 +233,12 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     );
     out.logp_runs.extend(set.logp_runs);
     out.logp_values.extend(set.logp_values);
-    out.steps.extend(set.steps.into_iter().map(|mut s| {
-        s.shift_logp(logp0);
-        s
-    }));
+    out.steps.extend(set.steps);
+    out.step_turns.extend(
+        set.step_turns
+            .into_iter()
+            .map(|(s, turn)| (s + steps0 as u32, turn)),
+    );
     out.step_budgets
         .extend(set.step_budgets.into_iter().map(|mut b| {
             b.step += steps0 as u32;
@@ -239,6 +250,7 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
         .extend(set.trajectories.into_iter().map(|mut t| {
             place(&mut t.loc);
             t.steps = t.steps.map(|s| shift(s, steps0));
+            t.logp_start += logp0 as u32;
             t
         }));
     out.probes.extend(set.probes.into_iter().map(|mut p| {
@@ -265,44 +277,6 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     out.notes.extend(set.notes);
     for (k, n) in set.unknown_kinds {
         *out.unknown_kinds.entry(k).or_default() += n;
-    }
-}
-
-/// The first item seen under each key, holding a key's 64-bit hash and the
-/// item's index (16 bytes a key, where the key itself would take 72 with
-/// its place): items whose hashes collide are compared in full through
-/// `same`, those after the first kept in a list.
-pub(super) struct FirstSeen {
-    by_hash: FastMap<u64, u32>,
-    more: Vec<u32>,
-}
-
-impl FirstSeen {
-    pub(super) fn with_capacity(n: usize) -> FirstSeen {
-        let mut by_hash = FastMap::default();
-        by_hash.reserve(n);
-        FirstSeen {
-            by_hash,
-            more: Vec::new(),
-        }
-    }
-    /// Item `i`, whose key hashes to `hash`: the earlier item with the same
-    /// key (`same(j)`: item j has i's key), else None and i is remembered.
-    pub(super) fn first(&mut self, hash: u64, i: u32, same: impl Fn(u32) -> bool) -> Option<u32> {
-        match self.by_hash.entry(hash) {
-            Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
-            Entry::Occupied(_) => {
-                let earlier = self.more.iter().copied().find(|&j| same(j));
-                if earlier.is_none() {
-                    self.more.push(i);
-                }
-                earlier
-            }
-            Entry::Vacant(e) => {
-                e.insert(i);
-                None
-            }
-        }
     }
 }
 
