@@ -102,23 +102,47 @@ pub struct CowStr<'a>(pub Str<'a>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for CowStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = CowStr<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Owned(v)))
-            }
+        d.deserialize_str(StrVisitor { ints: false }).map(CowStr)
+    }
+}
+
+/// A string, borrowed when it has no escapes; with `ints`, an integer too,
+/// as its decimal text.
+struct StrVisitor {
+    ints: bool,
+}
+
+impl<'de> Visitor<'de> for StrVisitor {
+    type Value = Str<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.ints {
+            "a string or an integer"
+        } else {
+            "a string"
+        })
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        if self.ints {
+            Ok(Cow::Owned(v.to_string()))
+        } else {
+            Err(E::invalid_type(de::Unexpected::Signed(v), &self))
         }
-        d.deserialize_str(V)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        if self.ints {
+            Ok(Cow::Owned(v.to_string()))
+        } else {
+            Err(E::invalid_type(de::Unexpected::Unsigned(v), &self))
+        }
     }
 }
 
@@ -163,26 +187,7 @@ pub struct GroupKey<'a>(pub Str<'a>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for GroupKey<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = GroupKey<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string or an integer")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(GroupKey(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(GroupKey(Cow::Owned(v.to_string())))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(GroupKey(Cow::Owned(v.to_string())))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(GroupKey(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(StrVisitor { ints: true }).map(GroupKey)
     }
 }
 
