@@ -66,7 +66,8 @@ pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<E
         let f = family(&c);
         drop(c);
         let m = f.weights.len();
-        let key = (m, draws_directly(&Classes::new(&f), is_live(&f), m));
+        let c = Classes::new(&f);
+        let key = (m, draws_directly(&c, c.is_live(), m));
         let group = groups.entry(key).or_default();
         slots.push((key, group.len()));
         group.push(f);
@@ -79,11 +80,6 @@ pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<E
         .into_iter()
         .map(|(key, j)| estimates[&key][j][0])
         .collect()
-}
-
-/// A family with some weight to resample (else its estimates are undefined).
-fn is_live(f: &Family) -> bool {
-    f.weights.iter().any(|w| *w != 0.0)
 }
 
 /// Whether a family's class counts are drawn directly as a multinomial
@@ -155,6 +151,18 @@ impl Classes {
     fn len(&self) -> usize {
         self.size.len()
     }
+    /// How many clusters (m).
+    fn clusters(&self) -> usize {
+        self.of.len()
+    }
+    /// Class k's sum for statistic s.
+    fn sum(&self, k: u32, s: usize) -> f64 {
+        self.sums[k as usize * self.stats + s]
+    }
+    /// Some weight to resample (else its estimates are undefined).
+    fn is_live(&self) -> bool {
+        self.weights.iter().any(|w| *w != 0.0)
+    }
 }
 
 /// Resamples handled together: per-cluster draw counts are laid out
@@ -206,9 +214,27 @@ impl Members {
 /// does not depend on the number of threads. Returns, per family, one
 /// estimate per statistic.
 pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
-    passes(families, cfg, false, |fams, cls, live, direct| {
-        let (blocks, offsets) = replicate_blocks(fams, cls, live, direct, cfg);
-        estimates(fams, live, &blocks, &offsets, cfg)
+    bootstrap_classes(families.iter().map(Classes::new).collect(), cfg)
+}
+
+/// [`cluster_bootstrap_families`] of families made one after another: each
+/// is reduced to its classes as it comes (4 bytes a cluster when its values
+/// repeat, where the family holds 8 a cluster and statistic), so only one is
+/// ever held whole — what a batch of many statistics over many tasks needs.
+pub fn cluster_bootstrap_made(
+    families: impl IntoIterator<Item = Family>,
+    cfg: &Bootstrap,
+) -> Vec<Vec<Estimate>> {
+    bootstrap_classes(
+        families.into_iter().map(|f| Classes::new(&f)).collect(),
+        cfg,
+    )
+}
+
+fn bootstrap_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
+    passes(classes, cfg, false, |cls, live, direct| {
+        let (blocks, offsets) = replicate_blocks(cls, live, direct, cfg);
+        estimates(cls, live, &blocks, &offsets, cfg)
     })
 }
 
@@ -217,12 +243,13 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
 /// the m cluster ids per resample — the joint replicates of SPEC §4.2,
 /// where each statistic's own clusters are those of non-zero weight.
 pub fn cluster_bootstrap_replicates(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
-    passes(families, cfg, true, |fams, cls, live, direct| {
-        let (blocks, offsets) = replicate_blocks(fams, cls, live, direct, cfg);
-        fams.iter()
+    let classes = families.iter().map(Classes::new).collect();
+    passes(classes, cfg, true, |cls, live, direct| {
+        let (blocks, offsets) = replicate_blocks(cls, live, direct, cfg);
+        cls.iter()
             .enumerate()
-            .map(|(f, fam)| {
-                (0..fam.sums.len())
+            .map(|(f, c)| {
+                (0..c.stats)
                     .map(|s| column(&blocks, offsets[f] + s, cfg.resamples).collect())
                     .collect()
             })
@@ -244,42 +271,33 @@ fn column(blocks: &[Vec<f64>], col: usize, b_total: usize) -> impl Iterator<Item
 /// every family must see the same draw of cluster ids (no per-family
 /// multinomial shortcut).
 fn passes<T>(
-    families: &[Family],
+    classes: Vec<Classes>,
     cfg: &Bootstrap,
     joint: bool,
-    pass: impl Fn(&[Family], &[Classes], &[bool], bool) -> Vec<T>,
+    pass: impl Fn(&[Classes], &[bool], bool) -> Vec<T>,
 ) -> Vec<T> {
-    let m = families.first().map_or(0, |f| f.weights.len());
+    let m = classes.first().map_or(0, Classes::clusters);
     assert!(
-        families
-            .iter()
-            .all(|f| f.weights.len() == m && f.sums.iter().all(|s| s.len() == m)),
+        classes.iter().all(|c| c.clusters() == m),
         "bootstrap families must share their clusters"
     );
-    let live: Vec<bool> = families.iter().map(|f| m > 0 && is_live(f)).collect();
-    let classes: Vec<Classes> = families.iter().map(Classes::new).collect();
+    let live: Vec<bool> = classes.iter().map(|c| m > 0 && c.is_live()).collect();
     let direct = !joint
         && classes
             .iter()
             .zip(&live)
             .all(|(c, &l)| draws_directly(c, l, m));
     let per_pass = (MAX_REPLICATES / cfg.resamples.max(1)).max(1);
-    let mut out = Vec::with_capacity(families.len());
+    let mut out = Vec::with_capacity(classes.len());
     let mut start = 0;
-    while start < families.len() {
+    while start < classes.len() {
         let mut end = start;
         let mut width = 0;
-        while end < families.len() && (end == start || width + families[end].sums.len() <= per_pass)
-        {
-            width += families[end].sums.len();
+        while end < classes.len() && (end == start || width + classes[end].stats <= per_pass) {
+            width += classes[end].stats;
             end += 1;
         }
-        out.extend(pass(
-            &families[start..end],
-            &classes[start..end],
-            &live[start..end],
-            direct,
-        ));
+        out.extend(pass(&classes[start..end], &live[start..end], direct));
         start = end;
     }
     out
@@ -291,23 +309,22 @@ const MAX_REPLICATES: usize = 4 << 20;
 /// The replicates of one pass: per block of resamples, stat-major with
 /// `BLOCK` per statistic; and where each family's statistics start.
 fn replicate_blocks(
-    families: &[Family],
     classes: &[Classes],
     live: &[bool],
     direct: bool,
     cfg: &Bootstrap,
 ) -> (Vec<Vec<f64>>, Vec<usize>) {
-    let m = families.first().map_or(0, |f| f.weights.len());
+    let m = classes.first().map_or(0, Classes::clusters);
     let members: Vec<Members> = if direct {
         Vec::new()
     } else {
         classes.iter().map(Members::new).collect()
     };
-    let mut stat_offset = vec![0usize; families.len() + 1];
-    for (f, fam) in families.iter().enumerate() {
-        stat_offset[f + 1] = stat_offset[f] + fam.sums.len();
+    let mut stat_offset = vec![0usize; classes.len() + 1];
+    for (f, c) in classes.iter().enumerate() {
+        stat_offset[f + 1] = stat_offset[f] + c.stats;
     }
-    let width = stat_offset[families.len()];
+    let width = stat_offset[classes.len()];
     let b_total = cfg.resamples;
     let m32 = u32::try_from(m).expect("fewer than 2^32 clusters");
     let n_blocks = b_total.div_ceil(BLOCK);
@@ -434,7 +451,7 @@ fn accumulate<'c, T: Copy + Into<f64> + 'c>(
 
 /// Per statistic of a pass: its replicates → the interval.
 fn estimates(
-    families: &[Family],
+    classes: &[Classes],
     live: &[bool],
     blocks: &[Vec<f64>],
     stat_offset: &[usize],
@@ -444,41 +461,42 @@ fn estimates(
         value: f64::NAN,
         ci: Ci::Undefined,
     };
-    let m = families.first().map_or(0, |f| f.weights.len());
     let b_total = cfg.resamples;
-    let jobs: Vec<(usize, usize)> = families
+    let jobs: Vec<(usize, usize)> = classes
         .iter()
         .enumerate()
-        .flat_map(|(f, fam)| (0..fam.sums.len()).map(move |s| (f, s)))
+        .flat_map(|(f, c)| (0..c.stats).map(move |s| (f, s)))
         .collect();
     let estimates: Vec<Estimate> = jobs
         .par_iter()
         .map(|&(f, s)| {
-            let fam = &families[f];
+            let c = &classes[f];
             if !live[f] {
                 return undefined;
             }
-            let total_w: f64 = fam.weights.iter().sum();
-            let value = fam.sums[s].iter().sum::<f64>() / total_w;
+            // Cluster by cluster, in order: the family's own values.
+            let total_w: f64 = c.of.iter().map(|&k| c.weights[k as usize]).sum();
+            let value = c.of.iter().map(|&k| c.sum(k, s)).sum::<f64>() / total_w;
             let mut stats: Vec<f64> = column(blocks, stat_offset[f] + s, b_total)
                 .filter(|x| x.is_finite())
                 .collect();
             let ci = interval_from(&mut stats, value, cfg, || {
-                let clusters: Vec<Cluster> = (0..m)
-                    .map(|i| Cluster {
-                        sum: fam.sums[s][i],
-                        weight: fam.weights[i],
-                    })
-                    .collect();
+                let clusters: Vec<Cluster> =
+                    c.of.iter()
+                        .map(|&k| Cluster {
+                            sum: c.sum(k, s),
+                            weight: c.weights[k as usize],
+                        })
+                        .collect();
                 jackknife(&clusters)
             });
             Estimate { value, ci }
         })
         .collect();
     let mut it = estimates.into_iter();
-    families
+    classes
         .iter()
-        .map(|fam| it.by_ref().take(fam.sums.len()).collect())
+        .map(|c| it.by_ref().take(c.stats).collect())
         .collect()
 }
 

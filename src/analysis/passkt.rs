@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::bootstrap::{cluster_bootstrap_families, Family};
+use super::bootstrap::{cluster_bootstrap_made, Family};
 use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
@@ -577,17 +577,16 @@ impl Batch {
         ];
         for (tasks, groups) in sets {
             let groups: Vec<Vec<usize>> = groups.into_values().collect();
-            let families: Vec<Family> = groups
-                .iter()
-                .map(|members| Family {
-                    sums: members
-                        .iter()
-                        .map(|&i| self.items[i].1.iter().map(|v| v.1).collect())
-                        .collect(),
-                    weights: vec![1.0; tasks.len()],
-                })
-                .collect();
-            let ests = cluster_bootstrap_families(&families, boot);
+            // Families made one at a time, each reduced to its classes
+            // before the next (never all of them whole at once).
+            let families = groups.iter().map(|members| Family {
+                sums: members
+                    .iter()
+                    .map(|&i| self.items[i].1.iter().map(|v| v.1).collect())
+                    .collect(),
+                weights: vec![1.0; tasks.len()],
+            });
+            let ests = cluster_bootstrap_made(families, boot);
             for (members, es) in groups.iter().zip(ests) {
                 for (&i, e) in members.iter().zip(es) {
                     out[i] = e;
