@@ -16,7 +16,7 @@ pub mod rllm;
 pub mod summary;
 mod validate;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{hash_map::Entry, BTreeMap, HashMap};
 
 pub use load::{load, LoadOptions};
 
@@ -80,15 +80,15 @@ impl FirstSeen {
     /// key (`same(j)`: item j has i's key), else None and i is remembered.
     pub fn first(&mut self, hash: u64, i: u32, same: impl Fn(u32) -> bool) -> Option<u32> {
         match self.by_hash.entry(hash) {
-            std::collections::hash_map::Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
-            std::collections::hash_map::Entry::Occupied(_) => {
+            Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
+            Entry::Occupied(_) => {
                 let earlier = self.more.iter().copied().find(|&j| same(j));
                 if earlier.is_none() {
                     self.more.push(i);
                 }
                 earlier
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
+            Entry::Vacant(e) => {
                 e.insert(i);
                 None
             }
