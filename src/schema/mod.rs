@@ -396,10 +396,9 @@ impl Step {
     pub fn logp_len(&self) -> usize {
         self.logp_len as usize
     }
-    /// It keeps only its first `len` entries (`len` ≤ what it had).
-    pub(crate) fn keep_logps(&mut self, len: usize) {
-        debug_assert!(len <= self.logp_len as usize);
-        self.logp_len = len as u16;
+    /// It keeps no log-probability (the load drops those no analysis reads).
+    pub(crate) fn drop_logps(&mut self) {
+        self.logp_len = 0;
     }
 }
 

@@ -192,7 +192,7 @@ pub(super) fn drop_unread_logps(set: &mut LogSet) {
         let len = if read(t) {
             steps.iter().map(Step::logp_len).sum()
         } else {
-            steps.iter_mut().for_each(|st| st.keep_logps(0));
+            steps.iter_mut().for_each(Step::drop_logps);
             0
         };
         set.logp_runs.copy_within(start..start + len, w);
