@@ -16,7 +16,9 @@ pub struct Gates {
 /// Runs the headless audit; returns what the gates say.
 pub fn run(opts: &Options) -> Result<Gates> {
     let mut clock = crate::stage::StageClock::from_env();
-    let set = opts.source().load(None)?;
+    let mut set = opts.source().load(None)?;
+    // Read once, by the likelihood analyses: out of memory until then.
+    set.spill_logps();
     clock.lap("load + validate");
     let audit = run_audit(&set, &opts.settings)?;
     let mut clock = crate::stage::StageClock::from_env();

@@ -13,7 +13,9 @@ impl StageClock {
                 .then(std::time::Instant::now),
         )
     }
-    /// The stage's seconds, and (Linux) resident memory now and at its peak.
+    /// The stage's seconds, and (Linux) resident memory now and at the
+    /// stage's peak (the peak is reset after each lap, so each lap's `VmHWM`
+    /// is its own stage's).
     pub fn lap(&mut self, stage: &str) {
         if let Some(t) = &mut self.0 {
             let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -32,6 +34,8 @@ impl StageClock {
                 mib("RssFile:"),
                 mib("VmHWM:")
             );
+            // Linux: writing 5 resets the peak resident set size (proc(5)).
+            let _ = std::fs::write("/proc/self/clear_refs", "5");
             *t = std::time::Instant::now();
         }
     }

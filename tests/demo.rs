@@ -56,3 +56,54 @@ fn no_path_audits_the_embedded_demo_from_anywhere() {
     );
     assert_eq!(r["inputs"]["files"][0], "demo/checkpoints.jsonl.gz");
 }
+
+/// A headless audit moves the log-probabilities out of memory once loaded
+/// (`LogSet::spill_logps`) and the likelihood analyses read them back
+/// trajectory by trajectory: every step's entries come back exactly, and
+/// both analyses give what they give from memory.
+#[test]
+fn log_probabilities_out_of_memory_come_back_exactly() {
+    use rl_audit::analysis::{run_audit, Settings};
+    use rl_audit::schema::LogpWindow;
+    let opts = rl_audit::schema::LoadOptions::default();
+    let held = rl_audit::demo::load_demo(&opts).unwrap();
+    let mut spilled = held.clone();
+    spilled.spill_logps();
+    assert!(spilled.logp_spill.is_some(), "no temporary file was made");
+    assert!(spilled.logp_runs.is_empty() && spilled.logp_values.is_empty());
+    let mut window = LogpWindow::default();
+    let mut entries = 0;
+    for (a, b) in held.trajectories.iter().zip(&spilled.trajectories) {
+        let want: Vec<Vec<(u32, f64)>> = held
+            .steps_of(a)
+            .iter()
+            .map(|s| s.logps().collect())
+            .collect();
+        let got: Vec<Vec<(u32, f64)>> = spilled
+            .steps_with_logps(b, &mut window)
+            .unwrap()
+            .iter()
+            .map(|s| s.logps().collect())
+            .collect();
+        assert_eq!(got, want, "{}", held.loc_text(a.loc));
+        entries += want.iter().map(Vec::len).sum::<usize>();
+    }
+    assert_eq!(entries, held.logp_runs.len());
+    assert!(entries > 1000, "the demo has log-probabilities: {entries}");
+    let mut s = Settings::default();
+    s.boot.resamples = 100;
+    let (a, b) = (
+        run_audit(&held, &s).unwrap(),
+        run_audit(&spilled, &s).unwrap(),
+    );
+    assert!(!a.likelihood.is_empty() && !a.llr_by_turn.is_empty());
+    assert!(a
+        .likelihood
+        .iter()
+        .all(|l| l.llr[0].is_some_and(|x| x.n > 0)));
+    assert_eq!(format!("{:?}", a.likelihood), format!("{:?}", b.likelihood));
+    assert_eq!(
+        format!("{:?}", a.llr_by_turn),
+        format!("{:?}", b.llr_by_turn)
+    );
+}

@@ -164,8 +164,9 @@ fn verl_agent_patched_step_rows() {
         ..Default::default()
     };
     let set = load(&[root().join("tests/data/verl-agent/rollout_data")], &opts).unwrap();
-    let tokens: u64 = set.steps.iter().filter_map(|s| s.output_tokens()).sum();
-    let invalid = set.steps.iter().filter(|s| s.error() == Some(true)).count() as u64;
+    let steps = || set.trajectories.iter().flat_map(|t| set.steps_of(t));
+    let tokens: u64 = steps().filter_map(|s| s.output_tokens()).sum();
+    let invalid = steps().filter(|s| s.error() == Some(true)).count() as u64;
     assert_eq!(tokens, sum("tokens"));
     assert_eq!(invalid, sum("invalid_steps"));
     // Steps in env_step order within each trajectory.

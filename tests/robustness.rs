@@ -43,7 +43,8 @@ fn hostile_records_fail_cleanly() {
 
 #[test]
 fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
-    // A step keeps tokens in 32 bits and budgets in ±2³¹ (8 bytes a step):
+    // A step keeps tokens in 32 bits and budgets in ±2³¹ (past a step's 4
+    // bytes, in its extras and budgets):
     // larger values are refused by name, never stored wrapped.
     let g = good_line();
     let step = |s: &str| {
@@ -299,8 +300,9 @@ fn a_frozenlake_probe_too_large_to_solve_is_reported_not_attempted() {
     );
 }
 
-/// A step holds 8 bytes: its turn (when not its position + 1), its
-/// log-probabilities and its budget fields are found from where it is.
+/// A step holds 4 bytes: its turn (when not its position + 1), a token
+/// count past 24 bits, a 15th log-probability, its log-probabilities and
+/// its budget fields are found from where it is.
 /// Checked against the records as written, across parse chunks (4 MiB),
 /// with the audit's load (log-probabilities of successful evaluation
 /// rollouts only) and a summary's (every one).
@@ -320,17 +322,31 @@ fn what_a_step_does_not_hold_is_found_again_exactly() {
             .then(|| (-((i * 7 + j) as f64) / 8.0, 0.1 - (i + 3 * j) as f64 / 1e4))
     };
     let budget = |i: usize, j: usize| (j == 1).then_some((i % 5) as i64 - 2);
+    // Around the most a step holds itself (2^24 − 3 tokens, 14 entries).
+    let tokens = |i: usize, j: usize| match i % 7 {
+        5 => 16_777_213 + j,
+        6 => 4_294_967_294 - j,
+        _ => i + j,
+    };
+    let more_runs = |i: usize| match i % 11 {
+        1 => 13,
+        2 => 12,
+        _ => 0,
+    };
     let n = 40_000;
     let mut lines = Vec::with_capacity(n);
     for i in 0..n {
         let steps: Vec<serde_json::Value> = (0..1 + i % 4)
             .map(|j| {
-                let mut s = json!({"output_tokens": i + j, "error": j % 2 == 1});
+                let mut s = json!({"output_tokens": tokens(i, j), "error": j % 2 == 1});
                 if i % 3 != 0 {
                     s["turn"] = json!(turn(i, j));
                 }
                 if let Some((a, b)) = logp(i, j) {
                     s["logp"] = json!({"a": a, "b": b});
+                    for k in 0..more_runs(i) {
+                        s["logp"][format!("c{k:02}")] = json!(k as f64 / 3.0);
+                    }
                 }
                 if let Some(r) = budget(i, j) {
                     s["budget_total"] = json!(8);
@@ -370,7 +386,7 @@ fn what_a_step_does_not_hold_is_found_again_exactly() {
             assert_eq!(steps.len(), 1 + i % 4);
             for (j, st) in steps.into_iter().enumerate() {
                 assert_eq!(st.turn as usize, turn(i, j), "rollout {i} step {j}");
-                assert_eq!(st.output_tokens(), Some((i + j) as u64));
+                assert_eq!(st.output_tokens(), Some(tokens(i, j) as u64));
                 assert_eq!(st.error(), Some(j % 2 == 1));
                 let want = logp(i, j).filter(|_| read);
                 assert_eq!(
@@ -379,7 +395,15 @@ fn what_a_step_does_not_hold_is_found_again_exactly() {
                     "rollout {i} step {j}"
                 );
                 let got: Vec<(rl_audit::schema::Id, f64)> = st.logps().collect();
-                assert_eq!(got, want.map_or(vec![], |(x, y)| vec![(a, x), (b, y)]));
+                let mut all = want.map_or(vec![], |(x, y)| vec![(a, x), (b, y)]);
+                if want.is_some() {
+                    all.extend((0..more_runs(i)).map(|k| {
+                        let c = set.strings.get(&format!("c{k:02}")).unwrap();
+                        (c, k as f64 / 3.0)
+                    }));
+                }
+                assert_eq!(st.logp_len(), all.len(), "rollout {i} step {j}");
+                assert_eq!(got, all, "rollout {i} step {j}");
                 let (total, left) = st.budget();
                 assert_eq!(left, budget(i, j));
                 assert_eq!(total, budget(i, j).map(|_| 8));

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
 use super::stats::{median_in_place, Cluster, Estimate};
 use super::{Pair, Settings};
+use crate::error::Result;
 use crate::schema::frames::EvalAggregates;
-use crate::schema::{Id, Loc, LogSet, Trajectory};
+use crate::schema::{Id, Loc, LogSet, LogpWindow, Steps, Trajectory};
 
 pub const BINS: usize = 50;
 
@@ -93,8 +94,7 @@ pub fn length_matched_pairs(rl: &[Scored], base: &[Scored]) -> Vec<(usize, usize
     out
 }
 
-fn trajectory_llr(set: &LogSet, t: &Trajectory, base: Id, rl: Id) -> Option<f64> {
-    let steps = set.steps_of(t);
+fn trajectory_llr(steps: Steps<'_>, base: Id, rl: Id) -> Option<f64> {
     if steps.is_empty() {
         return None;
     }
@@ -118,8 +118,9 @@ pub fn analyse(
     agg: &EvalAggregates,
     pairs: &[Pair],
     s: &Settings,
-) -> Vec<Likelihood> {
+) -> Result<Vec<Likelihood>> {
     let mut out = Vec::new();
+    let mut window = LogpWindow::default();
     for pair in pairs {
         let runs = [pair.base, pair.rl];
         // Successful full-budget evaluation rollouts of the pair's runs.
@@ -151,12 +152,13 @@ pub fn analyse(
         let mut per_task: BTreeMap<Id, [Vec<Scored>; 2]> = BTreeMap::new();
         for t in &succ {
             let side = usize::from(t.run == pair.rl);
-            for st in set.steps_of(t) {
+            let steps = set.steps_with_logps(t, &mut window)?;
+            for st in steps {
                 if let Some(lp) = st.logp_of(pair.base) {
                     nll[side].push(-lp);
                 }
             }
-            if let Some(llr) = trajectory_llr(set, t, pair.base, pair.rl) {
+            if let Some(llr) = trajectory_llr(steps, pair.base, pair.rl) {
                 llrs[side].push(llr);
                 if let Some(len) = length(set, t) {
                     per_task.entry(t.task).or_default()[side].push(Scored {
@@ -221,7 +223,7 @@ pub fn analyse(
             notes,
         });
     }
-    out
+    Ok(out)
 }
 
 impl Histogram {
@@ -293,7 +295,13 @@ pub struct LlrTurn {
 /// that turn of logp[rl] − logp[base], over successful full-budget
 /// evaluation rollouts whose steps all carry both; a cluster bootstrap over
 /// tasks (each resample pools the drawn tasks' steps at that turn).
-pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings) -> Vec<LlrTurn> {
+pub fn by_turn(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    s: &Settings,
+) -> Result<Vec<LlrTurn>> {
+    let mut window = LogpWindow::default();
     // Every (pair, run, turn) cell's clusters first; then one batch of
     // bootstraps, each exactly as alone.
     // (pair, run, turn, steps, mean)
@@ -313,7 +321,7 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
                         .get(&(t.benchmark, t.task))
                         .is_some_and(|i| i.full_budget == t.budget)
             }) {
-                let steps = set.steps_of(t);
+                let steps = set.steps_with_logps(t, &mut window)?;
                 let diffs: Option<Vec<(u32, f64)>> = steps
                     .iter()
                     .map(|st| Some((st.turn, st.logp_of(pair.rl)? - st.logp_of(pair.base)?)))
@@ -344,7 +352,7 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
         }
     }
     let estimates = cluster_bootstrap_each(sets, &s.boot);
-    cells_out
+    Ok(cells_out
         .into_iter()
         .zip(estimates)
         .map(|((pair, run, turn, steps, mean), e)| LlrTurn {
@@ -357,5 +365,5 @@ pub fn by_turn(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair], s: &Settings)
             mean,
             ci: e.ci,
         })
-        .collect()
+        .collect())
 }

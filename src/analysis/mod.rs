@@ -268,7 +268,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     clock.lap("categories");
     let failures = failures::analyse(set, &agg, &settings.levels);
     clock.lap("failures");
-    let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings);
+    let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings)?;
     crate::stage::release_freed_memory();
     clock.lap("likelihood by turn");
     let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
@@ -293,7 +293,7 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     let matched = matched::analyse(set, &pairs, settings, &mut cache);
     let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
     clock.lap("matched states, error recovery");
-    let likelihood = likelihood::analyse(set, &agg, &pairs, settings);
+    let likelihood = likelihood::analyse(set, &agg, &pairs, settings)?;
     clock.lap("likelihood");
     let (dynamics, divergence) = dynamics::analyse(set);
     clock.lap("training dynamics");

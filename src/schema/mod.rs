@@ -300,26 +300,39 @@ impl Trajectory {
 
 /// SPEC §1.1 `steps[]` element, as stored: texts are re-read on demand and
 /// a step's `reward` is validated but not kept. Steps are most of a log
-/// set's memory, so a step is 8 bytes (issue 20): optional numbers are
-/// stored without an `Option` tag, counts in 32 bits (validation keeps them
-/// in range). What a step does not hold is found from where it is — read
-/// steps through [`LogSet::steps_of`], whose [`StepRef`]s carry them:
-/// its turn is its position + 1 unless [`LogSet::step_turns`] says
-/// otherwise; its log-probabilities follow its trajectory's earlier steps'
+/// set's memory, so a step is 4 bytes (issue 20): its token count in 24
+/// bits, its error flag, two flag bits and its number of log-probabilities
+/// in 4 bits; what does not fit (a turn that is not its position + 1, more
+/// than 2^24 − 3 tokens, 15 or more log-probabilities) is in
+/// [`LogSet::step_extras`]. What a step does not hold is found from where
+/// it is — read steps through [`LogSet::steps_of`], whose [`StepRef`]s
+/// carry them: its log-probabilities follow its trajectory's earlier steps'
 /// in [`LogSet::logp_runs`] / [`LogSet::logp_values`] (12 bytes an entry,
 /// the value an exact f64) from [`Trajectory::logp_start`]; its
 /// `budget_total` / `budget_remaining`, which few logs write, are in
 /// [`LogSet::step_budgets`].
 #[derive(Debug, Clone, Copy)]
 pub struct Step {
-    /// `u32::MAX` when absent.
-    tokens: u32,
-    /// How many log-probability entries it has.
-    logp_len: u16,
-    /// 0 absent, 1 false, 2 true.
-    error: u8,
-    /// [`Step::BUDGET`], [`Step::TURN`].
-    flags: u8,
+    /// The token count's low 16 and high 8 bits: [`Step::NO_TOKENS`] when
+    /// absent, [`Step::BIG_TOKENS`] when in [`LogSet::step_extras`].
+    tokens_lo: u16,
+    tokens_hi: u8,
+    /// Bits 0–1: error (0 absent, 1 false, 2 true); [`Step::BUDGET`],
+    /// [`Step::TURN`]; bits 4–7: how many log-probability entries it has
+    /// ([`Step::MANY_LOGPS`]: the count is in [`LogSet::step_extras`]).
+    bits: u8,
+}
+
+/// What does not fit in a step's 4 bytes, for the steps that need it;
+/// `step` is its index in [`LogSet::steps`]. Each field is read only when
+/// the step says so (its turn when [`Step::TURN`], its tokens when
+/// [`Step::BIG_TOKENS`], its count when [`Step::MANY_LOGPS`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepExtra {
+    pub step: u32,
+    pub turn: u32,
+    pub tokens: u32,
+    pub logp_len: u32,
 }
 
 /// A step's `budget_total` and `budget_remaining` (`i32::MIN`: absent), for
@@ -350,6 +363,15 @@ impl StepBudget {
     }
 }
 
+impl StepExtra {
+    /// Step `index`'s entry in `extras` (it has one).
+    fn of(extras: &[StepExtra], index: usize) -> &StepExtra {
+        let i = extras.partition_point(|e| (e.step as usize) < index);
+        debug_assert_eq!(extras[i].step as usize, index);
+        &extras[i]
+    }
+}
+
 impl Step {
     /// The most generated tokens a step may record (validation rejects more).
     pub const MAX_TOKENS: u64 = u32::MAX as u64 - 1;
@@ -357,48 +379,80 @@ impl Step {
     pub const MAX_BUDGET_FIELD: i64 = i32::MAX as i64;
     /// The most log-probabilities one step may carry.
     pub const MAX_LOGPS: usize = u16::MAX as usize;
+    const NO_TOKENS: u32 = 0xFF_FFFF;
+    const BIG_TOKENS: u32 = 0xFF_FFFE;
+    const ERROR: u8 = 0b11;
     /// It has an entry in [`LogSet::step_budgets`].
-    const BUDGET: u8 = 1;
-    /// Its turn is not its position + 1: [`LogSet::step_turns`] has it.
-    const TURN: u8 = 2;
+    const BUDGET: u8 = 1 << 2;
+    /// Its turn is not its position + 1: [`LogSet::step_extras`] has it.
+    const TURN: u8 = 1 << 3;
+    const LOGPS_SHIFT: u32 = 4;
+    const MANY_LOGPS: u8 = 15;
 
     /// Values are in range (validation checks them first); `budget`: it has
-    /// an entry in the set's [`LogSet::step_budgets`]; `odd_turn`: one in
-    /// [`LogSet::step_turns`].
+    /// an entry in the set's [`LogSet::step_budgets`]; `odd_turn`: its turn
+    /// is not its position + 1. Returns the step and whether it needs an
+    /// entry in [`LogSet::step_extras`] (see [`Step::extra`]).
     pub fn new(
         output_tokens: Option<u64>,
         error: Option<bool>,
         budget: bool,
         odd_turn: bool,
         logp_len: usize,
-    ) -> Step {
-        Step {
-            tokens: output_tokens.map_or(u32::MAX, |t| t as u32),
-            logp_len: logp_len as u16,
-            error: match error {
+    ) -> (Step, bool) {
+        let tokens = match output_tokens {
+            None => Self::NO_TOKENS,
+            Some(t) if t >= u64::from(Self::BIG_TOKENS) => Self::BIG_TOKENS,
+            Some(t) => t as u32,
+        };
+        let logps = (logp_len.min(usize::from(Self::MANY_LOGPS))) as u8;
+        let step = Step {
+            tokens_lo: tokens as u16,
+            tokens_hi: (tokens >> 16) as u8,
+            bits: match error {
                 None => 0,
                 Some(false) => 1,
                 Some(true) => 2,
-            },
-            flags: if budget { Self::BUDGET } else { 0 } | if odd_turn { Self::TURN } else { 0 },
+            } | if budget { Self::BUDGET } else { 0 }
+                | if odd_turn { Self::TURN } else { 0 }
+                | logps << Self::LOGPS_SHIFT,
+        };
+        let extra = odd_turn || tokens == Self::BIG_TOKENS || logps == Self::MANY_LOGPS;
+        (step, extra)
+    }
+    /// The entry in [`LogSet::step_extras`] of step `index`, as [`Step::new`]
+    /// was given its fields.
+    pub fn extra(index: u32, turn: u32, output_tokens: Option<u64>, logp_len: usize) -> StepExtra {
+        StepExtra {
+            step: index,
+            turn,
+            tokens: output_tokens.map_or(0, |t| t as u32),
+            logp_len: logp_len as u32,
         }
     }
+    fn tokens(&self) -> u32 {
+        u32::from(self.tokens_lo) | u32::from(self.tokens_hi) << 16
+    }
     pub fn error(&self) -> Option<bool> {
-        match self.error {
+        match self.bits & Self::ERROR {
             0 => None,
             e => Some(e == 2),
         }
     }
-    pub fn output_tokens(&self) -> Option<u64> {
-        (self.tokens != u32::MAX).then_some(self.tokens as u64)
+    fn logps(&self) -> u8 {
+        self.bits >> Self::LOGPS_SHIFT
     }
-    /// How many log-probability entries it has.
-    pub fn logp_len(&self) -> usize {
-        self.logp_len as usize
+    /// How many log-probability entries it has: it is step `index` of a set
+    /// whose [`LogSet::step_extras`] are `extras`.
+    pub(crate) fn logp_len(&self, index: usize, extras: &[StepExtra]) -> usize {
+        match self.logps() {
+            Self::MANY_LOGPS => StepExtra::of(extras, index).logp_len as usize,
+            n => usize::from(n),
+        }
     }
     /// It keeps no log-probability (the load drops those no analysis reads).
     pub(crate) fn drop_logps(&mut self) {
-        self.logp_len = 0;
+        self.bits &= !(Self::MANY_LOGPS << Self::LOGPS_SHIFT);
     }
 }
 
@@ -409,8 +463,17 @@ pub struct Steps<'a> {
     steps: &'a [Step],
     /// Index of the first in [`LogSet::steps`].
     first: usize,
-    /// Its first log-probability entry.
+    /// The log-probability entries they are in, and where their first is.
+    logps: LogpSlice<'a>,
     logp: usize,
+}
+
+/// Log-probability entries as two columns (runs, values): the set's own, or
+/// one trajectory's read back into a [`LogpWindow`].
+#[derive(Clone, Copy)]
+struct LogpSlice<'a> {
+    runs: &'a [Id],
+    values: &'a [f64],
 }
 
 impl<'a> Steps<'a> {
@@ -426,6 +489,7 @@ impl<'a> Steps<'a> {
             steps: self.steps.iter(),
             index: self.first,
             position: 0,
+            logps: self.logps,
             logp: self.logp,
         }
     }
@@ -444,6 +508,7 @@ pub struct StepIter<'a> {
     steps: std::slice::Iter<'a, Step>,
     index: usize,
     position: u32,
+    logps: LogpSlice<'a>,
     logp: usize,
 }
 
@@ -451,21 +516,24 @@ impl<'a> Iterator for StepIter<'a> {
     type Item = StepRef<'a>;
     fn next(&mut self) -> Option<StepRef<'a>> {
         let step = *self.steps.next()?;
-        let turn = if step.flags & Step::TURN != 0 {
-            self.set.odd_turn(self.index)
+        let turn = if step.bits & Step::TURN != 0 {
+            self.set.extra(self.index).turn
         } else {
             self.position + 1
         };
+        let logp_len = self.set.logp_len(self.index, step);
         let r = StepRef {
             set: self.set,
             step,
             index: self.index as u32,
+            logps: self.logps,
             logp: self.logp as u32,
+            logp_len: logp_len as u32,
             turn,
         };
         self.index += 1;
         self.position += 1;
-        self.logp += step.logp_len as usize;
+        self.logp += logp_len;
         Some(r)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -483,8 +551,10 @@ pub struct StepRef<'a> {
     step: Step,
     /// Its index in [`LogSet::steps`].
     index: u32,
-    /// Its first log-probability entry.
+    /// Its first log-probability entry, in `logps`.
+    logps: LogpSlice<'a>,
     logp: u32,
+    logp_len: u32,
     pub turn: u32,
 }
 
@@ -493,29 +563,44 @@ impl<'a> StepRef<'a> {
         self.step.error()
     }
     pub fn output_tokens(&self) -> Option<u64> {
-        self.step.output_tokens()
+        match self.step.tokens() {
+            Step::NO_TOKENS => None,
+            Step::BIG_TOKENS => Some(u64::from(self.set.extra(self.index as usize).tokens)),
+            t => Some(u64::from(t)),
+        }
     }
     fn logp_range(&self) -> std::ops::Range<usize> {
-        self.logp as usize..self.logp as usize + self.step.logp_len as usize
+        self.logp as usize..self.logp as usize + self.logp_len as usize
     }
-    /// Its log-probability under `run`: the first entry for it.
+    /// Its log-probability under `run`: the first entry for it. (Steps of
+    /// a set whose entries are out of memory carry theirs only when read
+    /// through [`LogSet::steps_with_logps`].)
     pub fn logp_of(&self, run: Id) -> Option<f64> {
         let r = self.logp_range();
-        self.set.logp_runs[r.clone()]
+        debug_assert!(
+            r.end <= self.logps.runs.len(),
+            "log-probabilities not read back"
+        );
+        self.logps
+            .runs
+            .get(r.clone())?
             .iter()
             .position(|&x| x == run)
-            .map(|i| self.set.logp_values[r.start + i])
+            .map(|i| self.logps.values[r.start + i])
     }
     /// Its (run, log-probability) entries, in the order read.
     pub fn logps(&self) -> impl Iterator<Item = (Id, f64)> + 'a {
         let r = self.logp_range();
-        self.set.logp_runs[r.clone()]
-            .iter()
-            .copied()
-            .zip(self.set.logp_values[r].iter().copied())
+        debug_assert!(
+            r.end <= self.logps.runs.len(),
+            "log-probabilities not read back"
+        );
+        let runs = self.logps.runs.get(r.clone()).unwrap_or_default();
+        let values = self.logps.values.get(r).unwrap_or_default();
+        runs.iter().copied().zip(values.iter().copied())
     }
     pub fn logp_len(&self) -> usize {
-        self.step.logp_len()
+        self.logp_len as usize
     }
     /// The log set it is in.
     pub fn set(&self) -> &'a LogSet {
@@ -523,7 +608,7 @@ impl<'a> StepRef<'a> {
     }
     /// Its (`budget_total`, `budget_remaining`).
     pub fn budget(&self) -> (Option<i64>, Option<i64>) {
-        if self.step.flags & Step::BUDGET == 0 {
+        if self.step.bits & Step::BUDGET == 0 {
             return (None, None);
         }
         let index = self.index;
@@ -531,6 +616,95 @@ impl<'a> StepRef<'a> {
         let b = &self.set.step_budgets[i];
         debug_assert_eq!(b.step, index);
         (b.total(), b.remaining())
+    }
+}
+
+/// Log-probability entries written out of memory: an unlinked temporary
+/// file of 12-byte entries (the run's id, then the value's bits, both
+/// little-endian), in entry order.
+#[derive(Debug, Clone)]
+pub struct LogpSpill {
+    file: std::sync::Arc<std::fs::File>,
+    len: usize,
+}
+
+/// What [`LogSet::steps_with_logps`] reads one trajectory's entries into:
+/// kept and reused from trajectory to trajectory.
+#[derive(Debug, Default)]
+pub struct LogpWindow {
+    runs: Vec<Id>,
+    values: Vec<f64>,
+    bytes: Vec<u8>,
+}
+
+impl LogpSpill {
+    const ENTRY: usize = 12;
+
+    #[cfg(unix)]
+    fn write(runs: &[Id], values: &[f64]) -> Option<LogpSpill> {
+        use std::io::Write;
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "rl-audit-logps-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .ok()?;
+        // Unlinked at once: the file goes when the process does.
+        std::fs::remove_file(&path).ok()?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
+        for (r, v) in runs.iter().zip(values) {
+            w.write_all(&r.to_le_bytes()).ok()?;
+            w.write_all(&v.to_bits().to_le_bytes()).ok()?;
+        }
+        w.flush().ok()?;
+        drop(w);
+        Some(LogpSpill {
+            file: std::sync::Arc::new(file),
+            len: runs.len(),
+        })
+    }
+    #[cfg(not(unix))]
+    fn write(_: &[Id], _: &[f64]) -> Option<LogpSpill> {
+        None
+    }
+
+    /// Entries `start..start + n` into `w`.
+    fn read(&self, start: usize, n: usize, w: &mut LogpWindow) -> crate::error::Result<()> {
+        let failed = |what: String| {
+            crate::error::Error::file("(the log-probabilities' temporary file)", what)
+        };
+        if start + n > self.len {
+            return Err(failed(format!(
+                "entries {start}..{} past its {}",
+                start + n,
+                self.len
+            )));
+        }
+        w.bytes.resize(n * Self::ENTRY, 0);
+        #[cfg(unix)]
+        std::os::unix::fs::FileExt::read_exact_at(
+            &*self.file,
+            &mut w.bytes,
+            (start * Self::ENTRY) as u64,
+        )
+        .map_err(|e| failed(e.to_string()))?;
+        w.runs.clear();
+        w.values.clear();
+        for e in w.bytes.chunks_exact(Self::ENTRY) {
+            let (r, v) = e.split_at(4);
+            w.runs
+                .push(Id::from_le_bytes(r.try_into().expect("4 bytes")));
+            w.values.push(f64::from_bits(u64::from_le_bytes(
+                v.try_into().expect("8 bytes"),
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -611,9 +785,13 @@ pub struct LogSet {
     pub logp_values: Vec<f64>,
     /// Budget fields of the steps that have them, in step order.
     pub step_budgets: Vec<StepBudget>,
-    /// (step index, turn) of the steps whose turn is not their position in
-    /// their trajectory + 1, in step order.
-    pub step_turns: Vec<(u32, u32)>,
+    /// What does not fit in their 4 bytes, of the steps that need it (an
+    /// odd turn, a large token count, many log-probabilities), in step
+    /// order.
+    pub step_extras: Vec<StepExtra>,
+    /// Where the log-probability entries are when they are not in
+    /// `logp_runs` / `logp_values` ([`LogSet::spill_logps`]).
+    pub logp_spill: Option<LogpSpill>,
     pub probes: Vec<Probe>,
     pub candidates: Vec<Candidate>,
     pub checkpoints: Vec<Checkpoint>,
@@ -661,16 +839,55 @@ impl LogSet {
             set: self,
             steps: &self.steps[span.range()],
             first: span.start as usize,
+            logps: LogpSlice {
+                runs: &self.logp_runs,
+                values: &self.logp_values,
+            },
             logp: t.logp_start as usize,
         }
     }
-    /// The turn of step `index`, one in [`LogSet::step_turns`].
-    fn odd_turn(&self, index: usize) -> u32 {
-        let i = self
-            .step_turns
-            .partition_point(|&(s, _)| (s as usize) < index);
-        debug_assert_eq!(self.step_turns[i].0 as usize, index);
-        self.step_turns[i].1
+    /// A trajectory's steps with their log-probabilities: the set's own, or,
+    /// when they are out of memory ([`LogSet::spill_logps`]), read back
+    /// into `window`.
+    pub fn steps_with_logps<'a>(
+        &'a self,
+        t: &Trajectory,
+        window: &'a mut LogpWindow,
+    ) -> crate::error::Result<Steps<'a>> {
+        let mut steps = self.steps_of(t);
+        let Some(spill) = &self.logp_spill else {
+            return Ok(steps);
+        };
+        let n: usize = steps.iter().map(|s| s.logp_len()).sum();
+        spill.read(t.logp_start as usize, n, window)?;
+        steps.logps = LogpSlice {
+            runs: &window.runs,
+            values: &window.values,
+        };
+        steps.logp = 0;
+        Ok(steps)
+    }
+    /// Moves the log-probability entries out of memory, into an unlinked
+    /// temporary file that [`LogSet::steps_with_logps`] reads back
+    /// trajectory by trajectory (a headless audit reads each once). Where
+    /// no such file can be made (or off Unix) they stay in memory.
+    pub fn spill_logps(&mut self) {
+        if self.logp_spill.is_some() || self.logp_runs.is_empty() {
+            return;
+        }
+        if let Some(spill) = LogpSpill::write(&self.logp_runs, &self.logp_values) {
+            self.logp_spill = Some(spill);
+            self.logp_runs = Vec::new();
+            self.logp_values = Vec::new();
+        }
+    }
+    /// The entry in [`LogSet::step_extras`] of step `index` (it has one).
+    fn extra(&self, index: usize) -> &StepExtra {
+        StepExtra::of(&self.step_extras, index)
+    }
+    /// How many log-probability entries step `index` has.
+    fn logp_len(&self, index: usize, step: Step) -> usize {
+        step.logp_len(index, &self.step_extras)
     }
     pub fn candidates_of(&self, p: &Probe) -> &[Candidate] {
         &self.candidates[p.candidates.range()]
@@ -711,18 +928,38 @@ mod tests {
     #[test]
     fn a_step_stays_small_and_keeps_its_optional_fields() {
         // Steps are most of a log set's memory (issue 20: a few bytes each).
-        assert_eq!(std::mem::size_of::<Step>(), 8);
+        assert_eq!(std::mem::size_of::<Step>(), 4);
         assert_eq!(std::mem::size_of::<StepBudget>(), 12);
         assert!(std::mem::size_of::<Trajectory>() <= 136);
-        let full = Step::new(Some(0), Some(true), true, true, 2);
+        let (full, extra) = Step::new(Some(0), Some(true), true, true, 2);
+        assert!(extra);
         assert_eq!(full.error(), Some(true));
-        assert_eq!(full.logp_len(), 2);
-        assert_eq!(full.output_tokens(), Some(0));
-        assert_eq!(full.flags, Step::BUDGET | Step::TURN);
-        let bare = Step::new(None, None, false, false, 0);
+        assert_eq!(full.logps(), 2);
+        assert_eq!(full.tokens(), 0);
+        assert_eq!(full.bits & !Step::ERROR, Step::BUDGET | Step::TURN | 2 << 4);
+        let (bare, extra) = Step::new(None, None, false, false, 0);
+        assert!(!extra);
         assert_eq!(bare.error(), None);
-        assert_eq!(bare.output_tokens(), None);
-        assert_eq!(bare.flags, 0);
+        assert_eq!(bare.tokens(), Step::NO_TOKENS);
+        assert_eq!(bare.bits, 0);
+        // The largest counts held in the step itself, and the first that are not.
+        let (s, extra) = Step::new(Some(0xFF_FFFD), Some(false), false, false, 14);
+        assert!(!extra);
+        assert_eq!(
+            (s.tokens(), s.logps(), s.error()),
+            (0xFF_FFFD, 14, Some(false))
+        );
+        let (mut s, extra) = Step::new(Some(0xFF_FFFE), None, false, false, 15);
+        assert!(extra);
+        assert_eq!(
+            (s.tokens(), s.logps()),
+            (Step::BIG_TOKENS, Step::MANY_LOGPS)
+        );
+        s.drop_logps();
+        assert_eq!(
+            (s.tokens(), s.logps(), s.error()),
+            (Step::BIG_TOKENS, 0, None)
+        );
         let b = StepBudget::new(7, Some(5), Some(-1)).unwrap();
         assert_eq!((b.step, b.total(), b.remaining()), (7, Some(5), Some(-1)));
         let half = StepBudget::new(8, None, Some(0)).unwrap();

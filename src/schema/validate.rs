@@ -264,9 +264,9 @@ impl LogSet {
                 .partition_point(|b| (b.step as usize) < start);
             self.step_budgets.truncate(kept);
             let kept = self
-                .step_turns
-                .partition_point(|&(s, _)| (s as usize) < start);
-            self.step_turns.truncate(kept);
+                .step_extras
+                .partition_point(|e| (e.step as usize) < start);
+            self.step_extras.truncate(kept);
         }
         res
     }
@@ -336,17 +336,18 @@ impl LogSet {
             let index = self.steps.len() as u32;
             let budget = StepBudget::new(index, s.budget_total, s.budget_remaining);
             self.step_budgets.extend(budget);
-            let odd_turn = turn != i as u32 + 1;
-            if odd_turn {
-                self.step_turns.push((index, turn));
-            }
-            self.steps.push(Step::new(
+            let (step, extra) = Step::new(
                 output_tokens,
                 s.error,
                 budget.is_some(),
-                odd_turn,
+                turn != i as u32 + 1,
                 logp_len,
-            ));
+            );
+            if extra {
+                self.step_extras
+                    .push(Step::extra(index, turn, output_tokens, logp_len));
+            }
+            self.steps.push(step);
         }
         Ok(Span {
             start,

@@ -188,11 +188,14 @@ pub(super) fn drop_unread_logps(set: &mut LogSet) {
         };
         let start = t.logp_start as usize;
         debug_assert!(start >= w);
-        let steps = &mut set.steps[span.range()];
         let len = if read(t) {
-            steps.iter().map(Step::logp_len).sum()
+            span.range()
+                .map(|i| set.steps[i].logp_len(i, &set.step_extras))
+                .sum()
         } else {
-            steps.iter_mut().for_each(Step::drop_logps);
+            set.steps[span.range()]
+                .iter_mut()
+                .for_each(Step::drop_logps);
             0
         };
         set.logp_runs.copy_within(start..start + len, w);
@@ -234,11 +237,11 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     out.logp_runs.extend(set.logp_runs);
     out.logp_values.extend(set.logp_values);
     out.steps.extend(set.steps);
-    out.step_turns.extend(
-        set.step_turns
-            .into_iter()
-            .map(|(s, turn)| (s + steps0 as u32, turn)),
-    );
+    out.step_extras
+        .extend(set.step_extras.into_iter().map(|mut e| {
+            e.step += steps0 as u32;
+            e
+        }));
     out.step_budgets
         .extend(set.step_budgets.into_iter().map(|mut b| {
             b.step += steps0 as u32;
