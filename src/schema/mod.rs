@@ -569,34 +569,28 @@ impl<'a> StepRef<'a> {
             t => Some(u64::from(t)),
         }
     }
-    fn logp_range(&self) -> std::ops::Range<usize> {
-        self.logp as usize..self.logp as usize + self.logp_len as usize
-    }
-    /// Its log-probability under `run`: the first entry for it. (Steps of
-    /// a set whose entries are out of memory carry theirs only when read
-    /// through [`LogSet::steps_with_logps`].)
-    pub fn logp_of(&self, run: Id) -> Option<f64> {
-        let r = self.logp_range();
+    /// Its entries' runs and values. (Steps of a set whose entries are out
+    /// of memory carry theirs only when read through
+    /// [`LogSet::steps_with_logps`].)
+    fn entries(&self) -> (&'a [Id], &'a [f64]) {
+        let r = self.logp as usize..self.logp as usize + self.logp_len as usize;
         debug_assert!(
-            r.end <= self.logps.runs.len(),
+            r.is_empty() || r.end <= self.logps.runs.len(),
             "log-probabilities not read back"
         );
-        self.logps
-            .runs
-            .get(r.clone())?
-            .iter()
-            .position(|&x| x == run)
-            .map(|i| self.logps.values[r.start + i])
+        (
+            self.logps.runs.get(r.clone()).unwrap_or_default(),
+            self.logps.values.get(r).unwrap_or_default(),
+        )
+    }
+    /// Its log-probability under `run`: the first entry for it.
+    pub fn logp_of(&self, run: Id) -> Option<f64> {
+        let (runs, values) = self.entries();
+        runs.iter().position(|&x| x == run).map(|i| values[i])
     }
     /// Its (run, log-probability) entries, in the order read.
     pub fn logps(&self) -> impl Iterator<Item = (Id, f64)> + 'a {
-        let r = self.logp_range();
-        debug_assert!(
-            r.end <= self.logps.runs.len(),
-            "log-probabilities not read back"
-        );
-        let runs = self.logps.runs.get(r.clone()).unwrap_or_default();
-        let values = self.logps.values.get(r).unwrap_or_default();
+        let (runs, values) = self.entries();
         runs.iter().copied().zip(values.iter().copied())
     }
     pub fn logp_len(&self) -> usize {
