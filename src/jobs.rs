@@ -223,7 +223,11 @@ impl Worker {
                         (None, None) => return Err(Error::Internal("nothing loaded".into())),
                     }
                 } else {
-                    Arc::new(source.load(Some(self.progress.clone()))?)
+                    let mut set = source.load(Some(self.progress.clone()))?;
+                    // Nothing is merged into it later (as `--follow` does):
+                    // its log-probabilities can leave memory.
+                    set.spill_logps();
+                    Arc::new(set)
                 }
             }
         };

@@ -863,8 +863,10 @@ impl LogSet {
     }
     /// Moves the log-probability entries out of memory, into an unlinked
     /// temporary file that [`LogSet::steps_with_logps`] reads back
-    /// trajectory by trajectory (a headless audit reads each once). Where
-    /// no such file can be made (or off Unix) they stay in memory.
+    /// trajectory by trajectory (an audit reads each once). Where no such
+    /// file can be made (or off Unix) they stay in memory. Not for a set
+    /// that is merged into afterwards (`--follow`'s): merging appends
+    /// entries to memory only.
     pub fn spill_logps(&mut self) {
         if self.logp_spill.is_some() || self.logp_runs.is_empty() {
             return;

@@ -209,6 +209,10 @@ pub(super) fn drop_unread_logps(set: &mut LogSet) {
 
 /// Appends a chunk-local set, renumbering ids, spans and lines.
 pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
+    debug_assert!(
+        out.logp_spill.is_none() && set.logp_spill.is_none(),
+        "a set whose log-probabilities are out of memory is not merged"
+    );
     let map: Vec<Id> = (0..set.strings.len() as Id)
         .map(|i| out.strings.intern(set.strings.name(i)))
         .collect();
