@@ -3,21 +3,22 @@
 
 /// With `RL_AUDIT_TIMINGS` set, each analysis stage's seconds go to stderr
 /// (what `examples/bench` and performance work read).
-pub struct StageClock(Option<std::time::Instant>);
+pub struct StageClock(Option<(std::time::Instant, f64)>);
 
 impl StageClock {
     pub fn from_env() -> StageClock {
         StageClock(
             std::env::var_os("RL_AUDIT_TIMINGS")
                 .is_some()
-                .then(std::time::Instant::now),
+                .then(|| (std::time::Instant::now(), cpu_seconds())),
         )
     }
-    /// The stage's seconds, and (Linux) resident memory now and at the
+    /// The stage's seconds (wall, and CPU over all threads: twice the wall
+    /// on this 2-core machine when both are busy), and (Linux) resident memory now and at the
     /// stage's peak (the peak is reset after each lap, so each lap's `VmHWM`
     /// is its own stage's).
     pub fn lap(&mut self, stage: &str) {
-        if let Some(t) = &mut self.0 {
+        if let Some((t, cpu)) = &mut self.0 {
             let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
             let mib = |key: &str| {
                 status
@@ -26,9 +27,11 @@ impl StageClock {
                     .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
                     .map_or(String::new(), |kb| format!(" {key} {:.0} MiB", kb / 1024.0))
             };
+            let now = cpu_seconds();
             eprintln!(
-                "timing: {stage}: {:.3} s{}{}{}{}",
+                "timing: {stage}: {:.3} s (CPU {:.3} s){}{}{}{}",
                 t.elapsed().as_secs_f64(),
+                now - *cpu,
                 mib("VmRSS:"),
                 mib("RssAnon:"),
                 mib("RssFile:"),
@@ -37,8 +40,23 @@ impl StageClock {
             // Linux: writing 5 resets the peak resident set size (proc(5)).
             let _ = std::fs::write("/proc/self/clear_refs", "5");
             *t = std::time::Instant::now();
+            *cpu = cpu_seconds();
         }
     }
+}
+
+/// User + system CPU seconds of the whole process so far (0 off Unix).
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage only writes the zeroed struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+            return t(u.ru_utime) + t(u.ru_stime);
+        }
+    }
+    0.0
 }
 
 /// Hands memory freed inside the allocator back to the system. glibc keeps

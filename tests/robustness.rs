@@ -303,7 +303,7 @@ fn a_frozenlake_probe_too_large_to_solve_is_reported_not_attempted() {
 /// A step holds 4 bytes: its turn (when not its position + 1), a token
 /// count past 24 bits, a 15th log-probability, its log-probabilities and
 /// its budget fields are found from where it is.
-/// Checked against the records as written, across parse chunks (4 MiB),
+/// Checked against the records as written, across parse chunks (1 MiB),
 /// with the audit's load (log-probabilities of successful evaluation
 /// rollouts only) and a summary's (every one).
 #[test]

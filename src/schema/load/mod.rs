@@ -33,7 +33,7 @@ pub(crate) use reread::stamp;
 pub const MAX_LINE: usize = 256 << 20;
 /// Guard against exhausting memory on absurd inputs.
 pub const MAX_RECORDS: u64 = 200_000_000;
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Live counters a UI can show while a load runs.
 #[derive(Debug, Default)]
@@ -174,12 +174,26 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 }
             } else if windowed(p) {
                 let mut reading = Reading::default();
+                // The window before, parsed, goes into the set while this
+                // one is parsed (the merge would leave a core idle).
+                let mut pending: Vec<Chunk> = Vec::new();
                 loop {
                     if opts.cancel.is_cancelled() {
                         return Err(Error::Cancelled);
                     }
                     let (bytes, last) = next(&name)?;
-                    let parsed = parse_file(index, &name, &bytes, opts);
+                    let (merged, parsed) = rayon::join(
+                        || -> Result<()> {
+                            for c in std::mem::take(&mut pending) {
+                                merger.push(c, &name)?;
+                            }
+                            Ok(())
+                        },
+                        || parse_file(index, &name, &bytes, opts),
+                    );
+                    merged?;
+                    // The window's chunk-local sets are freed: hand that back.
+                    crate::stage::release_freed_memory();
                     reading.records += parsed.iter().map(|c| c.records).sum::<u64>();
                     if last {
                         if opts.follow {
@@ -194,11 +208,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                     reading.pass(&bytes);
                     let _ = back_tx.send(bytes);
-                    for c in parsed {
-                        merger.push(c, &name)?;
-                    }
-                    // The window's chunk-local sets are freed: hand that back.
-                    crate::stage::release_freed_memory();
+                    pending = parsed;
                 }
                 names.push(name);
             } else {
