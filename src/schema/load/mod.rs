@@ -192,7 +192,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         || parse_file(index, &name, &bytes, opts),
                     );
                     merged?;
-                    // The window's chunk-local sets are freed: hand that back.
+                    // The window before's chunk-local sets are freed: hand that back.
                     crate::stage::release_freed_memory();
                     reading.records += parsed.iter().map(|c| c.records).sum::<u64>();
                     if last {
