@@ -188,6 +188,9 @@ impl Options {
                 .summarize
                 .as_deref()
                 .is_some_and(crate::schema::summary::is_summary_name),
+            // Read once, by the likelihood analyses: out of memory from the
+            // load on (a `--follow` set stays in memory, to merge into).
+            spill_logps: true,
         }
     }
 }

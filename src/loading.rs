@@ -29,6 +29,9 @@ pub struct Source {
     pub cancel: crate::cancel::Cancel,
     /// Keep every log-probability (`--summarize`).
     pub all_logps: bool,
+    /// Write the log-probabilities out of memory as they are loaded: for a
+    /// set nothing is merged into later (not `--follow`'s).
+    pub spill_logps: bool,
 }
 
 impl Source {
@@ -58,6 +61,7 @@ impl Source {
             window: None,
             cancel: self.cancel,
             all_logps: self.all_logps,
+            spill_logps: self.spill_logps && !self.follow,
         })
     }
 

@@ -107,3 +107,57 @@ fn log_probabilities_out_of_memory_come_back_exactly() {
         format!("{:?}", b.llr_by_turn)
     );
 }
+
+/// Loads that write the log-probabilities out as they go
+/// (`LoadOptions::spill_logps`: the headless audit's and the workbench's)
+/// give back every step's entries exactly, by run name (the ids are put in
+/// name order after the entries were written), on the demo and on
+/// `tests/data/large` as JSON Lines read in small windows and as Parquet.
+#[test]
+fn log_probabilities_written_out_while_loading_come_back_exactly() {
+    use rl_audit::schema::{LoadOptions, LogSet, LogpWindow};
+    fn entries(set: &LogSet, spilled: bool) -> Vec<Vec<Vec<(String, f64)>>> {
+        let mut window = LogpWindow::default();
+        set.trajectories
+            .iter()
+            .map(|t| {
+                let steps = if spilled {
+                    set.steps_with_logps(t, &mut window).unwrap()
+                } else {
+                    set.steps_of(t)
+                };
+                steps
+                    .iter()
+                    .map(|s| {
+                        s.logps()
+                            .map(|(r, x)| (set.name(r).to_string(), x))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large");
+    let load = |which: &str, spill: bool| {
+        let opts = LoadOptions {
+            spill_logps: spill,
+            window: Some(4096),
+            ..Default::default()
+        };
+        match which {
+            "demo" => rl_audit::demo::load_demo(&opts).unwrap(),
+            dir => rl_audit::schema::load(&[root.join(dir)], &opts).unwrap(),
+        }
+    };
+    for which in ["demo", "jsonl", "parquet"] {
+        let (held, spilled) = (load(which, false), load(which, true));
+        assert!(held.logp_spill.is_none());
+        assert!(spilled.logp_spill.is_some(), "{which}: no temporary file was made");
+        assert!(spilled.logp_runs.is_empty() && spilled.logp_values.is_empty());
+        let want = entries(&held, false);
+        let n: usize = want.iter().flatten().map(Vec::len).sum();
+        assert_eq!(n, held.logp_runs.len(), "{which}");
+        assert!(n > 1000, "{which} has log-probabilities: {n}");
+        assert_eq!(entries(&spilled, true), want, "{which}");
+    }
+}

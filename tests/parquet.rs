@@ -211,6 +211,36 @@ fn a_fractional_value_in_a_float_integer_column_names_its_row() {
     );
 }
 
+/// A file is parsed by columns some thousands of rows at a time: a bad row
+/// far into it is named by its own row number, and a lenient load keeps
+/// every other row.
+#[test]
+fn a_bad_row_past_the_first_parts_names_its_row() {
+    let n = 20_000usize;
+    let bad = 17_000usize;
+    let budget: Vec<i64> = (1..=n).map(|i| if i == bad { 0 } else { 4 }).collect();
+    let tasks: Vec<String> = (0..n).map(|i| format!("t{}", i / 8)).collect();
+    let samples: Vec<i64> = (0..n).map(|i| (i % 8) as i64).collect();
+    let mut df = df!(
+        "run" => vec!["a"; n],
+        "benchmark" => vec!["b"; n],
+        "task" => tasks,
+        "sample" => samples,
+        "budget" => budget,
+        "success" => vec![true; n],
+    )
+    .unwrap();
+    let bytes = parquet_bytes(&mut df);
+    let err = strict_failure("parquet_far_row", "x.parquet", &bytes);
+    assert!(err.contains(&format!("x.parquet:{bad}: budget:")), "{err}");
+    let d = temp_dir("parquet_far_row_lenient");
+    let f = d.join("x.parquet");
+    std::fs::write(&f, &bytes).unwrap();
+    let r = audit_json(&f, &d.join("o"), &["--lenient", "--resamples", "20"]);
+    assert_eq!(r["inputs"]["skipped"]["impossible_value"], 1);
+    assert_eq!(r["inputs"]["records"]["trajectory"], n as u64 - 1);
+}
+
 fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {
     let mut out = Vec::new();
     ParquetWriter::new(&mut out).finish(df).unwrap();

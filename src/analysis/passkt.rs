@@ -607,66 +607,33 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         ks: ks.clone(),
         ..Default::default()
     };
-    let benches = input.benchmarks();
-    let cache = CountsCache::default();
-    // Cells, in (benchmark, run, k, level, mode) order.
-    let mut jobs = Vec::new();
-    for &b in &benches {
-        for r in input.runs(b) {
-            for &l in &s.levels {
-                for m in Mode::BOTH {
-                    let counts = cache.get(input, b, r, l, m);
-                    if counts.is_empty() {
-                        continue;
-                    }
-                    // One cell's counts serve every K (shared, not copied).
-                    for &k in &ks {
-                        jobs.push((b, r, k, l, m, Rc::clone(&counts)));
-                    }
-                }
-            }
+    rep.upper = upper_bounds(input, &s.levels);
+    let tokens = TokenScan::of(input);
+    let mut advantage: Vec<(usize, Vec<Advantage>)> = Vec::new();
+    // One benchmark at a time. Its statistics share resample draws only
+    // with one another (every draw is made from the same seeds, so which
+    // statistics are batched together changes no result), and only one
+    // benchmark's counts and per-task values are ever held.
+    for b in input.benchmarks() {
+        let cache = CountsCache::default();
+        let mut batch = Batch::default();
+        let finish_cells = cells(input, &cache, b, &ks, s, &mut batch);
+        let mut finish_advantages = Vec::new();
+        for (i, p) in pairs.iter().enumerate().filter(|(_, p)| p.benchmark == b) {
+            finish_advantages.push((i, advantages(input, &cache, p, &ks, s, &mut batch)));
         }
+        let finish_gaps = mode_gaps(input, &cache, b, &ks, &s.levels, &s.boot, &mut batch);
+        drop(cache);
+        let finish_tokens = token_budgets(input, &tokens, b, &ks, s, &mut batch);
+        let all = batch.run(&s.boot);
+        rep.cells.extend(finish_cells(&all));
+        for (i, f) in finish_advantages {
+            advantage.push((i, f(&all, &rep.upper)));
+        }
+        rep.mode_gap.extend(finish_gaps(&all));
+        finish_tokens(&all, &mut rep);
     }
-    let values: Grouped<(Id, Id, u32, Mode)> = jobs
-        .iter()
-        .map(|(b, r, k, l, m, counts)| ((*b, *r, *l, *m), Rc::new(pass_values(counts, *k).0)))
-        .collect();
-    let mut batch = Batch::default();
-    let cell_range = batch.add(values.clone());
-    let finish_advantages = advantages(input, &cache, pairs, &ks, s, &mut batch);
-    let finish_gaps = mode_gaps(input, &cache, &ks, &s.levels, &s.boot, &mut batch);
-    drop(cache);
-    let finish_tokens = token_budgets(input, &ks, s, &mut batch);
-    let all = batch.run(&s.boot);
-    let mut cells: Vec<PassCell> = jobs
-        .iter()
-        .zip(values)
-        .zip(all[cell_range].iter().copied())
-        .map(|(((b, r, k, l, m, counts), (_, vals)), est)| {
-            let tasks = || vals.iter().map(|v| v.0).collect();
-            let est = seed_aware(input, *b, vec![(*r, &**counts)], tasks, *k, &s.boot, || est);
-            let seeds = contributing_seeds(input, *b, *r, counts, *k);
-            let left_out = counts.len() - vals.len();
-            let pass_all: Vec<f64> = counts
-                .values()
-                .filter_map(|c| seed_mean(c, *k, pass_all_k))
-                .collect();
-            PassCell {
-                benchmark: input.name(*b),
-                run: input.name(*r),
-                k: *k,
-                level: *l,
-                mode: *m,
-                value: mean_of(&vals),
-                ci: est.ci,
-                pass_all: super::stats::mean(&pass_all),
-                tasks: vals.len(),
-                tasks_left_out: left_out,
-                seeds,
-            }
-        })
-        .collect();
-    cells.sort_by(|a, b| {
+    rep.cells.sort_by(|a, b| {
         (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(
             &b.benchmark,
             &b.run,
@@ -675,14 +642,74 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             b.mode,
         ))
     });
-    rep.cells = cells;
-    rep.upper = upper_bounds(input, &s.levels);
+    // In the order of the pairs.
+    advantage.sort_by_key(|a| a.0);
+    rep.advantage = advantage.into_iter().flat_map(|a| a.1).collect();
     rep.upper_curve = upper_bound_curve(input);
     rep.curve = curves(input, &ks);
-    rep.advantage = finish_advantages(&all, &rep.upper);
-    rep.mode_gap = finish_gaps(&all);
-    finish_tokens(&all, &mut rep);
     rep
+}
+
+/// Registers a benchmark's cells, in (run, k, level, mode) order; the
+/// returned function builds them from the batch's estimates.
+fn cells<'a>(
+    input: &'a PassInput,
+    cache: &CountsCache,
+    b: Id,
+    ks: &[u64],
+    s: &Settings,
+    batch: &mut Batch,
+) -> impl FnOnce(&[Estimate]) -> Vec<PassCell> + 'a {
+    let mut jobs = Vec::new();
+    for r in input.runs(b) {
+        for &l in &s.levels {
+            for m in Mode::BOTH {
+                let counts = cache.get(input, b, r, l, m);
+                if counts.is_empty() {
+                    continue;
+                }
+                // One cell's counts serve every K (shared, not copied).
+                for &k in ks {
+                    jobs.push((r, k, l, m, Rc::clone(&counts)));
+                }
+            }
+        }
+    }
+    let values: Grouped<(Id, u32, Mode)> = jobs
+        .iter()
+        .map(|(r, k, l, m, counts)| ((*r, *l, *m), Rc::new(pass_values(counts, *k).0)))
+        .collect();
+    let range = batch.add(values.clone());
+    let boot = s.boot;
+    move |all| {
+        jobs.iter()
+            .zip(values)
+            .zip(all[range].iter().copied())
+            .map(|(((r, k, l, m, counts), (_, vals)), est)| {
+                let tasks = || vals.iter().map(|v| v.0).collect();
+                let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
+                let seeds = contributing_seeds(input, b, *r, counts, *k);
+                let left_out = counts.len() - vals.len();
+                let pass_all: Vec<f64> = counts
+                    .values()
+                    .filter_map(|c| seed_mean(c, *k, pass_all_k))
+                    .collect();
+                PassCell {
+                    benchmark: input.name(b),
+                    run: input.name(*r),
+                    k: *k,
+                    level: *l,
+                    mode: *m,
+                    value: mean_of(&vals),
+                    ci: est.ci,
+                    pass_all: super::stats::mean(&pass_all),
+                    tasks: vals.len(),
+                    tasks_left_out: left_out,
+                    seeds,
+                }
+            })
+            .collect()
+    }
 }
 
 /// Earliest solving turn of each task of a benchmark over every evaluation
@@ -829,36 +856,34 @@ pub fn paired_values(a: &TaskCounts, b: &TaskCounts, k: u64) -> Vec<(Id, f64, f6
         .collect()
 }
 
-/// Registers the paired differences; the returned function builds the
-/// table from the batch's estimates.
+/// Registers one pair's paired differences; the returned function builds
+/// its rows of the table from the batch's estimates.
 fn advantages<'a>(
     input: &'a PassInput,
     cache: &CountsCache,
-    pairs: &'a [Pair],
+    p: &'a Pair,
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
 ) -> impl FnOnce(&[Estimate], &[UpperBound]) -> Vec<Advantage> + 'a {
     let mut jobs = Vec::new();
-    for p in pairs {
-        for &l in &s.levels {
-            for m in Mode::BOTH {
-                let base = cache.get(input, p.benchmark, p.base, l, m);
-                let rl = cache.get(input, p.benchmark, p.rl, l, m);
-                for &k in ks {
-                    let v = paired_values(&rl, &base, k);
-                    if !v.is_empty() {
-                        jobs.push((p, k, l, m, v, Rc::clone(&base), Rc::clone(&rl)));
-                    }
+    for &l in &s.levels {
+        for m in Mode::BOTH {
+            let base = cache.get(input, p.benchmark, p.base, l, m);
+            let rl = cache.get(input, p.benchmark, p.rl, l, m);
+            for &k in ks {
+                let v = paired_values(&rl, &base, k);
+                if !v.is_empty() {
+                    jobs.push((k, l, m, v, Rc::clone(&base), Rc::clone(&rl)));
                 }
             }
         }
     }
-    let diffs: Grouped<(Pair, u32, Mode)> = jobs
+    let diffs: Grouped<(u32, Mode)> = jobs
         .iter()
-        .map(|(p, _, l, m, v, _, _)| {
+        .map(|(_, l, m, v, _, _)| {
             (
-                (**p, *l, *m),
+                (*l, *m),
                 Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
             )
         })
@@ -870,7 +895,7 @@ fn advantages<'a>(
         let mut rows: Vec<Advantage> = jobs
             .iter()
             .zip(all[range].iter().copied())
-            .map(|((p, k, l, m, v, base_c, rl_c), est)| {
+            .map(|((k, l, m, v, base_c, rl_c), est)| {
                 let est = seed_aware(
                     input,
                     p.benchmark,
@@ -915,27 +940,20 @@ fn advantages<'a>(
                 }
             })
             .collect();
-        // §4.2: per (benchmark, base, rl) family, joint replicates over the
-        // union of its cells' tasks.
-        let mut start = 0;
-        while start < rows.len() {
-            let p = jobs[start].0;
-            let end = start + jobs[start..].iter().take_while(|j| *j.0 == *p).count();
-            let fam: Vec<FamilyCell> = jobs[start..end]
-                .iter()
-                .map(|j| FamilyCell {
-                    values: &j.4,
-                    base: &j.5,
-                    rl: &j.6,
-                    k: j.1,
-                })
-                .collect();
-            let tests =
-                family_tests_of(input, p, &rows[start..end], &fam, &boot, adjust, min_effect);
-            for (r, t) in rows[start..end].iter_mut().zip(tests) {
-                r.test = t;
-            }
-            start = end;
+        // §4.2: the pair's cells are one family, with joint replicates over
+        // the union of their tasks.
+        let fam: Vec<FamilyCell> = jobs
+            .iter()
+            .map(|j| FamilyCell {
+                values: &j.3,
+                base: &j.4,
+                rl: &j.5,
+                k: j.0,
+            })
+            .collect();
+        let tests = family_tests_of(input, p, &rows, &fam, &boot, adjust, min_effect);
+        for (r, t) in rows.iter_mut().zip(tests) {
+            r.test = t;
         }
         rows
     }
@@ -1032,34 +1050,34 @@ fn family_tests_of(
     family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed)
 }
 
+/// Registers a benchmark's mode gaps; the returned function builds them.
 fn mode_gaps<'a>(
     input: &'a PassInput,
     cache: &CountsCache,
+    b: Id,
     ks: &[u64],
     levels: &[u32],
     boot: &Bootstrap,
     batch: &mut Batch,
 ) -> impl FnOnce(&[Estimate]) -> Vec<ModeGap> + 'a {
     let mut jobs = Vec::new();
-    for b in input.benchmarks() {
-        for r in input.runs(b) {
-            for &l in levels {
-                let native = cache.get(input, b, r, l, Mode::Native);
-                let trunc = cache.get(input, b, r, l, Mode::Truncated);
-                for &k in ks {
-                    let v = paired_values(&native, &trunc, k);
-                    if !v.is_empty() {
-                        jobs.push((b, r, k, l, v, Rc::clone(&native), Rc::clone(&trunc)));
-                    }
+    for r in input.runs(b) {
+        for &l in levels {
+            let native = cache.get(input, b, r, l, Mode::Native);
+            let trunc = cache.get(input, b, r, l, Mode::Truncated);
+            for &k in ks {
+                let v = paired_values(&native, &trunc, k);
+                if !v.is_empty() {
+                    jobs.push((r, k, l, v, Rc::clone(&native), Rc::clone(&trunc)));
                 }
             }
         }
     }
-    let diffs: Grouped<(Id, Id, u32)> = jobs
+    let diffs: Grouped<(Id, u32)> = jobs
         .iter()
-        .map(|(b, r, _, l, v, _, _)| {
+        .map(|(r, _, l, v, _, _)| {
             (
-                (*b, *r, *l),
+                (*r, *l),
                 Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
             )
         })
@@ -1069,76 +1087,100 @@ fn mode_gaps<'a>(
     move |all| {
         jobs.iter()
             .zip(all[range].iter().copied())
-            .map(|((b, r, k, l, v, nat, tr), est)| {
+            .map(|((r, k, l, v, nat, tr), est)| {
                 // Native and truncated rollouts share the run's seed draw.
                 let tasks = || v.iter().map(|x| x.0).collect();
                 let sides = vec![(*r, &**nat), (*r, &**tr)];
-                let est = seed_aware(input, *b, sides, tasks, *k, &boot, || est);
+                let est = seed_aware(input, b, sides, tasks, *k, &boot, || est);
                 ModeGap {
-                    benchmark: input.name(*b),
+                    benchmark: input.name(b),
                     run: input.name(*r),
                     k: *k,
                     level: *l,
                     tasks: v.len(),
                     diff: est.value,
                     ci: est.ci,
-                    seeds: contributing_seeds(input, *b, *r, nat, *k),
+                    seeds: contributing_seeds(input, b, *r, nat, *k),
                 }
             })
             .collect()
     }
 }
 
-/// Token budgets (SPEC §2.1): truncated mode on full-budget rollouts, solved
-/// within X tokens when the tokens up to the success turn are ≤ X.
+/// (bench, run, task, seed of a multi-seed run) → (n, sorted tokens-to-success)
+type TokenKey = (Id, Id, Id, Option<Id>);
+
+/// The one pass over the rollouts that the token budgets need: per task
+/// and seed, full-budget rollouts and their tokens up to success; per
+/// benchmark, every such rollout's total and how many were left out.
+struct TokenScan {
+    per: BTreeMap<TokenKey, (u64, Vec<u64>)>,
+    totals: BTreeMap<Id, Vec<u64>>,
+    left_out: BTreeMap<Id, u64>,
+}
+
+impl TokenScan {
+    fn of(input: &PassInput) -> TokenScan {
+        let set = input.set;
+        let mut per: BTreeMap<TokenKey, (u64, Vec<u64>)> = BTreeMap::new();
+        let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
+        let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
+        for t in set.trajectories.iter().filter(|t| !t.is_training()) {
+            let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else {
+                continue;
+            };
+            if t.budget != info.full_budget {
+                continue;
+            }
+            let steps = set.steps_of(t);
+            if t.steps.is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
+                *left_out.entry(t.benchmark).or_default() += 1;
+                continue;
+            }
+            let total: u64 = steps.iter().filter_map(|st| st.output_tokens()).sum();
+            totals.entry(t.benchmark).or_default().push(total);
+            let seed = t
+                .seed
+                .filter(|_| input.multi_seed(t.benchmark, t.run).is_some());
+            let e = per.entry((t.benchmark, t.run, t.task, seed)).or_default();
+            e.0 += 1;
+            if let Some(st) = t.success_turn {
+                let used: u64 = steps
+                    .iter()
+                    .filter(|x| x.turn <= st)
+                    .filter_map(|x| x.output_tokens())
+                    .sum();
+                e.1.push(used);
+            }
+        }
+        for v in per.values_mut() {
+            v.1.sort_unstable();
+        }
+        TokenScan {
+            per,
+            totals,
+            left_out,
+        }
+    }
+}
+
+/// Token budgets (SPEC §2.1) of one benchmark: truncated mode on
+/// full-budget rollouts, solved within X tokens when the tokens up to the
+/// success turn are ≤ X.
 fn token_budgets<'a>(
     input: &'a PassInput,
+    scan: &TokenScan,
+    b: Id,
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
 ) -> impl FnOnce(&[Estimate], &mut PassReport) + 'a {
-    let set = input.set;
-    // (bench, run, task) → (n, sorted tokens-to-success); bench → totals.
-    // (bench, run, task, seed of a multi-seed run) → (n, sorted tokens-to-success)
-    type Key = (Id, Id, Id, Option<Id>);
-    let mut per: BTreeMap<Key, (u64, Vec<u64>)> = BTreeMap::new();
-    let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
-    let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
-    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else {
-            continue;
-        };
-        if t.budget != info.full_budget {
-            continue;
-        }
-        let steps = set.steps_of(t);
-        if t.steps.is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
-            *left_out.entry(t.benchmark).or_default() += 1;
-            continue;
-        }
-        let total: u64 = steps.iter().filter_map(|st| st.output_tokens()).sum();
-        totals.entry(t.benchmark).or_default().push(total);
-        let seed = t
-            .seed
-            .filter(|_| input.multi_seed(t.benchmark, t.run).is_some());
-        let e = per.entry((t.benchmark, t.run, t.task, seed)).or_default();
-        e.0 += 1;
-        if let Some(st) = t.success_turn {
-            let used: u64 = steps
-                .iter()
-                .filter(|x| x.turn <= st)
-                .filter_map(|x| x.output_tokens())
-                .sum();
-            e.1.push(used);
-        }
-    }
-    for v in per.values_mut() {
-        v.1.sort_unstable();
-    }
+    let per = &scan.per;
     let mut jobs = Vec::new();
     let mut budgets = BTreeMap::new();
     let mut lefts = BTreeMap::new();
-    for (b, mut tot) in totals {
+    if let Some(tot) = scan.totals.get(&b) {
+        let mut tot = tot.clone();
         tot.sort_unstable();
         let mut xs: Vec<u64> = match &s.token_budgets {
             Some(x) => x.clone(),
@@ -1149,7 +1191,8 @@ fn token_budgets<'a>(
         };
         xs.dedup();
         budgets.insert(input.name(b), xs.clone());
-        let runs: BTreeSet<Id> = per.keys().filter(|k| k.0 == b).map(|k| k.1).collect();
+        let range = (b, 0, 0, None)..=(b, Id::MAX, Id::MAX, Some(Id::MAX));
+        let runs: BTreeSet<Id> = per.range(range).map(|(k, _)| k.1).collect();
         for r in runs {
             // Each token budget's counts, shared by every K.
             let per_x: Vec<Rc<TaskCounts>> = xs
@@ -1170,32 +1213,30 @@ fn token_budgets<'a>(
                 .collect();
             for &k in ks {
                 for (&x, counts) in xs.iter().zip(&per_x) {
-                    jobs.push((b, r, k, x, Rc::clone(counts)));
+                    jobs.push((r, k, x, Rc::clone(counts)));
                 }
             }
         }
     }
-    for (b, n) in left_out {
-        lefts.insert(input.name(b), n);
+    if let Some(n) = scan.left_out.get(&b) {
+        lefts.insert(input.name(b), *n);
     }
-    let values: Grouped<(Id, Id, u64)> = jobs
+    let values: Grouped<(Id, u64)> = jobs
         .iter()
-        .map(|(b, r, k, x, counts)| ((*b, *r, *x), Rc::new(pass_values(counts, *k).0)))
+        .map(|(r, k, x, counts)| ((*r, *x), Rc::new(pass_values(counts, *k).0)))
         .collect();
     let range = batch.add(values.clone());
     let boot = s.boot;
     move |all, rep| {
         rep.token_budgets.extend(budgets);
         rep.token_left_out.extend(lefts);
-        rep.token = jobs
-            .iter()
-            .zip(values)
-            .zip(all[range].iter().copied())
-            .map(|(((b, r, k, x, counts), (_, vals)), est)| {
+        let cells = jobs.iter().zip(values).zip(all[range].iter().copied());
+        rep.token
+            .extend(cells.map(|(((r, k, x, counts), (_, vals)), est)| {
                 let tasks = || vals.iter().map(|v| v.0).collect();
-                let est = seed_aware(input, *b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
+                let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 TokenCell {
-                    benchmark: input.name(*b),
+                    benchmark: input.name(b),
                     run: input.name(*r),
                     k: *k,
                     tokens: *x,
@@ -1204,8 +1245,7 @@ fn token_budgets<'a>(
                     tasks: vals.len(),
                     tasks_left_out: counts.len() - vals.len(),
                 }
-            })
-            .collect();
+            }));
     }
 }
 

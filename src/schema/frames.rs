@@ -26,15 +26,20 @@ pub fn run_seeds(set: &LogSet) -> BTreeMap<(Id, Id), Vec<Id>> {
         .collect()
 }
 
-/// One row per evaluation rollout (no `train_step`), with ids for names;
-/// `seed` only for runs with two or more seeds in the benchmark (a run with
-/// one seed is computed exactly as one without).
-pub fn evaluation_frame(set: &LogSet) -> Result<DataFrame> {
-    let seeds = run_seeds(set);
+/// One row per evaluation rollout (no `train_step`) of the tasks of part
+/// `part` of `parts` (task id modulo `parts`), with ids for names; `seed`
+/// only for runs with two or more seeds in the benchmark (a run with one
+/// seed is computed exactly as one without).
+pub fn evaluation_frame(
+    set: &LogSet,
+    seeds: &BTreeMap<(Id, Id), Vec<Id>>,
+    part: usize,
+    parts: usize,
+) -> Result<DataFrame> {
     let eval: Vec<_> = set
         .trajectories
         .iter()
-        .filter(|t| !t.is_training())
+        .filter(|t| !t.is_training() && t.task as usize % parts == part)
         .collect();
     let col_u32 = |name: &str, f: &dyn Fn(&crate::schema::Trajectory) -> u32| {
         Column::new(name.into(), eval.iter().map(|t| f(t)).collect::<Vec<u32>>())
@@ -155,36 +160,31 @@ fn req(v: Option<u32>) -> Result<u32> {
     v.ok_or_else(|| Error::Internal("unexpected null in a key column".into()))
 }
 
-/// Reduces the evaluation rollouts with two lazy group-bys.
+/// Evaluation rollouts reduced at a time: the frame and the group-by's
+/// working memory stay about this size, whatever the number of rollouts.
+const PART_ROWS: usize = 1 << 18;
+
+/// Reduces the evaluation rollouts with a lazy group-by, a part of the
+/// tasks at a time (a task's rollouts are all in one part, so each group
+/// is whole); each task's figures come from its groups'.
 pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
-    let df = evaluation_frame(set)?;
+    let seeds = run_seeds(set);
+    let rows = set.trajectories.iter().filter(|t| !t.is_training()).count();
+    let parts = rows.div_ceil(PART_ROWS).max(1);
     let mut out = EvalAggregates::default();
-    if df.height() == 0 {
-        merge_aggregates(set, &mut out);
-        return Ok(out);
+    for part in 0..parts {
+        let df = evaluation_frame(set, &seeds, part, parts)?;
+        if df.height() > 0 {
+            reduce_groups(df, &mut out)?;
+        }
     }
-    let tasks = df
-        .clone()
-        .lazy()
-        .group_by([col("benchmark"), col("task")])
-        .agg([col("full").max(), col("min_turns").max()])
-        .collect()
-        .map_err(polars_bug)?;
-    let (b, t, f, m) = (
-        u32s(&tasks, "benchmark")?,
-        u32s(&tasks, "task")?,
-        u32s(&tasks, "full")?,
-        u32s(&tasks, "min_turns")?,
-    );
-    for i in 0..tasks.height() {
-        out.tasks.insert(
-            (req(b[i])?, req(t[i])?),
-            TaskInfo {
-                full_budget: req(f[i])?,
-                min_turns: m[i],
-            },
-        );
-    }
+    merge_aggregates(set, &mut out);
+    out.seeds = seeds;
+    Ok(out)
+}
+
+/// One frame's (benchmark, run, task, budget, seed) groups into `out`.
+fn reduce_groups(df: DataFrame, out: &mut EvalAggregates) -> Result<()> {
     let groups = df
         .lazy()
         .group_by([
@@ -208,6 +208,8 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
                 .drop_nulls()
                 .sort(SortOptions::default())
                 .alias("turns"),
+            col("full").max(),
+            col("min_turns").max(),
         ])
         .collect()
         .map_err(polars_bug)?;
@@ -223,6 +225,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         u32s(&groups, "outcome_only_solved")?,
         u32s(&groups, "seed")?,
     );
+    let (full, min_turns) = (u32s(&groups, "full")?, u32s(&groups, "min_turns")?);
     let turns = groups
         .column("turns")
         .and_then(|c| c.list().cloned())
@@ -239,6 +242,15 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
             None => Vec::new(),
         };
         let key = (req(b[i])?, req(r[i])?, req(t[i])?);
+        // A task's full budget and fewest turns: the largest over its
+        // groups' largest (a null only where every rollout's is).
+        let full = req(full[i])?;
+        let info = out.tasks.entry((key.0, key.2)).or_insert(TaskInfo {
+            full_budget: full,
+            min_turns: min_turns[i],
+        });
+        info.full_budget = info.full_budget.max(full);
+        info.min_turns = info.min_turns.max(min_turns[i]);
         let outcome_only = req(oo[i])? as u64;
         out.groups.entry(key).or_default().push(BudgetGroup {
             budget: req(bu[i])?,
@@ -249,9 +261,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
             seed: seed[i],
         });
     }
-    merge_aggregates(set, &mut out);
-    out.seeds = run_seeds(set);
-    Ok(out)
+    Ok(())
 }
 
 /// Adds `--summarize` shards: counts add, success turns concatenate.

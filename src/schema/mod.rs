@@ -615,11 +615,14 @@ impl<'a> StepRef<'a> {
 
 /// Log-probability entries written out of memory: an unlinked temporary
 /// file of 12-byte entries (the run's id, then the value's bits, both
-/// little-endian), in entry order.
+/// little-endian), in entry order. Ids renumbered after they were written
+/// (the load puts them in name order at its end) are renumbered as they
+/// are read back, by `map`.
 #[derive(Debug, Clone)]
 pub struct LogpSpill {
     file: std::sync::Arc<std::fs::File>,
     len: usize,
+    map: Option<std::sync::Arc<Vec<Id>>>,
 }
 
 /// What [`LogSet::steps_with_logps`] reads one trajectory's entries into:
@@ -634,9 +637,9 @@ pub struct LogpWindow {
 impl LogpSpill {
     const ENTRY: usize = 12;
 
+    /// An empty spill file, or `None` where none can be made (or off Unix).
     #[cfg(unix)]
-    fn write(runs: &[Id], values: &[f64]) -> Option<LogpSpill> {
-        use std::io::Write;
+    pub(crate) fn create() -> Option<LogpSpill> {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let path = std::env::temp_dir().join(format!(
             "rl-audit-logps-{}-{}",
@@ -651,21 +654,73 @@ impl LogpSpill {
             .ok()?;
         // Unlinked at once: the file goes when the process does.
         std::fs::remove_file(&path).ok()?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
-        for (r, v) in runs.iter().zip(values) {
-            w.write_all(&r.to_le_bytes()).ok()?;
-            w.write_all(&v.to_bits().to_le_bytes()).ok()?;
-        }
-        w.flush().ok()?;
-        drop(w);
         Some(LogpSpill {
             file: std::sync::Arc::new(file),
-            len: runs.len(),
+            len: 0,
+            map: None,
         })
     }
     #[cfg(not(unix))]
-    fn write(_: &[Id], _: &[f64]) -> Option<LogpSpill> {
+    pub(crate) fn create() -> Option<LogpSpill> {
         None
+    }
+
+    fn write(runs: &[Id], values: &[f64]) -> Option<LogpSpill> {
+        let mut s = LogpSpill::create()?;
+        s.append(runs, values).ok()?;
+        Some(s)
+    }
+
+    /// Entries written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Writes entries after those already written (ids as they are now).
+    pub(crate) fn append(&mut self, runs: &[Id], values: &[f64]) -> std::io::Result<()> {
+        debug_assert!(
+            self.map.is_none(),
+            "entries are appended before any renumbering"
+        );
+        const AT_ONCE: usize = 1 << 16;
+        let mut bytes = Vec::with_capacity(AT_ONCE.min(runs.len()) * Self::ENTRY);
+        for (r, v) in runs.chunks(AT_ONCE).zip(values.chunks(AT_ONCE)) {
+            bytes.clear();
+            for (r, v) in r.iter().zip(v) {
+                bytes.extend_from_slice(&r.to_le_bytes());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            #[cfg(unix)]
+            std::os::unix::fs::FileExt::write_all_at(
+                &*self.file,
+                &bytes,
+                (self.len * Self::ENTRY) as u64,
+            )?;
+            self.len += r.len();
+        }
+        Ok(())
+    }
+
+    /// Forgets the entries from `len` on.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Every entry back in memory (what a set falls back to when the file
+    /// cannot grow).
+    pub(crate) fn read_all(&self) -> crate::error::Result<(Vec<Id>, Vec<f64>)> {
+        let mut w = LogpWindow::default();
+        self.read(0, self.len, &mut w)?;
+        Ok((w.runs, w.values))
+    }
+
+    /// Ids renumbered: `map[old] = new`.
+    pub(crate) fn remap(&mut self, map: &[Id]) {
+        let composed = match &self.map {
+            Some(m) => m.iter().map(|&i| map[i as usize]).collect(),
+            None => map.to_vec(),
+        };
+        self.map = Some(std::sync::Arc::new(composed));
     }
 
     /// Entries `start..start + n` into `w`.
@@ -692,8 +747,11 @@ impl LogpSpill {
         w.values.clear();
         for e in w.bytes.chunks_exact(Self::ENTRY) {
             let (r, v) = e.split_at(4);
-            w.runs
-                .push(Id::from_le_bytes(r.try_into().expect("4 bytes")));
+            let r = Id::from_le_bytes(r.try_into().expect("4 bytes"));
+            w.runs.push(match &self.map {
+                Some(m) => m[r as usize],
+                None => r,
+            });
             w.values.push(f64::from_bits(u64::from_le_bytes(
                 v.try_into().expect("8 bytes"),
             )));

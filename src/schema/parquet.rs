@@ -106,8 +106,8 @@ pub type ParsedRows = (LogSet, Vec<(u64, RecordError)>, u64);
 
 /// A trajectory Parquet file read by columns, or any other kind as records.
 pub enum ParquetData {
-    /// One chunk-local set per slice of rows.
-    Trajectories(Vec<ParsedRows>),
+    /// Trajectory rows, for [`parse_trajectories`].
+    Trajectories(DataFrame),
     /// A `--summarize` shard: per-task aggregates.
     Aggregates(Box<ParsedRows>),
     Lines(Vec<u8>),
@@ -156,28 +156,34 @@ pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> 
     if !all_trajectories || df.height() == 0 {
         return records_from_frame(name, &df).map(ParquetData::Lines);
     }
-    Ok(ParquetData::Trajectories(trajectories_by_columns(
-        file, &df,
-    )))
+    let _ = file;
+    Ok(ParquetData::Trajectories(df))
 }
 
-/// A column as typed values, or the reason every row's value is the wrong type.
-enum Col<T> {
+/// A column as typed values, or the reason every row's value is the wrong
+/// type. The values stay polars' own array (one chunk), read row by row:
+/// copying a file's columns out would double its memory during the load.
+enum Col<T: PolarsDataType> {
     Absent,
-    Values(Vec<Option<T>>),
+    Values(ChunkedArray<T>),
     Wrong(String),
 }
 
-impl<T: Clone> Col<T> {
+impl<T: PolarsDataType> Col<T> {
+    /// One chunk, so that reading a row is one array lookup.
+    fn of(ca: &ChunkedArray<T>) -> Col<T> {
+        Col::Values(ca.rechunk().into_owned())
+    }
+
     fn get(
         &self,
         i: usize,
         field: &str,
         want: &str,
-    ) -> std::result::Result<Option<T>, RecordError> {
+    ) -> std::result::Result<Option<T::Physical<'_>>, RecordError> {
         match self {
             Col::Absent => Ok(None),
-            Col::Values(v) => Ok(v[i].clone()),
+            Col::Values(v) => Ok(v.get(i)),
             Col::Wrong(dtype) => Err(RecordError::wrong_type(
                 field,
                 format!("expected {want}, the column is {dtype}"),
@@ -193,7 +199,7 @@ impl<T: Clone> Col<T> {
         k: usize,
         name: &str,
         want: &str,
-    ) -> std::result::Result<Option<T>, RecordError> {
+    ) -> std::result::Result<Option<T::Physical<'_>>, RecordError> {
         match self {
             Col::Wrong(_) => self.get(i, &format!("steps[{k}].{name}"), want),
             _ => self.get(i, name, want),
@@ -215,12 +221,15 @@ fn is_int(d: &DataType) -> bool {
     )
 }
 
-fn ints(s: Option<&Series>) -> Col<i64> {
+fn ints(s: Option<&Series>) -> Col<Int64Type> {
     match s {
         None => Col::Absent,
         Some(s) if s.dtype() == &DataType::Null => Col::Absent,
         Some(s) if is_int(s.dtype()) => match s.cast(&DataType::Int64) {
-            Ok(c) => Col::Values(c.i64().map(|c| c.iter().collect()).unwrap_or_default()),
+            Ok(c) => match c.i64() {
+                Ok(c) => Col::of(c),
+                Err(_) => Col::Values(Int64Chunked::from_slice(PlSmallStr::EMPTY, &[])),
+            },
             Err(e) => Col::Wrong(e.to_string()),
         },
         // pandas writes an integer column with missing values as floats:
@@ -242,41 +251,47 @@ fn ints(s: Option<&Series>) -> Col<i64> {
                     }
                 }
             }
-            Col::Values(out)
+            Col::Values(Int64Chunked::from_iter_options(
+                PlSmallStr::EMPTY,
+                out.into_iter(),
+            ))
         }
         Some(s) => Col::Wrong(s.dtype().to_string()),
     }
 }
 
-fn floats(s: Option<&Series>) -> Col<f64> {
+fn floats(s: Option<&Series>) -> Col<Float64Type> {
     match s {
         None => Col::Absent,
         Some(s) if s.dtype() == &DataType::Null => Col::Absent,
         Some(s) if s.dtype().is_primitive_numeric() => match s.cast(&DataType::Float64) {
-            Ok(c) => Col::Values(c.f64().map(|c| c.iter().collect()).unwrap_or_default()),
+            Ok(c) => match c.f64() {
+                Ok(c) => Col::of(c),
+                Err(_) => Col::Values(Float64Chunked::from_slice(PlSmallStr::EMPTY, &[])),
+            },
             Err(e) => Col::Wrong(e.to_string()),
         },
         Some(s) => Col::Wrong(s.dtype().to_string()),
     }
 }
 
-fn bools(s: Option<&Series>) -> Col<bool> {
+fn bools(s: Option<&Series>) -> Col<BooleanType> {
     match s {
         None => Col::Absent,
         Some(s) if s.dtype() == &DataType::Null => Col::Absent,
         Some(s) => match s.bool() {
-            Ok(c) => Col::Values(c.iter().collect()),
+            Ok(c) => Col::of(c),
             Err(_) => Col::Wrong(s.dtype().to_string()),
         },
     }
 }
 
-fn strs(s: Option<&Series>) -> Col<&str> {
+fn strs(s: Option<&Series>) -> Col<StringType> {
     match s {
         None => Col::Absent,
         Some(s) if s.dtype() == &DataType::Null => Col::Absent,
         Some(s) => match s.str() {
-            Ok(c) => Col::Values(c.iter().collect()),
+            Ok(c) => Col::of(c),
             Err(_) => Col::Wrong(s.dtype().to_string()),
         },
     }
@@ -292,20 +307,34 @@ fn as_strings(s: Series) -> Series {
     }
 }
 
-/// A group id: strings as they are, integers as their decimal text.
-fn groups(s: Option<&Series>) -> Col<String> {
+/// A group id column: strings as they are, integers as their decimal text.
+enum Groups {
+    Ints(Col<Int64Type>),
+    Strs(Col<StringType>),
+}
+
+impl Groups {
+    fn get(
+        &self,
+        i: usize,
+        field: &str,
+        want: &str,
+    ) -> std::result::Result<Option<std::borrow::Cow<'_, str>>, RecordError> {
+        use std::borrow::Cow;
+        Ok(match self {
+            Groups::Ints(c) => c.get(i, field, want)?.map(|x| Cow::Owned(x.to_string())),
+            Groups::Strs(c) => c.get(i, field, want)?.map(Cow::Borrowed),
+        })
+    }
+}
+
+fn groups(s: Option<&Series>) -> Groups {
     match s {
         Some(s) if is_int(s.dtype()) => match ints(Some(s)) {
-            Col::Values(v) => {
-                Col::Values(v.into_iter().map(|x| x.map(|x| x.to_string())).collect())
-            }
-            _ => Col::Absent,
+            c @ Col::Values(_) => Groups::Ints(c),
+            _ => Groups::Ints(Col::Absent),
         },
-        other => match strs(other) {
-            Col::Values(v) => Col::Values(v.into_iter().map(|x| x.map(str::to_string)).collect()),
-            Col::Absent => Col::Absent,
-            Col::Wrong(d) => Col::Wrong(d),
-        },
+        other => Groups::Strs(strs(other)),
     }
 }
 
@@ -342,16 +371,27 @@ fn field(s: &Series, name: &str) -> Option<Series> {
 
 /// The step columns, flat over every step of the file.
 struct StepCols<'a> {
-    turn: Col<i64>,
-    output_tokens: Col<i64>,
-    error: Col<bool>,
-    reward: Col<f64>,
-    budget_total: Col<i64>,
-    budget_remaining: Col<i64>,
-    logp: Option<(&'a Lists, Col<&'a str>, Col<f64>)>,
+    turn: Col<Int64Type>,
+    output_tokens: Col<Int64Type>,
+    error: Col<BooleanType>,
+    reward: Col<Float64Type>,
+    budget_total: Col<Int64Type>,
+    budget_remaining: Col<Int64Type>,
+    logp: Option<(&'a Lists, Col<StringType>, Col<Float64Type>)>,
 }
 
-fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
+/// Rows parsed into one chunk-local set.
+const PART_ROWS: usize = 8192;
+
+/// Parses a trajectory frame's rows by columns, validated by the same rules
+/// as JSON records, and hands `sink` one chunk-local set per [`PART_ROWS`]
+/// rows, in row order. A part is handed over while the next ones are
+/// parsed, so only a few parts' sets exist beside the frame at once.
+pub fn parse_trajectories(
+    file: u32,
+    df: &DataFrame,
+    sink: &mut (dyn FnMut(ParsedRows) -> Result<()> + Send),
+) -> Result<()> {
     use super::raw::{GroupKey, LogpMap, RawRecord, RawStep};
     use std::borrow::Cow;
     let c = |n: &str| {
@@ -422,113 +462,124 @@ fn trajectories_by_columns(file: u32, df: &DataFrame) -> Vec<ParsedRows> {
     let steps_wrong = steps.as_ref().err().cloned();
     let n = df.height();
     let ranges: Vec<(usize, usize)> = (0..n)
-        .step_by(50_000)
-        .map(|a| (a, (a + 50_000).min(n)))
+        .step_by(PART_ROWS)
+        .map(|a| (a, (a + PART_ROWS).min(n)))
         .collect();
-    ranges
-        .into_par_iter()
-        .map(|(a, b)| {
-            let mut set = LogSet::default();
-            let mut errors = Vec::new();
-            for i in a..b {
-                let loc = Loc {
-                    file,
-                    line: i as u64 + 1,
+    let parse = |&(a, b): &(usize, usize)| -> ParsedRows {
+        let mut set = LogSet::default();
+        let mut errors = Vec::new();
+        for i in a..b {
+            let loc = Loc {
+                file,
+                line: i as u64 + 1,
+            };
+            let row = (|| -> std::result::Result<RawRecord, RecordError> {
+                let mut raw = RawRecord {
+                    run: run.get(i, "run", "a string")?.map(Cow::Borrowed),
+                    method: method.get(i, "method", "a string")?.map(Cow::Borrowed),
+                    benchmark: benchmark
+                        .get(i, "benchmark", "a string")?
+                        .map(Cow::Borrowed),
+                    task: task.get(i, "task", "a string")?.map(Cow::Borrowed),
+                    sample: sample.get(i, "sample", "an integer")?,
+                    budget: budget.get(i, "budget", "an integer")?,
+                    max_budget: max_budget.get(i, "max_budget", "an integer")?,
+                    success: success.get(i, "success", "true or false")?,
+                    turns: turns.get(i, "turns", "an integer")?,
+                    success_turn: success_turn.get(i, "success_turn", "an integer")?,
+                    reward: reward.get(i, "reward", "a number")?,
+                    min_turns: min_turns.get(i, "min_turns", "an integer")?,
+                    train_step: train_step.get(i, "train_step", "an integer")?,
+                    group: group
+                        .get(i, "group", "a string or an integer")?
+                        .map(GroupKey),
+                    termination: termination
+                        .get(i, "termination", "a string")?
+                        .map(Cow::Borrowed),
+                    category: category.get(i, "category", "a string")?.map(Cow::Borrowed),
+                    seed: seed.get(i, "seed", "a string or an integer")?.map(GroupKey),
+                    ..Default::default()
                 };
-                let row = (|| -> std::result::Result<RawRecord, RecordError> {
-                    let mut raw = RawRecord {
-                        run: run.get(i, "run", "a string")?.map(Cow::Borrowed),
-                        method: method.get(i, "method", "a string")?.map(Cow::Borrowed),
-                        benchmark: benchmark
-                            .get(i, "benchmark", "a string")?
-                            .map(Cow::Borrowed),
-                        task: task.get(i, "task", "a string")?.map(Cow::Borrowed),
-                        sample: sample.get(i, "sample", "an integer")?,
-                        budget: budget.get(i, "budget", "an integer")?,
-                        max_budget: max_budget.get(i, "max_budget", "an integer")?,
-                        success: success.get(i, "success", "true or false")?,
-                        turns: turns.get(i, "turns", "an integer")?,
-                        success_turn: success_turn.get(i, "success_turn", "an integer")?,
-                        reward: reward.get(i, "reward", "a number")?,
-                        min_turns: min_turns.get(i, "min_turns", "an integer")?,
-                        train_step: train_step.get(i, "train_step", "an integer")?,
-                        group: group
-                            .get(i, "group", "a string or an integer")?
-                            .map(|g| GroupKey(Cow::Owned(g))),
-                        termination: termination
-                            .get(i, "termination", "a string")?
-                            .map(Cow::Borrowed),
-                        category: category.get(i, "category", "a string")?.map(Cow::Borrowed),
-                        seed: seed
-                            .get(i, "seed", "a string or an integer")?
-                            .map(|g| GroupKey(Cow::Owned(g))),
-                        ..Default::default()
-                    };
-                    if let Some(d) = &steps_wrong {
-                        return Err(RecordError::wrong_type(
-                            "steps",
-                            format!("expected a list of step structs, the column is {d}"),
-                        ));
-                    }
-                    if let Some((l, sc)) = &step_cols {
-                        if l.valid[i] {
-                            let (s0, s1) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
-                            let mut v = Vec::with_capacity(s1 - s0);
-                            for (k, j) in (s0..s1).enumerate() {
-                                let logp = match &sc.logp {
-                                    Some((ll, runs, vals)) if ll.valid[j] => {
-                                        let mut m = Vec::new();
-                                        for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize
-                                        {
-                                            let r = runs.get_step(q, k, "logp.run", "a string")?;
-                                            let x =
-                                                vals.get_step(q, k, "logp.value", "a number")?;
-                                            if let (Some(r), Some(x)) = (r, x) {
-                                                m.push((Cow::Borrowed(r), x));
-                                            }
-                                        }
-                                        Some(LogpMap(m))
-                                    }
-                                    _ => None,
-                                };
-                                v.push(RawStep {
-                                    turn: sc.turn.get_step(j, k, "turn", "an integer")?,
-                                    output_tokens: sc.output_tokens.get_step(
-                                        j,
-                                        k,
-                                        "output_tokens",
-                                        "an integer",
-                                    )?,
-                                    logp,
-                                    error: sc.error.get_step(j, k, "error", "true or false")?,
-                                    reward: sc.reward.get_step(j, k, "reward", "a number")?,
-                                    budget_total: sc.budget_total.get_step(
-                                        j,
-                                        k,
-                                        "budget_total",
-                                        "an integer",
-                                    )?,
-                                    budget_remaining: sc.budget_remaining.get_step(
-                                        j,
-                                        k,
-                                        "budget_remaining",
-                                        "an integer",
-                                    )?,
-                                });
-                            }
-                            raw.steps = Some(v);
-                        }
-                    }
-                    Ok(raw)
-                })();
-                let added = row.and_then(|raw| set.add_raw(loc, raw));
-                if let Err(e) = added {
-                    errors.push((loc.line, e));
+                if let Some(d) = &steps_wrong {
+                    return Err(RecordError::wrong_type(
+                        "steps",
+                        format!("expected a list of step structs, the column is {d}"),
+                    ));
                 }
+                if let Some((l, sc)) = &step_cols {
+                    if l.valid[i] {
+                        let (s0, s1) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
+                        let mut v = Vec::with_capacity(s1 - s0);
+                        for (k, j) in (s0..s1).enumerate() {
+                            let logp = match &sc.logp {
+                                Some((ll, runs, vals)) if ll.valid[j] => {
+                                    let mut m = Vec::new();
+                                    for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize {
+                                        let r = runs.get_step(q, k, "logp.run", "a string")?;
+                                        let x = vals.get_step(q, k, "logp.value", "a number")?;
+                                        if let (Some(r), Some(x)) = (r, x) {
+                                            m.push((Cow::Borrowed(r), x));
+                                        }
+                                    }
+                                    Some(LogpMap(m))
+                                }
+                                _ => None,
+                            };
+                            v.push(RawStep {
+                                turn: sc.turn.get_step(j, k, "turn", "an integer")?,
+                                output_tokens: sc.output_tokens.get_step(
+                                    j,
+                                    k,
+                                    "output_tokens",
+                                    "an integer",
+                                )?,
+                                logp,
+                                error: sc.error.get_step(j, k, "error", "true or false")?,
+                                reward: sc.reward.get_step(j, k, "reward", "a number")?,
+                                budget_total: sc.budget_total.get_step(
+                                    j,
+                                    k,
+                                    "budget_total",
+                                    "an integer",
+                                )?,
+                                budget_remaining: sc.budget_remaining.get_step(
+                                    j,
+                                    k,
+                                    "budget_remaining",
+                                    "an integer",
+                                )?,
+                            });
+                        }
+                        raw.steps = Some(v);
+                    }
+                }
+                Ok(raw)
+            })();
+            let added = row.and_then(|raw| set.add_raw(loc, raw));
+            if let Err(e) = added {
+                errors.push((loc.line, e));
             }
-            (set, errors, (b - a) as u64)
-        })
-        .collect()
+        }
+        (set, errors, (b - a) as u64)
+    };
+    let mut pending: Vec<ParsedRows> = Vec::new();
+    for group in ranges.chunks(rayon::current_num_threads().max(1)) {
+        let (sunk, parsed) = rayon::join(
+            || -> Result<()> {
+                for p in std::mem::take(&mut pending) {
+                    sink(p)?;
+                }
+                Ok(())
+            },
+            || group.par_iter().map(parse).collect::<Vec<_>>(),
+        );
+        sunk?;
+        pending = parsed;
+    }
+    for p in pending {
+        sink(p)?;
+    }
+    Ok(())
 }
 
 /// One row of a Parquet file as a JSON record (the trajectory browser):
@@ -593,14 +644,14 @@ fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<Parsed
     for i in 0..df.height() {
         let row = (|| -> std::result::Result<super::AggregateRow, RecordError> {
             fn s<'a>(
-                c: &Col<&'a str>,
+                c: &'a Col<StringType>,
                 i: usize,
                 f: &str,
             ) -> std::result::Result<&'a str, RecordError> {
                 c.get(i, f, "a string")?
                     .ok_or_else(|| RecordError::missing(f))
             }
-            let u = |c: &Col<i64>, f: &str| -> std::result::Result<u32, RecordError> {
+            let u = |c: &Col<Int64Type>, f: &str| -> std::result::Result<u32, RecordError> {
                 let v = c
                     .get(i, f, "an integer")?
                     .ok_or_else(|| RecordError::missing(f))?;

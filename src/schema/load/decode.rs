@@ -5,8 +5,11 @@ use super::*;
 /// A file's bytes as JSON Lines of records, or why it is passed over.
 pub(crate) enum Decoded {
     Lines(Vec<u8>, Vec<String>),
-    /// Already parsed by columns (Parquet trajectories).
+    /// Already parsed by columns (a `--summarize` shard).
     Parsed(Vec<crate::schema::parquet::ParsedRows>),
+    /// Parquet trajectories, to parse by columns
+    /// ([`crate::schema::parquet::parse_trajectories`]).
+    Frame(polars::prelude::DataFrame),
     Skip(String),
 }
 
@@ -29,7 +32,7 @@ pub(crate) fn decode(
         }
         Format::Parquet => match crate::schema::parquet::read_parquet(name, 0, raw)? {
             crate::schema::parquet::ParquetData::Lines(b) => lines(b),
-            crate::schema::parquet::ParquetData::Trajectories(parts) => Ok(Decoded::Parsed(parts)),
+            crate::schema::parquet::ParquetData::Trajectories(df) => Ok(Decoded::Frame(df)),
             crate::schema::parquet::ParquetData::Aggregates(part) => {
                 Ok(Decoded::Parsed(vec![*part]))
             }

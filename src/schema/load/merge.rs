@@ -52,6 +52,13 @@ impl Merger {
         for r in SkipReason::ALL {
             out.skipped.entry(r.name()).or_insert(0);
         }
+        if opts.spill_logps
+            && !opts.all_logps
+            && out.logp_spill.is_none()
+            && out.logp_runs.is_empty()
+        {
+            out.logp_spill = crate::schema::LogpSpill::create();
+        }
         let total = out.trajectories.len() as u64
             + out.probes.len() as u64
             + out.checkpoints.len() as u64
@@ -207,11 +214,14 @@ pub(super) fn drop_unread_logps(set: &mut LogSet) {
     set.logp_values.truncate(w);
 }
 
-/// Appends a chunk-local set, renumbering ids, spans and lines.
+/// Appends a chunk-local set, renumbering ids, spans and lines. Where
+/// `out`'s log-probabilities are out of memory, the chunk's are written
+/// after them (and if the file cannot grow, every entry comes back into
+/// memory).
 pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     debug_assert!(
-        out.logp_spill.is_none() && set.logp_spill.is_none(),
-        "a set whose log-probabilities are out of memory is not merged"
+        set.logp_spill.is_none(),
+        "a chunk's log-probabilities are in memory"
     );
     let map: Vec<Id> = (0..set.strings.len() as Id)
         .map(|i| out.strings.intern(set.strings.name(i)))
@@ -232,14 +242,8 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
         start: s.start + by as u32,
         len: s.len,
     };
-    let (steps0, logp0, cand0, met0) = (
-        out.steps.len(),
-        out.logp_runs.len(),
-        out.candidates.len(),
-        out.metrics.len(),
-    );
-    out.logp_runs.extend(set.logp_runs);
-    out.logp_values.extend(set.logp_values);
+    let (steps0, cand0, met0) = (out.steps.len(), out.candidates.len(), out.metrics.len());
+    let logp0 = append_logps(out, set.logp_runs, set.logp_values);
     out.steps.extend(set.steps);
     out.step_extras
         .extend(set.step_extras.into_iter().map(|mut e| {
@@ -287,9 +291,37 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     }
 }
 
+/// Adds entries after `out`'s, in memory or in its spill file; where they
+/// start. A spill file that cannot grow is read back into memory.
+fn append_logps(out: &mut LogSet, runs: Vec<Id>, values: Vec<f64>) -> usize {
+    if let Some(spill) = &mut out.logp_spill {
+        let start = spill.len();
+        if spill.append(&runs, &values).is_ok() {
+            return start;
+        }
+        // The entries before this chunk's are whole.
+        spill.truncate(start);
+        let Ok((r, v)) = spill.read_all() else {
+            // This chunk's entries are lost: the analyses that read them
+            // report the file's error.
+            return start;
+        };
+        out.logp_runs = r;
+        out.logp_values = v;
+        out.logp_spill = None;
+    }
+    let start = out.logp_runs.len();
+    out.logp_runs.extend(runs);
+    out.logp_values.extend(values);
+    start
+}
+
 /// Rewrites every interned id of a set: `map[old] = new`.
 pub(super) fn remap_ids(set: &mut LogSet, map: &[Id]) {
     let m = |id: Id| map[id as usize];
+    if let Some(s) = &mut set.logp_spill {
+        s.remap(map);
+    }
     for r in &mut set.logp_runs {
         *r = m(*r);
     }

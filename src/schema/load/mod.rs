@@ -68,6 +68,9 @@ pub struct LoadOptions {
     /// otherwise only those an analysis reads, of successful evaluation
     /// rollouts, stay in memory.
     pub all_logps: bool,
+    /// Write the log-probabilities out of memory as they are loaded
+    /// ([`LogSet::spill_logps`]): for a set nothing is merged into later.
+    pub spill_logps: bool,
 }
 
 /// Loads a log set: every file read once, parsed in parallel, validated.
@@ -228,12 +231,22 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         names.push(name);
                     }
                     Decoded::Parsed(parts) => {
-                        for c in parsed_chunks(index, parts) {
-                            merger.push(c, &name)?;
+                        let mut base = 0;
+                        for part in parts {
+                            merger.push(parsed_chunk(index, part, &mut base), &name)?;
                         }
                         names.push(name);
                     }
+                    Decoded::Frame(df) => {
+                        let mut base = 0;
+                        crate::schema::parquet::parse_trajectories(index, &df, &mut |part| {
+                            merger.push(parsed_chunk(index, part, &mut base), &name)
+                        })?;
+                        names.push(name);
+                    }
                 }
+                // The file's frame and chunk-local sets are freed: hand that back.
+                crate::stage::release_freed_memory();
             }
             tracked.files.push(file);
         }
@@ -451,7 +464,9 @@ pub fn load_sources(sources: &[(&str, &'static [u8])], opts: &LoadOptions) -> Re
                 format_of(Path::new(name)).ok_or_else(|| Error::file(name, "not a log file"))?;
             match decode(name, fmt, raw, opts, true)? {
                 Decoded::Lines(b, _) => Ok(b),
-                Decoded::Parsed(_) => Err(Error::file(name, "embedded Parquet is not supported")),
+                Decoded::Parsed(_) | Decoded::Frame(_) => {
+                    Err(Error::file(name, "embedded Parquet is not supported"))
+                }
                 Decoded::Skip(note) => Err(Error::file(name, note)),
             }
         })

@@ -215,33 +215,29 @@ pub(super) fn parse_step_rows(
     c
 }
 
-/// Chunks from a file parsed by columns; their records are numbered by row.
-pub(crate) fn parsed_chunks(
+/// A chunk of a file parsed by columns; its records are numbered by row
+/// across the file, `base` the rows of the chunks before it.
+pub(crate) fn parsed_chunk(
     file: u32,
-    parts: Vec<crate::schema::parquet::ParsedRows>,
-) -> Vec<Chunk> {
-    let mut base = 0;
-    parts
-        .into_iter()
-        .map(|(mut set, errors, rows)| {
-            // Rows were numbered from 1 across the file; chunk line bases are added later.
-            for t in &mut set.trajectories {
-                t.loc.file = file;
-                t.loc.line -= base;
-            }
-            let errors = errors.into_iter().map(|(l, e)| (l - base, e)).collect();
-            base += rows;
-            Chunk {
-                file,
-                set,
-                errors,
-                lines: rows,
-                records: rows,
-                too_long: None,
-                deferred: false,
-            }
-        })
-        .collect()
+    (mut set, errors, rows): crate::schema::parquet::ParsedRows,
+    base: &mut u64,
+) -> Chunk {
+    // Chunk line bases are added later.
+    for t in &mut set.trajectories {
+        t.loc.file = file;
+        t.loc.line -= *base;
+    }
+    let errors = errors.into_iter().map(|(l, e)| (l - *base, e)).collect();
+    *base += rows;
+    Chunk {
+        file,
+        set,
+        errors,
+        lines: rows,
+        records: rows,
+        too_long: None,
+        deferred: false,
+    }
 }
 
 /// Parses one file's bytes in parallel chunks.
