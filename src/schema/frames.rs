@@ -26,20 +26,19 @@ pub fn run_seeds(set: &LogSet) -> BTreeMap<(Id, Id), Vec<Id>> {
         .collect()
 }
 
-/// One row per evaluation rollout (no `train_step`) of the tasks of part
-/// `part` of `parts` (task id modulo `parts`), with ids for names; `seed`
-/// only for runs with two or more seeds in the benchmark (a run with one
-/// seed is computed exactly as one without).
+/// One row per evaluation rollout (no `train_step`) of `rows` (indices
+/// into the set's trajectories), with ids for names; `seed` only for runs
+/// with two or more seeds in the benchmark (a run with one seed is
+/// computed exactly as one without).
 pub fn evaluation_frame(
     set: &LogSet,
     seeds: &BTreeMap<(Id, Id), Vec<Id>>,
-    part: usize,
-    parts: usize,
+    rows: &[u32],
 ) -> Result<DataFrame> {
-    let eval: Vec<_> = set
-        .trajectories
+    let eval: Vec<_> = rows
         .iter()
-        .filter(|t| !t.is_training() && t.task as usize % parts == part)
+        .map(|&i| &set.trajectories[i as usize])
+        .filter(|t| !t.is_training())
         .collect();
     let col_u32 = |name: &str, f: &dyn Fn(&crate::schema::Trajectory) -> u32| {
         Column::new(name.into(), eval.iter().map(|t| f(t)).collect::<Vec<u32>>())
@@ -170,10 +169,18 @@ const PART_ROWS: usize = 1 << 18;
 pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
     let seeds = run_seeds(set);
     let rows = set.trajectories.iter().filter(|t| !t.is_training()).count();
+    // A rollout's part: its task id modulo the number of parts.
     let parts = rows.div_ceil(PART_ROWS).max(1);
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); parts];
+    for (i, t) in set.trajectories.iter().enumerate() {
+        if !t.is_training() {
+            members[t.task as usize % parts].push(i as u32);
+        }
+    }
     let mut out = EvalAggregates::default();
-    for part in 0..parts {
-        let df = evaluation_frame(set, &seeds, part, parts)?;
+    for rows in members {
+        let df = evaluation_frame(set, &seeds, &rows)?;
+        drop(rows);
         if df.height() > 0 {
             reduce_groups(df, &mut out)?;
         }
