@@ -152,7 +152,10 @@ fn log_probabilities_written_out_while_loading_come_back_exactly() {
     for which in ["demo", "jsonl", "parquet"] {
         let (held, spilled) = (load(which, false), load(which, true));
         assert!(held.logp_spill.is_none());
-        assert!(spilled.logp_spill.is_some(), "{which}: no temporary file was made");
+        assert!(
+            spilled.logp_spill.is_some(),
+            "{which}: no temporary file was made"
+        );
         assert!(spilled.logp_runs.is_empty() && spilled.logp_values.is_empty());
         let want = entries(&held, false);
         let n: usize = want.iter().flatten().map(Vec::len).sum();
