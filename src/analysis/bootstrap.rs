@@ -133,10 +133,14 @@ impl Classes {
             weights: Vec::new(),
             stats,
         };
-        for i in 0..n {
+        let hash_of = |j: u32| {
             let mut h = hasher.build_hasher();
-            key(i).for_each(|b| h.write_u64(b));
-            let id = match seen.first(h.finish(), i as u32, |j| key(j as usize).eq(key(i))) {
+            key(j as usize).for_each(|b| h.write_u64(b));
+            h.finish()
+        };
+        for i in 0..n {
+            let same = |j: u32| key(j as usize).eq(key(i));
+            let id = match seen.first(hash_of(i as u32), i as u32, same, hash_of) {
                 Some(j) => c.of[j as usize],
                 None => {
                     c.size.push(0);

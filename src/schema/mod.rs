@@ -16,7 +16,7 @@ pub mod rllm;
 pub mod summary;
 mod validate;
 
-use std::collections::{hash_map::Entry, BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 pub use load::{load, LoadOptions};
 
@@ -57,38 +57,34 @@ pub const LOCATION_FIELDS: [&str; 2] = ["log_file", "log_line"];
 /// lookups of the load (keys come from the user's own logs).
 pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
-/// The first item seen under each key (the load's duplicate check, the
-/// bootstrap's classes of equal clusters), holding a key's 64-bit hash and
-/// the item's index — 16 bytes a key, where a record's key itself would
-/// take 72 with its place: items whose hashes collide are compared in full
-/// through `same`, those after the first kept in a list.
+/// The first item seen under each key (the load's duplicate check): a hash
+/// table of item indices alone — 4 bytes and a control byte a key, where a
+/// record's key itself would take 72 with its place. Keys are compared in
+/// full through `same` and hashed again through `hash_of` (only when the
+/// table grows past the capacity it was made with).
 pub struct FirstSeen {
-    by_hash: FastMap<u64, u32>,
-    more: Vec<u32>,
+    table: hashbrown::HashTable<u32>,
 }
 
 impl FirstSeen {
     pub fn with_capacity(n: usize) -> FirstSeen {
-        let mut by_hash = FastMap::default();
-        by_hash.reserve(n);
         FirstSeen {
-            by_hash,
-            more: Vec::new(),
+            table: hashbrown::HashTable::with_capacity(n),
         }
     }
     /// Item `i`, whose key hashes to `hash`: the earlier item with the same
     /// key (`same(j)`: item j has i's key), else None and i is remembered.
-    pub fn first(&mut self, hash: u64, i: u32, same: impl Fn(u32) -> bool) -> Option<u32> {
-        match self.by_hash.entry(hash) {
-            Entry::Occupied(e) if same(*e.get()) => Some(*e.get()),
-            Entry::Occupied(_) => {
-                let earlier = self.more.iter().copied().find(|&j| same(j));
-                if earlier.is_none() {
-                    self.more.push(i);
-                }
-                earlier
-            }
-            Entry::Vacant(e) => {
+    /// `hash_of(j)` is item j's key's hash.
+    pub fn first(
+        &mut self,
+        hash: u64,
+        i: u32,
+        same: impl Fn(u32) -> bool,
+        hash_of: impl Fn(u32) -> u64,
+    ) -> Option<u32> {
+        match self.table.entry(hash, |&j| same(j), |&j| hash_of(j)) {
+            hashbrown::hash_table::Entry::Occupied(e) => Some(*e.get()),
+            hashbrown::hash_table::Entry::Vacant(e) => {
                 e.insert(i);
                 None
             }

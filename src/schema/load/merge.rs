@@ -482,7 +482,11 @@ pub(super) fn cross_checks(
             if r.is_ok() {
                 if let Some(k) = dup_key {
                     let same = |j: u32| dup_key_of(&set.trajectories[j as usize]) == Some(k);
-                    let first = seen.first(hasher.hash_one(k), i as u32, same);
+                    // Only trajectories with a key are in the table.
+                    let hash_of = |j: u32| {
+                        dup_key_of(&set.trajectories[j as usize]).map_or(0, |k| hasher.hash_one(k))
+                    };
+                    let first = seen.first(hasher.hash_one(k), i as u32, same, hash_of);
                     if let Some(j) = first {
                         r = Err((
                             set.trajectories[j as usize].loc,
@@ -671,7 +675,13 @@ mod tests {
         ];
         let mut seen = FirstSeen::with_capacity(0);
         for (i, &k) in keys.iter().enumerate() {
-            let got = seen.first(u64::from(k % 2), i as u32, |j| keys[j as usize] == k);
+            let hash_of = |j: u32| u64::from(keys[j as usize] % 2);
+            let got = seen.first(
+                u64::from(k % 2),
+                i as u32,
+                |j| keys[j as usize] == k,
+                hash_of,
+            );
             assert_eq!(got, want[i], "item {i} (key {k})");
         }
     }
