@@ -129,7 +129,7 @@ fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<D
 
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
 /// `trajectory`) take the columnar fast path, validated by the same rules.
-pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> {
+pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     let df = read_frame(name, &raw, None)?;
     drop(raw);
     let all_aggregates = df
@@ -143,8 +143,7 @@ pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> 
         })
         .unwrap_or(false);
     if all_aggregates && df.height() > 0 {
-        return aggregates_by_columns(name, file, &df)
-            .map(|p| ParquetData::Aggregates(Box::new(p)));
+        return aggregates_by_columns(name, &df).map(|p| ParquetData::Aggregates(Box::new(p)));
     }
     let all_trajectories = match df.column("kind") {
         Err(_) => true,
@@ -156,7 +155,6 @@ pub fn read_parquet(name: &str, file: u32, raw: Vec<u8>) -> Result<ParquetData> 
     if !all_trajectories || df.height() == 0 {
         return records_from_frame(name, &df).map(ParquetData::Lines);
     }
-    let _ = file;
     Ok(ParquetData::Trajectories(df))
 }
 
@@ -600,7 +598,7 @@ pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
 }
 
 /// Reads a `--summarize` shard back: one [`AggregateRow`](super::AggregateRow) per row.
-fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<ParsedRows> {
+fn aggregates_by_columns(name: &str, df: &DataFrame) -> Result<ParsedRows> {
     let bad = |m: String| Error::file(name, m);
     let col = |n: &str| {
         df.column(n)
@@ -704,6 +702,5 @@ fn aggregates_by_columns(name: &str, file: u32, df: &DataFrame) -> Result<Parsed
             Err(e) => errors.push((i as u64 + 1, e)),
         }
     }
-    let _ = file;
     Ok((set, errors, df.height() as u64))
 }

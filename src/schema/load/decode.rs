@@ -30,7 +30,7 @@ pub(crate) fn decode(
         Format::Parquet if opts.mapping.is_some() => {
             lines(crate::schema::parquet::read_parquet_records(name, raw)?)
         }
-        Format::Parquet => match crate::schema::parquet::read_parquet(name, 0, raw)? {
+        Format::Parquet => match crate::schema::parquet::read_parquet(name, raw)? {
             crate::schema::parquet::ParquetData::Lines(b) => lines(b),
             crate::schema::parquet::ParquetData::Trajectories(df) => Ok(Decoded::Frame(df)),
             crate::schema::parquet::ParquetData::Aggregates(part) => {
