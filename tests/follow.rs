@@ -72,7 +72,7 @@ fn grown_equals_full(dir: &Path, prev: &LogSet, tracked: &Tracked) -> (LogSet, T
     let locs = |s: &LogSet| {
         s.trajectories
             .iter()
-            .map(|t| (t.loc, t.success_turn))
+            .map(|t| (t.loc, t.success_turn()))
             .collect::<Vec<_>>()
     };
     assert_eq!(

@@ -88,6 +88,65 @@ fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
 }
 
 #[test]
+fn turn_counts_up_to_the_largest_a_trajectory_holds_are_kept_exactly() {
+    // A trajectory keeps its optional counts in 4 bytes each, u32::MAX
+    // standing for "absent": that value is refused by name, the one below
+    // it kept as given.
+    let g = good_line();
+    let rec = |s: &str| {
+        format!(
+            "{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"u\", \"budget\": 4, {s}}}\n"
+        )
+        .into_bytes()
+    };
+    for (i, (fields, want)) in [
+        (
+            "\"success\": false, \"turns\": 4294967295",
+            "x.jsonl:2: turns: 4294967295 is too large",
+        ),
+        (
+            "\"success\": false, \"min_turns\": 4294967295",
+            "x.jsonl:2: min_turns: 4294967295 is too large",
+        ),
+        (
+            "\"success\": true, \"turns\": 3, \"success_turn\": 4294967295",
+            "x.jsonl:2: success_turn: 4294967295 is too large",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let err = strict(&format!("count_limit_{i}"), &rec(fields), "x.jsonl");
+        let err = err.trim_end();
+        assert!(
+            err.starts_with("rl-audit: ") && err.ends_with(&format!("/{want}")),
+            "{err:?} should end in {want:?}"
+        );
+    }
+    let d = temp_dir("count_limits");
+    let f = d.join("x.jsonl");
+    std::fs::write(
+        &f,
+        rec("\"success\": true, \"turns\": 4294967294, \"success_turn\": 4294967294, \"min_turns\": 4294967294, \"max_budget\": 1000000"),
+    )
+    .unwrap();
+    let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
+    let t = set
+        .trajectories
+        .iter()
+        .find(|t| set.name(t.task) == "u")
+        .unwrap();
+    assert_eq!(t.turns, 4_294_967_294);
+    assert_eq!(t.success_turn(), Some(4_294_967_294));
+    assert_eq!(t.min_turns(), Some(4_294_967_294));
+    assert_eq!(t.max_budget(), Some(1_000_000));
+    assert_eq!(
+        (t.method(), t.group(), t.seed(), t.category()),
+        (None, None, None, None)
+    );
+}
+
+#[test]
 fn a_50_mb_line_is_read_not_choked_on() {
     let d = temp_dir("long_line");
     let f = d.join("x.jsonl");

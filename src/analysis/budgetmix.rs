@@ -110,7 +110,7 @@ pub fn uniform_test(draws: &[(u32, u32)]) -> (f64, u64, Option<f64>) {
 }
 
 fn full(t: &Trajectory) -> u32 {
-    t.max_budget.unwrap_or(t.budget)
+    t.max_budget().unwrap_or(t.budget)
 }
 
 /// Runs audited: method `budgetmix`, plus `--audit RUN`.
@@ -145,7 +145,7 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
     type Group<'a> = Vec<(u32, &'a Trajectory)>;
     let mut groups: BTreeMap<(i64, Option<Id>, usize), Group> = BTreeMap::new();
     for (i, &(ix, t)) in rollouts.iter().enumerate() {
-        let key = match t.group {
+        let key = match t.group() {
             Some(g) => (t.train_step().unwrap_or(0), Some(g), 0),
             None => (t.train_step().unwrap_or(0), None, i),
         };
@@ -183,7 +183,7 @@ pub fn rules(set: &LogSet, run: Id) -> Vec<Rule> {
         if !t.success && t.turns >= t.budget {
             r[4].check(set, t.reward() == Some(0.0), i);
         }
-        if let Some(s) = t.success_turn {
+        if let Some(s) = t.success_turn() {
             r[5].check(set, s <= t.budget, i);
         }
     }

@@ -111,7 +111,7 @@ fn task_categories(input: &PassInput) -> BTreeMap<(Id, Id), Id> {
         .trajectories
         .iter()
         .filter(|t| !t.is_training())
-        .filter_map(|t| Some(((t.benchmark, t.task), t.category?)))
+        .filter_map(|t| Some(((t.benchmark, t.task), t.category()?)))
         .collect()
 }
 

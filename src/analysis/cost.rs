@@ -152,10 +152,10 @@ pub fn analyse(
                 let mut by_seed: BTreeMap<Option<Id>, (u64, f64)> = BTreeMap::new();
                 for &i in a {
                     let tr = &set.trajectories[i as usize];
-                    let seed = tr.seed.filter(|_| multi.contains(&(b, r)));
+                    let seed = tr.seed().filter(|_| multi.contains(&(b, r)));
                     let e = by_seed.entry(seed).or_default();
                     e.0 += 1;
-                    e.1 += attempt_cost(tr.success_turn, tr.turns, set.steps_of(tr), t, s);
+                    e.1 += attempt_cost(tr.success_turn(), tr.turns, set.steps_of(tr), t, s);
                 }
                 out.push(
                     by_seed

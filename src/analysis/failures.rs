@@ -70,7 +70,7 @@ pub fn outcome(t: &Trajectory, turns: u32) -> Outcome {
     if t.solved_within(turns) {
         return Outcome::Solved;
     }
-    let over = t.turns_known && (t.turns > turns || t.success_turn.is_some_and(|s| s > turns));
+    let over = t.turns_known && (t.turns > turns || t.success_turn().is_some_and(|s| s > turns));
     if over {
         return Outcome::Failed(Termination::Budget);
     }
@@ -179,7 +179,7 @@ mod tests {
         let mut t = Trajectory::bare(crate::schema::Loc { file: 0, line: 1 }, 0, 0, 0, 8);
         t.success = success_turn.is_some();
         t.turns = turns;
-        t.success_turn = success_turn;
+        t.set_success_turn(success_turn);
         t.termination = termination;
         t
     }

@@ -1140,11 +1140,11 @@ impl TokenScan {
             let total: u64 = steps.iter().filter_map(|st| st.output_tokens()).sum();
             totals.entry(t.benchmark).or_default().push(total);
             let seed = t
-                .seed
+                .seed()
                 .filter(|_| input.multi_seed(t.benchmark, t.run).is_some());
             let e = per.entry((t.benchmark, t.run, t.task, seed)).or_default();
             e.0 += 1;
-            if let Some(st) = t.success_turn {
+            if let Some(st) = t.success_turn() {
                 let used: u64 = steps
                     .iter()
                     .filter(|x| x.turn <= st)

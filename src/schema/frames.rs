@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub fn run_seeds(set: &LogSet) -> BTreeMap<(Id, Id), Vec<Id>> {
     let mut out: BTreeMap<(Id, Id), std::collections::BTreeSet<Id>> = BTreeMap::new();
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        if let Some(s) = t.seed {
+        if let Some(s) = t.seed() {
             out.entry((t.benchmark, t.run)).or_default().insert(s);
         }
     }
@@ -48,18 +48,18 @@ pub fn evaluation_frame(
         col_u32("run", &|t| t.run),
         col_u32("task", &|t| t.task),
         col_u32("budget", &|t| t.budget),
-        col_u32("full", &|t| t.max_budget.unwrap_or(t.budget)),
+        col_u32("full", &|t| t.max_budget().unwrap_or(t.budget)),
         Column::new(
             "success_turn".into(),
             eval.iter()
-                .map(|t| t.success_turn.filter(|_| t.turns_known))
+                .map(|t| t.success_turn().filter(|_| t.turns_known))
                 .collect::<Vec<Option<u32>>>(),
         ),
         Column::new(
             "seed".into(),
             eval.iter()
                 .map(|t| {
-                    t.seed.filter(|_| {
+                    t.seed().filter(|_| {
                         seeds
                             .get(&(t.benchmark, t.run))
                             .is_some_and(|s| s.len() > 1)
@@ -80,7 +80,7 @@ pub fn evaluation_frame(
         Column::new(
             "min_turns".into(),
             eval.iter()
-                .map(|t| t.min_turns)
+                .map(|t| t.min_turns())
                 .collect::<Vec<Option<u32>>>(),
         ),
     ];

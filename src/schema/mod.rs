@@ -154,23 +154,50 @@ impl Span {
     }
 }
 
+/// An optional `u32` in 4 bytes (`Option<u32>` takes 8): `u32::MAX` stands
+/// for none. No field can hold `u32::MAX`: the validator rejects it as too
+/// large (turn counts), budgets stop at a million, and
+/// interned ids count distinct names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OptU32(u32);
+
+impl OptU32 {
+    const NONE: OptU32 = OptU32(u32::MAX);
+    fn get(self) -> Option<u32> {
+        (self != Self::NONE).then_some(self.0)
+    }
+}
+
+impl From<Option<u32>> for OptU32 {
+    fn from(v: Option<u32>) -> Self {
+        debug_assert!(v != Some(u32::MAX), "u32::MAX stands for none");
+        v.map_or(Self::NONE, OptU32)
+    }
+}
+
 /// SPEC §1.1: one rollout of one policy on one task.
 #[derive(Debug, Clone)]
 pub struct Trajectory {
     pub loc: Loc,
     pub run: Id,
-    pub method: Option<Id>,
     pub benchmark: Id,
     pub task: Id,
     pub budget: u32,
-    pub max_budget: Option<u32>,
     pub success: bool,
     /// Turns used (`turns`, else the number of steps).
     pub turns: u32,
-    /// First solving turn; `Some` exactly when `success` (defaults to `turns`).
-    pub success_turn: Option<u32>,
-    pub min_turns: Option<u32>,
-    pub group: Option<Id>,
+    // The optional small fields, 4 bytes each (read them through the
+    // methods of the same names): `method`, `max_budget`, `success_turn`
+    // (first solving turn; set exactly when `success`, defaulting to
+    // `turns`), `min_turns`, `group`, `seed` (SPEC §4.3: the training seed
+    // of the policy, its text interned) and `category` (SPEC §4.3).
+    method: OptU32,
+    max_budget: OptU32,
+    success_turn: OptU32,
+    min_turns: OptU32,
+    group: OptU32,
+    seed: OptU32,
+    category: OptU32,
     /// `None` when the record has no `steps` array.
     pub steps: Option<Span>,
     /// Where its steps' log-probabilities start in [`LogSet::logp_runs`].
@@ -180,10 +207,6 @@ pub struct Trajectory {
     /// False for an outcome-only record (neither `turns` nor `steps`, SPEC
     /// §4.1): it counts only in the native cells of its own budget.
     pub turns_known: bool,
-    /// SPEC §4.3: the training seed of the policy (its text, interned).
-    pub seed: Option<Id>,
-    /// SPEC §4.3: the task's category.
-    pub category: Option<Id>,
     // `sample`, `reward` and `train_step` (read them through the methods):
     // their presence in one byte beside the other small fields, so the three
     // take 24 bytes where `Option`s would take 48.
@@ -239,22 +262,22 @@ impl Trajectory {
         Trajectory {
             loc,
             run,
-            method: None,
+            method: OptU32::NONE,
             benchmark,
             task,
             budget,
-            max_budget: None,
+            max_budget: OptU32::NONE,
             success: false,
             turns: 0,
-            success_turn: None,
-            min_turns: None,
-            group: None,
+            success_turn: OptU32::NONE,
+            min_turns: OptU32::NONE,
+            group: OptU32::NONE,
             steps: None,
             logp_start: 0,
             termination: Termination::Wrong,
             turns_known: true,
-            seed: None,
-            category: None,
+            seed: OptU32::NONE,
+            category: OptU32::NONE,
             sample: 0,
             reward: 0.0,
             train_step: 0,
@@ -285,12 +308,54 @@ impl Trajectory {
     pub fn train_step(&self) -> Option<i64> {
         (self.present & Self::TRAIN_STEP != 0).then_some(self.train_step)
     }
+    pub fn method(&self) -> Option<Id> {
+        self.method.get()
+    }
+    pub fn set_method(&mut self, v: Option<Id>) {
+        self.method = v.into();
+    }
+    pub fn max_budget(&self) -> Option<u32> {
+        self.max_budget.get()
+    }
+    pub fn set_max_budget(&mut self, v: Option<u32>) {
+        self.max_budget = v.into();
+    }
+    pub fn success_turn(&self) -> Option<u32> {
+        self.success_turn.get()
+    }
+    pub fn set_success_turn(&mut self, v: Option<u32>) {
+        self.success_turn = v.into();
+    }
+    pub fn min_turns(&self) -> Option<u32> {
+        self.min_turns.get()
+    }
+    pub fn set_min_turns(&mut self, v: Option<u32>) {
+        self.min_turns = v.into();
+    }
+    pub fn group(&self) -> Option<Id> {
+        self.group.get()
+    }
+    pub fn set_group(&mut self, v: Option<Id>) {
+        self.group = v.into();
+    }
+    pub fn seed(&self) -> Option<Id> {
+        self.seed.get()
+    }
+    pub fn set_seed(&mut self, v: Option<Id>) {
+        self.seed = v.into();
+    }
+    pub fn category(&self) -> Option<Id> {
+        self.category.get()
+    }
+    pub fn set_category(&mut self, v: Option<Id>) {
+        self.category = v.into();
+    }
     pub fn is_training(&self) -> bool {
         self.present & Self::TRAIN_STEP != 0
     }
     /// Solved within T turns (SPEC §2.1).
     pub fn solved_within(&self, t: u32) -> bool {
-        matches!(self.success_turn, Some(s) if s <= t)
+        matches!(self.success_turn(), Some(s) if s <= t)
     }
 }
 
@@ -980,7 +1045,7 @@ mod tests {
         // Steps are most of a log set's memory (issue 20: a few bytes each).
         assert_eq!(std::mem::size_of::<Step>(), 4);
         assert_eq!(std::mem::size_of::<StepBudget>(), 12);
-        assert!(std::mem::size_of::<Trajectory>() <= 136);
+        assert!(std::mem::size_of::<Trajectory>() <= 112);
         let (full, extra) = Step::new(Some(0), Some(true), true, true, 2);
         assert!(extra);
         assert_eq!(full.error(), Some(true));

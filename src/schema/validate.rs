@@ -31,7 +31,11 @@ fn nonneg_u32(v: i64, field: &str, min: i64) -> Result<u32, RecordError> {
             format!("must be ≥ {min}, got {v}"),
         ));
     }
-    u32::try_from(v).map_err(|_| RecordError::impossible(field, format!("{v} is too large")))
+    // u32::MAX itself stands for an absent value in a trajectory.
+    u32::try_from(v)
+        .ok()
+        .filter(|&x| x < u32::MAX)
+        .ok_or_else(|| RecordError::impossible(field, format!("{v} is too large")))
 }
 
 fn syntax(e: &serde_json::Error) -> RecordError {
@@ -224,20 +228,19 @@ impl LogSet {
             Some(raw_steps) => Some(self.add_steps(raw_steps)?),
             None => None,
         };
+        // Interned in the order they always were (the set renumbers ids by
+        // name at the end, but a chunk's tables are built in this order).
+        let method = r.method.map(|m| self.strings.intern(&m));
+        let group = r.group.map(|g| self.strings.intern(&g.0));
+        let seed = r.seed.map(|g| self.strings.intern(&g.0));
+        let category = r.category.map(|c| self.strings.intern(&c));
         let mut t = Trajectory {
-            method: r.method.map(|m| self.strings.intern(&m)),
-            max_budget,
             success,
             turns,
-            success_turn,
-            min_turns,
-            group: r.group.map(|g| self.strings.intern(&g.0)),
             steps,
             logp_start,
             termination,
             turns_known,
-            seed: r.seed.map(|g| self.strings.intern(&g.0)),
-            category: r.category.map(|c| self.strings.intern(&c)),
             ..Trajectory::bare(
                 loc,
                 self.strings.intern(&run),
@@ -247,6 +250,13 @@ impl LogSet {
             )
         };
         t.set_extras(r.sample, r.reward, r.train_step);
+        t.set_method(method);
+        t.set_max_budget(max_budget);
+        t.set_success_turn(success_turn);
+        t.set_min_turns(min_turns);
+        t.set_group(group);
+        t.set_seed(seed);
+        t.set_category(category);
         self.trajectories.push(t);
         Ok(())
     }

@@ -333,12 +333,12 @@ pub(super) fn remap_ids(set: &mut LogSet, map: &[Id]) {
     }
     for t in &mut set.trajectories {
         t.run = m(t.run);
-        t.method = t.method.map(m);
+        t.set_method(t.method().map(m));
         t.benchmark = m(t.benchmark);
         t.task = m(t.task);
-        t.group = t.group.map(m);
-        t.seed = t.seed.map(m);
-        t.category = t.category.map(m);
+        t.set_group(t.group().map(m));
+        t.set_seed(t.seed().map(m));
+        t.set_category(t.category().map(m));
     }
     for p in &mut set.probes {
         p.benchmark = m(p.benchmark);
@@ -417,8 +417,8 @@ pub(super) fn cross_checks(
                 t.budget,
                 s,
                 t.train_step(),
-                t.group,
-                t.seed,
+                t.group(),
+                t.seed(),
             )
         })
     };
@@ -452,21 +452,21 @@ pub(super) fn cross_checks(
             let key = (t.benchmark, t.task);
             let dup_key = dup_key_of(t);
             let mut r = Ok(());
-            if let Some(m) = t.method {
+            if let Some(m) = t.method() {
                 r = check_method(&set.strings, &mut methods, t.run, m, loc);
             }
             if r.is_ok() {
-                if let Some(mb) = t.max_budget {
+                if let Some(mb) = t.max_budget() {
                     r = check_same(&mut max_budgets, key, mb, loc, "max_budget");
                 }
             }
             if r.is_ok() {
-                if let Some(mt) = t.min_turns {
+                if let Some(mt) = t.min_turns() {
                     r = check_same(&mut min_turns, key, mt, loc, "min_turns");
                 }
             }
             if r.is_ok() {
-                if let Some(c) = t.category {
+                if let Some(c) = t.category() {
                     r = check_category(&set.strings, &mut categories, key, c, loc);
                 }
             }
@@ -475,7 +475,7 @@ pub(super) fn cross_checks(
                     &set.strings,
                     &mut seeded,
                     (t.run, t.benchmark),
-                    t.seed.is_some(),
+                    t.seed().is_some(),
                     loc,
                 );
             }

@@ -481,7 +481,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
                     Cell::num(s.to_string(), Some(s as f64))
                 }),
                 yes_no(tr.success),
-                tr.success_turn
+                tr.success_turn()
                     .filter(|_| tr.turns_known)
                     .map_or(Cell::text("–"), Cell::count),
                 yes_no(within),

@@ -167,9 +167,9 @@ pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
             vec![
                 Cell::text(set.loc_text(tr.loc)),
                 opt(tr.train_step()),
-                Cell::text(tr.group.map_or("–".into(), |g| set.name(g).to_string())),
+                Cell::text(tr.group().map_or("–".into(), |g| set.name(g).to_string())),
                 Cell::count(tr.budget),
-                opt(tr.max_budget.map(i64::from)),
+                opt(tr.max_budget().map(i64::from)),
                 Cell::text(tr.success.to_string()),
                 Cell::count(tr.turns),
                 tr.reward().map_or(Cell::text("missing"), |x| {
