@@ -4,7 +4,11 @@
 //! natively at 25/50/75%, plus probes, checkpoints and BudgetMix training
 //! rollouts — as JSON Lines and as Parquet. Deterministic (seeded).
 //!
-//!     cargo run --release --example gen_large -- [N] [OUTDIR]
+//!     cargo run --release --example gen_large -- [N] [OUTDIR] [STEPS]
+//!
+//! STEPS scales every budget (evaluation and training) by STEPS / 8, so
+//! rollouts take about STEPS steps each; without it the set is exactly the
+//! one this example always wrote.
 //!
 //! OUTDIR/jsonl/*.jsonl and OUTDIR/parquet/*.parquet hold the same records.
 
@@ -282,6 +286,11 @@ fn main() {
         .and_then(|x| x.parse().ok())
         .unwrap_or(1_000_000);
     let out = PathBuf::from(args.get(2).cloned().unwrap_or_else(|| "large-logs".into()));
+    let steps: Option<u32> = args
+        .get(3)
+        .map(|x| x.parse().expect("STEPS: a whole number"));
+    // Budgets of ~8-step rollouts, scaled to `steps`.
+    let scaled = |b: u32| steps.map_or(b, |s| (b * s).div_ceil(8).max(1));
     for d in ["jsonl", "parquet"] {
         std::fs::create_dir_all(out.join(d)).expect("create output directory");
     }
@@ -294,7 +303,7 @@ fn main() {
     'outer: for bench in BENCHES {
         for ti in 0..tasks_per_bench {
             let difficulty: f64 = rng.random();
-            let max_budget = 14 + rng.random_range(0..11u32);
+            let max_budget = scaled(14 + rng.random_range(0..11u32));
             let min_turns = 1 + (difficulty * (max_budget - 1) as f64 * 0.6) as u32;
             let task = format!("{bench}-{ti:05}");
             for (ri, (run, method, _)) in RUNS.iter().enumerate() {
@@ -367,7 +376,7 @@ fn main() {
     while t < train_n {
         step += 1;
         for bench in BENCHES {
-            let max_budget = 10;
+            let max_budget = scaled(10);
             let budget = (max_budget * rng.random_range(1..=10u32)).div_ceil(10);
             let task = format!("{bench}-train-{:05}", rng.random_range(0..tasks_per_bench));
             for sample in 0..SAMPLES {

@@ -81,7 +81,11 @@ fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
     )
     .unwrap();
     let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
-    let t = set.trajectories.iter().find(|t| t.steps.is_some()).unwrap();
+    let t = set
+        .trajectories
+        .iter()
+        .find(|t| t.steps().is_some())
+        .unwrap();
     let s = set.steps_of(t).iter().next().unwrap();
     assert_eq!(s.output_tokens(), Some(4_294_967_294));
     assert_eq!(s.budget(), (Some(2_147_483_647), Some(-2_147_483_647)));

@@ -1133,7 +1133,7 @@ impl TokenScan {
                 continue;
             }
             let steps = set.steps_of(t);
-            if t.steps.is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
+            if t.steps().is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
                 *left_out.entry(t.benchmark).or_default() += 1;
                 continue;
             }

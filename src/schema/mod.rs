@@ -175,6 +175,29 @@ impl From<Option<u32>> for OptU32 {
     }
 }
 
+/// An optional [`Span`] in 8 bytes (`Option<Span>` takes 12): a length of
+/// `u32::MAX` stands for none (no trajectory has that many steps: the
+/// set indexes all its steps in 32 bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct OptSpan(Span);
+
+impl OptSpan {
+    const NONE: OptSpan = OptSpan(Span {
+        start: 0,
+        len: u32::MAX,
+    });
+    fn get(self) -> Option<Span> {
+        (self != Self::NONE).then_some(self.0)
+    }
+}
+
+impl From<Option<Span>> for OptSpan {
+    fn from(v: Option<Span>) -> Self {
+        debug_assert!(v.is_none_or(|s| s.len != u32::MAX));
+        v.map_or(Self::NONE, OptSpan)
+    }
+}
+
 /// SPEC §1.1: one rollout of one policy on one task.
 #[derive(Debug, Clone)]
 pub struct Trajectory {
@@ -198,8 +221,9 @@ pub struct Trajectory {
     group: OptU32,
     seed: OptU32,
     category: OptU32,
-    /// `None` when the record has no `steps` array.
-    pub steps: Option<Span>,
+    /// `None` when the record has no `steps` array (read it through
+    /// [`Trajectory::steps`]).
+    steps: OptSpan,
     /// Where its steps' log-probabilities start in [`LogSet::logp_runs`].
     pub logp_start: u32,
     /// Why the rollout ended: explicit, set by an importer, or derived (SPEC §4.1).
@@ -272,7 +296,7 @@ impl Trajectory {
             success_turn: OptU32::NONE,
             min_turns: OptU32::NONE,
             group: OptU32::NONE,
-            steps: None,
+            steps: OptSpan::NONE,
             logp_start: 0,
             termination: Termination::Wrong,
             turns_known: true,
@@ -349,6 +373,14 @@ impl Trajectory {
     }
     pub fn set_category(&mut self, v: Option<Id>) {
         self.category = v.into();
+    }
+    /// Where its steps are in [`LogSet::steps`]; `None` when the record
+    /// has no `steps` array.
+    pub fn steps(&self) -> Option<Span> {
+        self.steps.get()
+    }
+    pub fn set_steps(&mut self, v: Option<Span>) {
+        self.steps = v.into();
     }
     pub fn is_training(&self) -> bool {
         self.present & Self::TRAIN_STEP != 0
@@ -947,7 +979,7 @@ impl LogSet {
         format!("{}:{}", self.file_name(loc), loc.line)
     }
     pub fn steps_of(&self, t: &Trajectory) -> Steps<'_> {
-        let span = t.steps.unwrap_or(Span { start: 0, len: 0 });
+        let span = t.steps().unwrap_or(Span { start: 0, len: 0 });
         Steps {
             set: self,
             steps: &self.steps[span.range()],
@@ -1045,7 +1077,7 @@ mod tests {
         // Steps are most of a log set's memory (issue 20: a few bytes each).
         assert_eq!(std::mem::size_of::<Step>(), 4);
         assert_eq!(std::mem::size_of::<StepBudget>(), 12);
-        assert!(std::mem::size_of::<Trajectory>() <= 112);
+        assert!(std::mem::size_of::<Trajectory>() <= 104);
         let (full, extra) = Step::new(Some(0), Some(true), true, true, 2);
         assert!(extra);
         assert_eq!(full.error(), Some(true));

@@ -270,7 +270,7 @@ impl<'a> TrajOut<'a> {
             termination: t.termination.name(),
             seed: name(t.seed()),
             category: name(t.category()),
-            steps: t.steps.map(|_| StepsOut(set.steps_of(t))),
+            steps: t.steps().map(|_| StepsOut(set.steps_of(t))),
             log_file,
             log_line,
         }

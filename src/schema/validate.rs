@@ -237,7 +237,6 @@ impl LogSet {
         let mut t = Trajectory {
             success,
             turns,
-            steps,
             logp_start,
             termination,
             turns_known,
@@ -250,6 +249,7 @@ impl LogSet {
             )
         };
         t.set_extras(r.sample, r.reward, r.train_step);
+        t.set_steps(steps);
         t.set_method(method);
         t.set_max_budget(max_budget);
         t.set_success_turn(success_turn);

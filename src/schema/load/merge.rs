@@ -183,14 +183,14 @@ pub(super) fn drop_unread_logps(set: &mut LogSet) {
     if set
         .trajectories
         .iter()
-        .all(|t| t.steps.is_none() || read(t))
+        .all(|t| t.steps().is_none() || read(t))
     {
         return;
     }
     // Trajectories hold their entries in order: compact in place.
     let mut w = 0;
     for t in &mut set.trajectories {
-        let Some(span) = t.steps else {
+        let Some(span) = t.steps() else {
             continue;
         };
         let start = t.logp_start as usize;
@@ -260,7 +260,7 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
     out.trajectories
         .extend(set.trajectories.into_iter().map(|mut t| {
             place(&mut t.loc);
-            t.steps = t.steps.map(|s| shift(s, steps0));
+            t.set_steps(t.steps().map(|s| shift(s, steps0)));
             t.logp_start += logp0 as u32;
             t
         }));
