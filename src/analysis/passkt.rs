@@ -523,7 +523,10 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
 
 /// Per-task values of several statistics, each tagged with its sharing group
 /// (shared, not copied, between a section's table and the batch).
-type Grouped<G> = Vec<(G, Rc<Vec<(Id, f64)>>)>;
+type Grouped<G> = Vec<(G, PerTask)>;
+
+/// One statistic's (task, value) pairs, shared.
+type PerTask = Rc<Vec<(Id, f64)>>;
 
 /// (section, group within the section)
 type GroupTag = (usize, usize);
@@ -557,7 +560,10 @@ impl Batch {
         start..self.items.len()
     }
 
-    fn run(&self, boot: &Bootstrap) -> Vec<Estimate> {
+    /// Every statistic's estimate. Each statistic's values are let go once
+    /// its family is made (a section may still hold them through its own
+    /// `Rc`): the batch is not held through the sections' finishing.
+    fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
         // task list → group → members
         type Groups = BTreeMap<GroupTag, Vec<usize>>;
         let mut sets: BTreeMap<Vec<Id>, Groups> = BTreeMap::new();
@@ -575,6 +581,8 @@ impl Batch {
             };
             self.items.len()
         ];
+        let mut values: Vec<Option<PerTask>> =
+            self.items.into_iter().map(|(_, v)| Some(v)).collect();
         for (tasks, groups) in sets {
             let groups: Vec<Vec<usize>> = groups.into_values().collect();
             // Families made one at a time, each reduced to its classes
@@ -582,7 +590,10 @@ impl Batch {
             let families = groups.iter().map(|members| Family {
                 sums: members
                     .iter()
-                    .map(|&i| self.items[i].1.iter().map(|v| v.1).collect())
+                    .map(|&i| {
+                        let v = values[i].take().expect("a statistic is in one family");
+                        v.iter().map(|v| v.1).collect()
+                    })
                     .collect(),
                 weights: vec![1.0; tasks.len()],
             });
