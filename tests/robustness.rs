@@ -19,6 +19,24 @@ fn strict(name: &str, bytes: &[u8], file: &str) -> String {
     strict_failure(name, file, bytes)
 }
 
+/// A strict audit of `bytes` as `x.jsonl` fails with exactly `want` (its
+/// `x.jsonl:line: field: …` tail).
+fn refused_as(name: &str, bytes: &[u8], want: &str) {
+    let err = strict(name, bytes, "x.jsonl");
+    let err = err.trim_end();
+    assert!(
+        err.starts_with("rl-audit: ") && err.ends_with(&format!("/{want}")),
+        "{err:?} should end in {want:?}"
+    );
+}
+
+/// `bytes` loaded as a log set of its own (file `x.jsonl`).
+fn loaded(name: &str, bytes: Vec<u8>) -> rl_audit::schema::LogSet {
+    let f = temp_dir(name).join("x.jsonl");
+    std::fs::write(&f, bytes).unwrap();
+    rl_audit::schema::load(&[f], &Default::default()).unwrap()
+}
+
 #[test]
 fn hostile_records_fail_cleanly() {
     let g = good_line();
@@ -65,22 +83,13 @@ fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
         ),
     ];
     for (i, (bytes, want)) in cases.iter().enumerate() {
-        let err = strict(&format!("step_limit_{i}"), bytes, "x.jsonl");
-        let err = err.trim_end();
-        assert!(
-            err.starts_with("rl-audit: ") && err.ends_with(&format!("/{want}")),
-            "{err:?} should end in {want:?}"
-        );
+        refused_as(&format!("step_limit_{i}"), bytes, want);
     }
     // The largest values that fit are kept exactly.
-    let d = temp_dir("step_limits");
-    let f = d.join("x.jsonl");
-    std::fs::write(
-        &f,
+    let set = loaded(
+        "step_limits",
         step("\"output_tokens\": 4294967294, \"budget_total\": 2147483647, \"budget_remaining\": -2147483647"),
-    )
-    .unwrap();
-    let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
+    );
     let t = set
         .trajectories
         .iter()
@@ -120,21 +129,12 @@ fn turn_counts_up_to_the_largest_a_trajectory_holds_are_kept_exactly() {
     .iter()
     .enumerate()
     {
-        let err = strict(&format!("count_limit_{i}"), &rec(fields), "x.jsonl");
-        let err = err.trim_end();
-        assert!(
-            err.starts_with("rl-audit: ") && err.ends_with(&format!("/{want}")),
-            "{err:?} should end in {want:?}"
-        );
+        refused_as(&format!("count_limit_{i}"), &rec(fields), want);
     }
-    let d = temp_dir("count_limits");
-    let f = d.join("x.jsonl");
-    std::fs::write(
-        &f,
+    let set = loaded(
+        "count_limits",
         rec("\"success\": true, \"turns\": 4294967294, \"success_turn\": 4294967294, \"min_turns\": 4294967294, \"max_budget\": 1000000"),
-    )
-    .unwrap();
-    let set = rl_audit::schema::load(&[f], &Default::default()).unwrap();
+    );
     let t = set
         .trajectories
         .iter()

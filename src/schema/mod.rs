@@ -275,6 +275,40 @@ impl Termination {
     }
 }
 
+/// The getter (`t.name()`) and setter (`t.set_name(v)`) of each compact
+/// optional field of [`Trajectory`].
+macro_rules! optional_fields {
+    ($($(#[$doc:meta])* $name:ident, $set:ident: $t:ty;)*) => {
+        impl Trajectory {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Option<$t> {
+                    self.$name.get()
+                }
+                pub fn $set(&mut self, v: Option<$t>) {
+                    self.$name = v.into();
+                }
+            )*
+        }
+    };
+}
+
+optional_fields! {
+    method, set_method: Id;
+    max_budget, set_max_budget: u32;
+    /// First solving turn; set exactly when `success` (defaults to `turns`).
+    success_turn, set_success_turn: u32;
+    min_turns, set_min_turns: u32;
+    group, set_group: Id;
+    /// SPEC §4.3: the training seed of the policy (its text, interned).
+    seed, set_seed: Id;
+    /// SPEC §4.3: the task's category.
+    category, set_category: Id;
+    /// Where its steps are in [`LogSet::steps`]; `None` when the record
+    /// has no `steps` array.
+    steps, set_steps: Span;
+}
+
 impl Trajectory {
     const SAMPLE: u8 = 1;
     const REWARD: u8 = 2;
@@ -331,56 +365,6 @@ impl Trajectory {
     }
     pub fn train_step(&self) -> Option<i64> {
         (self.present & Self::TRAIN_STEP != 0).then_some(self.train_step)
-    }
-    pub fn method(&self) -> Option<Id> {
-        self.method.get()
-    }
-    pub fn set_method(&mut self, v: Option<Id>) {
-        self.method = v.into();
-    }
-    pub fn max_budget(&self) -> Option<u32> {
-        self.max_budget.get()
-    }
-    pub fn set_max_budget(&mut self, v: Option<u32>) {
-        self.max_budget = v.into();
-    }
-    pub fn success_turn(&self) -> Option<u32> {
-        self.success_turn.get()
-    }
-    pub fn set_success_turn(&mut self, v: Option<u32>) {
-        self.success_turn = v.into();
-    }
-    pub fn min_turns(&self) -> Option<u32> {
-        self.min_turns.get()
-    }
-    pub fn set_min_turns(&mut self, v: Option<u32>) {
-        self.min_turns = v.into();
-    }
-    pub fn group(&self) -> Option<Id> {
-        self.group.get()
-    }
-    pub fn set_group(&mut self, v: Option<Id>) {
-        self.group = v.into();
-    }
-    pub fn seed(&self) -> Option<Id> {
-        self.seed.get()
-    }
-    pub fn set_seed(&mut self, v: Option<Id>) {
-        self.seed = v.into();
-    }
-    pub fn category(&self) -> Option<Id> {
-        self.category.get()
-    }
-    pub fn set_category(&mut self, v: Option<Id>) {
-        self.category = v.into();
-    }
-    /// Where its steps are in [`LogSet::steps`]; `None` when the record
-    /// has no `steps` array.
-    pub fn steps(&self) -> Option<Span> {
-        self.steps.get()
-    }
-    pub fn set_steps(&mut self, v: Option<Span>) {
-        self.steps = v.into();
     }
     pub fn is_training(&self) -> bool {
         self.present & Self::TRAIN_STEP != 0
