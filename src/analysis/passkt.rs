@@ -68,7 +68,14 @@ pub fn in_cell(tr: &Trajectory, info: TaskInfo, level: u32, mode: Mode) -> bool 
 pub type SeedCounts = Vec<(Option<Id>, u64, u64)>;
 
 /// (n, c) per seed of one task in one (run, level, mode) cell.
-pub fn cell_counts(groups: &[BudgetGroup], info: TaskInfo, level: u32, mode: Mode) -> SeedCounts {
+/// `turns` is [`EvalAggregates::turns`].
+pub fn cell_counts(
+    turns: &[u32],
+    groups: &[BudgetGroup],
+    info: TaskInfo,
+    level: u32,
+    mode: Mode,
+) -> SeedCounts {
     let Some(cb) = cell_budget(info, level, mode) else {
         return Vec::new();
     };
@@ -77,8 +84,8 @@ pub fn cell_counts(groups: &[BudgetGroup], info: TaskInfo, level: u32, mode: Mod
         .filter(|g| g.budget == cb.budget)
         .map(|g| {
             let (n, c) = match mode {
-                Mode::Native => g.native_counts(),
-                Mode::Truncated => (g.n, g.solved_within(cb.t)),
+                Mode::Native => g.native_counts(turns),
+                Mode::Truncated => (g.n, g.solved_within(turns, cb.t)),
             };
             (g.seed, n, c)
         })
@@ -258,7 +265,7 @@ pub fn delta_by_task(
             let get = |run| {
                 agg.groups
                     .get(&(bench, run, task))
-                    .map(|g| cell_counts(g, info, level, mode))
+                    .map(|g| cell_counts(&agg.turns, g, info, level, mode))
                     .unwrap_or_default()
             };
             let (b, r) = (get(base), get(rl));
@@ -440,7 +447,7 @@ impl PassInput<'_> {
         let mut out = TaskCounts::new();
         for (task, info) in self.tasks(bench) {
             if let Some(groups) = self.agg.groups.get(&(bench, run, task)) {
-                let c = cell_counts(groups, info, level, mode);
+                let c = cell_counts(&self.agg.turns, groups, info, level, mode);
                 if !c.is_empty() {
                     out.insert(task, c);
                 }
@@ -494,7 +501,7 @@ pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
         };
         for &l in levels {
             for m in Mode::BOTH {
-                for (_, n, _) in cell_counts(groups, *info, l, m) {
+                for (_, n, _) in cell_counts(&input.agg.turns, groups, *info, l, m) {
                     max_n = max_n.max(n);
                 }
             }
@@ -732,7 +739,7 @@ fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInf
             continue;
         }
         for g in groups {
-            if let Some(s) = g.first_success() {
+            if let Some(s) = g.first_success(&input.agg.turns) {
                 let e = first_solve.entry(*t).or_insert(s);
                 *e = (*e).min(s);
             }
@@ -834,7 +841,9 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
                         .filter_map(|(gs, fb)| {
                             let c: SeedCounts = gs
                                 .iter()
-                                .map(|g| (g.seed, g.n, g.solved_within(t.min(*fb))))
+                                .map(|g| {
+                                    (g.seed, g.n, g.solved_within(&input.agg.turns, t.min(*fb)))
+                                })
                                 .collect();
                             seed_mean(&c, k, pass_at_k)
                         })

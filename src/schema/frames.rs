@@ -97,8 +97,10 @@ pub struct BudgetGroup {
     pub budget: u32,
     /// Rollouts whose turns are known.
     pub n: u64,
-    /// Success turns of the successful rollouts with known turns, ascending.
-    pub success_turns: Vec<u32>,
+    /// Where the success turns of its successful rollouts with known turns
+    /// are in [`EvalAggregates::turns`] (ascending): one column for every
+    /// group, not an allocation each.
+    turns: super::Span,
     /// Outcome-only rollouts (unknown turns, SPEC §4.1) and how many of
     /// them succeeded: they count only in the native cell of this budget.
     pub outcome_only: u64,
@@ -108,25 +110,39 @@ pub struct BudgetGroup {
 }
 
 impl BudgetGroup {
+    /// Its success turns, ascending; `turns` is [`EvalAggregates::turns`].
+    pub fn success_turns<'a>(&self, turns: &'a [u32]) -> &'a [u32] {
+        &turns[self.turns.range()]
+    }
     /// Rollouts with known turns solved within T turns.
-    pub fn solved_within(&self, t: u32) -> u64 {
-        self.success_turns.partition_point(|&s| s <= t) as u64
+    pub fn solved_within(&self, turns: &[u32], t: u32) -> u64 {
+        self.success_turns(turns).partition_point(|&s| s <= t) as u64
     }
     /// (n, c) of the native cell at T = this budget: every rollout, solved
     /// within T (an outcome-only rollout is solved iff it succeeded).
-    pub fn native_counts(&self) -> (u64, u64) {
+    pub fn native_counts(&self, turns: &[u32]) -> (u64, u64) {
         (
             self.n + self.outcome_only,
-            self.solved_within(self.budget) + self.outcome_only_solved,
+            self.solved_within(turns, self.budget) + self.outcome_only_solved,
         )
     }
     /// The earliest turn at which any rollout of the group solved the task.
-    pub fn first_success(&self) -> Option<u32> {
+    pub fn first_success(&self, turns: &[u32]) -> Option<u32> {
         let oo = (self.outcome_only_solved > 0).then_some(self.budget);
-        match (self.success_turns.first().copied(), oo) {
+        match (self.success_turns(turns).first().copied(), oo) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+}
+
+/// Appends a group's success turns to the column; where they are.
+fn push_turns(column: &mut Vec<u32>, turns: impl IntoIterator<Item = u32>) -> super::Span {
+    let start = column.len();
+    column.extend(turns);
+    super::Span {
+        start: start as u32,
+        len: (column.len() - start) as u32,
     }
 }
 
@@ -147,6 +163,9 @@ pub struct EvalAggregates {
     pub groups: BTreeMap<(Id, Id, Id), Vec<BudgetGroup>>,
     /// (benchmark, run) → its distinct evaluation seeds (§4.3).
     pub seeds: BTreeMap<(Id, Id), Vec<Id>>,
+    /// Every group's success turns, each group's a run of this column (see
+    /// [`BudgetGroup::success_turns`]).
+    pub turns: Vec<u32>,
 }
 
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
@@ -238,15 +257,12 @@ fn reduce_groups(df: DataFrame, out: &mut EvalAggregates) -> Result<()> {
         .and_then(|c| c.list().cloned())
         .map_err(polars_bug)?;
     for (i, l) in turns.amortized_iter().enumerate() {
-        let success_turns: Vec<u32> = match l {
-            Some(s) => s
-                .as_ref()
-                .u32()
-                .map_err(polars_bug)?
-                .iter()
-                .flatten()
-                .collect(),
-            None => Vec::new(),
+        let success_turns = match l {
+            Some(s) => push_turns(
+                &mut out.turns,
+                s.as_ref().u32().map_err(polars_bug)?.iter().flatten(),
+            ),
+            None => push_turns(&mut out.turns, []),
         };
         let key = (req(b[i])?, req(r[i])?, req(t[i])?);
         // A task's full budget and fewest turns: the largest over its
@@ -262,7 +278,7 @@ fn reduce_groups(df: DataFrame, out: &mut EvalAggregates) -> Result<()> {
         out.groups.entry(key).or_default().push(BudgetGroup {
             budget: req(bu[i])?,
             n: req(n[i])? as u64 - outcome_only,
-            success_turns,
+            turns: success_turns,
             outcome_only,
             outcome_only_solved: req(oo_solved[i])? as u64,
             seed: seed[i],
@@ -287,15 +303,18 @@ fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
         {
             Some(g) => {
                 g.n += a.n;
-                g.success_turns.extend(&a.success_turns);
-                g.success_turns.sort_unstable();
+                // Its turns and the shard's, sorted, as a new run of the column.
+                let mut turns = g.success_turns(&out.turns).to_vec();
+                turns.extend(&a.success_turns);
+                turns.sort_unstable();
+                g.turns = push_turns(&mut out.turns, turns);
                 g.outcome_only += a.outcome_only;
                 g.outcome_only_solved += a.outcome_only_solved;
             }
             None => groups.push(BudgetGroup {
                 budget: a.budget,
                 n: a.n,
-                success_turns: a.success_turns.clone(),
+                turns: push_turns(&mut out.turns, a.success_turns.iter().copied()),
                 outcome_only: a.outcome_only,
                 outcome_only_solved: a.outcome_only_solved,
                 seed: None,
@@ -334,7 +353,10 @@ pub fn write_aggregates(set: &LogSet, agg: &EvalAggregates, path: &std::path::Pa
             n.push(g.n);
             oo.push(g.outcome_only);
             oo_solved.push(g.outcome_only_solved);
-            turns.push(Some(Series::new("".into(), g.success_turns.clone())));
+            turns.push(Some(Series::new(
+                "".into(),
+                g.success_turns(&agg.turns).to_vec(),
+            )));
         }
     }
     let height = n.len();
