@@ -154,47 +154,43 @@ impl Span {
     }
 }
 
-/// An optional `u32` in 4 bytes (`Option<u32>` takes 8): `u32::MAX` stands
-/// for none. No field can hold `u32::MAX`: the validator rejects it as too
-/// large (turn counts), budgets stop at a million, and
-/// interned ids count distinct names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct OptU32(u32);
-
-impl OptU32 {
-    const NONE: OptU32 = OptU32(u32::MAX);
-    fn get(self) -> Option<u32> {
-        (self != Self::NONE).then_some(self.0)
-    }
+/// A value with one bit pattern set aside to stand for none.
+trait Sentinel: Copy + PartialEq {
+    const NONE: Self;
 }
 
-impl From<Option<u32>> for OptU32 {
-    fn from(v: Option<u32>) -> Self {
-        debug_assert!(v != Some(u32::MAX), "u32::MAX stands for none");
-        v.map_or(Self::NONE, OptU32)
-    }
+/// No stored `u32` can be `u32::MAX`: the validator rejects it as too
+/// large (turn counts), budgets stop at a million, and interned ids count
+/// distinct names.
+impl Sentinel for u32 {
+    const NONE: u32 = u32::MAX;
 }
 
-/// An optional [`Span`] in 8 bytes (`Option<Span>` takes 12): a length of
-/// `u32::MAX` stands for none (no trajectory has that many steps: the
-/// set indexes all its steps in 32 bits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct OptSpan(Span);
-
-impl OptSpan {
-    const NONE: OptSpan = OptSpan(Span {
+/// A length of `u32::MAX`: no trajectory has that many steps (the set
+/// indexes all its steps in 32 bits).
+impl Sentinel for Span {
+    const NONE: Span = Span {
         start: 0,
         len: u32::MAX,
-    });
-    fn get(self) -> Option<Span> {
-        (self != Self::NONE).then_some(self.0)
+    };
+}
+
+/// An `Option<T>` in the size of `T` (`Option<u32>` takes 8 bytes,
+/// `Option<Span>` 12): the sentinel stands for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Compact<T>(T);
+
+impl<T: Sentinel> Compact<T> {
+    const NONE: Self = Compact(T::NONE);
+    fn get(self) -> Option<T> {
+        (self.0 != T::NONE).then_some(self.0)
     }
 }
 
-impl From<Option<Span>> for OptSpan {
-    fn from(v: Option<Span>) -> Self {
-        debug_assert!(v.is_none_or(|s| s.len != u32::MAX));
-        v.map_or(Self::NONE, OptSpan)
+impl<T: Sentinel> From<Option<T>> for Compact<T> {
+    fn from(v: Option<T>) -> Self {
+        debug_assert!(v != Some(T::NONE), "the sentinel stands for none");
+        Compact(v.unwrap_or(T::NONE))
     }
 }
 
@@ -214,16 +210,16 @@ pub struct Trajectory {
     // (first solving turn; set exactly when `success`, defaulting to
     // `turns`), `min_turns`, `group`, `seed` (SPEC §4.3: the training seed
     // of the policy, its text interned) and `category` (SPEC §4.3).
-    method: OptU32,
-    max_budget: OptU32,
-    success_turn: OptU32,
-    min_turns: OptU32,
-    group: OptU32,
-    seed: OptU32,
-    category: OptU32,
+    method: Compact<u32>,
+    max_budget: Compact<u32>,
+    success_turn: Compact<u32>,
+    min_turns: Compact<u32>,
+    group: Compact<u32>,
+    seed: Compact<u32>,
+    category: Compact<u32>,
     /// `None` when the record has no `steps` array (read it through
     /// [`Trajectory::steps`]).
-    steps: OptSpan,
+    steps: Compact<Span>,
     /// Where its steps' log-probabilities start in [`LogSet::logp_runs`].
     pub logp_start: u32,
     /// Why the rollout ended: explicit, set by an importer, or derived (SPEC §4.1).
@@ -320,22 +316,22 @@ impl Trajectory {
         Trajectory {
             loc,
             run,
-            method: OptU32::NONE,
+            method: Compact::NONE,
             benchmark,
             task,
             budget,
-            max_budget: OptU32::NONE,
+            max_budget: Compact::NONE,
             success: false,
             turns: 0,
-            success_turn: OptU32::NONE,
-            min_turns: OptU32::NONE,
-            group: OptU32::NONE,
-            steps: OptSpan::NONE,
+            success_turn: Compact::NONE,
+            min_turns: Compact::NONE,
+            group: Compact::NONE,
+            steps: Compact::NONE,
             logp_start: 0,
             termination: Termination::Wrong,
             turns_known: true,
-            seed: OptU32::NONE,
-            category: OptU32::NONE,
+            seed: Compact::NONE,
+            category: Compact::NONE,
             sample: 0,
             reward: 0.0,
             train_step: 0,

@@ -235,11 +235,19 @@ impl LogSet {
         let seed = r.seed.map(|g| self.strings.intern(&g.0));
         let category = r.category.map(|c| self.strings.intern(&c));
         let mut t = Trajectory {
+            method: method.into(),
+            max_budget: max_budget.into(),
             success,
             turns,
+            success_turn: success_turn.into(),
+            min_turns: min_turns.into(),
+            group: group.into(),
+            steps: steps.into(),
             logp_start,
             termination,
             turns_known,
+            seed: seed.into(),
+            category: category.into(),
             ..Trajectory::bare(
                 loc,
                 self.strings.intern(&run),
@@ -249,14 +257,6 @@ impl LogSet {
             )
         };
         t.set_extras(r.sample, r.reward, r.train_step);
-        t.set_steps(steps);
-        t.set_method(method);
-        t.set_max_budget(max_budget);
-        t.set_success_turn(success_turn);
-        t.set_min_turns(min_turns);
-        t.set_group(group);
-        t.set_seed(seed);
-        t.set_category(category);
         self.trajectories.push(t);
         Ok(())
     }
