@@ -124,7 +124,17 @@ fn main() {
     rows.push(("BudgetMix audit", t.elapsed().as_secs_f64()));
     let (n_traj, n_steps) = (set.trajectories.len(), set.steps.len());
     let t = Instant::now();
-    let audit = rl_audit::analysis::run_audit(&set, &settings).expect("audit");
+    // When each panel of the workbench could show: its parts all in.
+    let mut shown: Vec<(rl_audit::tui::panel::Panel, f64)> = Vec::new();
+    let audit = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        for p in rl_audit::tui::panel::Panel::ALL {
+            let ready = p.parts().iter().all(|x| !a.is_pending(*x));
+            if ready && !shown.iter().any(|s| s.0 == p) {
+                shown.push((p, t.elapsed().as_secs_f64()));
+            }
+        }
+    })
+    .expect("audit");
     let files = rl_audit::report::render(&set, &audit, false, None).expect("render");
     let out = std::env::temp_dir().join(format!("rl-audit-bench-{}", std::process::id()));
     rl_audit::report::write_atomic(&out, &files).expect("write");
@@ -196,6 +206,13 @@ fn main() {
         "TUI redraw per key, mean (ms)", redraw_mean
     );
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
+    for (p, s) in &shown {
+        println!(
+            "{:<40} {:>9.2}",
+            format!("TUI {} panel shown, s after load", p.title()),
+            s
+        );
+    }
     if let Some((ms, ok)) = reread {
         println!(
             "{:<40} {:>9.2}{}",

@@ -8,12 +8,16 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
-use crate::analysis::{run_audit, Audit, Settings};
+use crate::analysis::{run_audit_staged, Audit, Settings};
 use crate::cancel::{supersede, Cancel};
 use crate::error::{Error, Result};
 use crate::loading::Source;
 use crate::schema::load::{Progress, Tracked};
 use crate::schema::LogSet;
+
+/// The least time between two partial audits sent to the screen (the first
+/// goes at once).
+const PARTIAL_EVERY: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// A loaded log set and its audit.
 pub struct Loaded {
@@ -34,6 +38,9 @@ pub enum Request {
 pub enum Outcome {
     /// New results to show.
     Done(Arc<Loaded>),
+    /// The job's audit so far (`audit.pending` names what is to come): shown
+    /// until the next, the job still running.
+    Partial(Arc<Loaded>),
     /// `--follow` found nothing new: the results on screen stand.
     Unchanged,
     Failed(Error),
@@ -150,7 +157,7 @@ impl Worker {
             // A panic here is a bug: it is reported and ends the workbench
             // (exit 3), never swallowed while the screen goes on.
             let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.work(req, cancel)
+                self.work(g, req, cancel)
             })) {
                 Ok(Ok(Some(l))) => {
                     self.current = Some(l.clone());
@@ -182,7 +189,7 @@ impl Worker {
     }
 
     /// The job; `None` when `--follow` found nothing new.
-    fn work(&mut self, req: Request, cancel: Cancel) -> Result<Option<Arc<Loaded>>> {
+    fn work(&mut self, g: u64, req: Request, cancel: Cancel) -> Result<Option<Arc<Loaded>>> {
         // A test hook: the screen tests check that a bug here ends the
         // workbench cleanly (terminal restored, exit 3).
         if std::env::var_os("RL_AUDIT_FAULT").is_some_and(|v| v == "worker-panic") {
@@ -235,7 +242,27 @@ impl Worker {
             return Err(Error::Cancelled);
         }
         self.set_phase("computing");
-        let audit = run_audit(&set, &settings)?;
+        // Each part of the audit is shown as it comes in — except after
+        // `--follow` read on: the previous results, set and audit together,
+        // stay until the new ones are whole.
+        let following = self.source.follow && self.current.is_some() && reload;
+        let mut sent: Option<std::time::Instant> = None;
+        let mut staged = |a: &Audit| {
+            let due = sent.is_none_or(|t| t.elapsed() >= PARTIAL_EVERY);
+            if following || a.is_complete() || !due || self.stale(g) {
+                return;
+            }
+            sent = Some(std::time::Instant::now());
+            let _ = self.tx.send(JobResult {
+                generation: g,
+                outcome: Outcome::Partial(Arc::new(Loaded {
+                    set: set.clone(),
+                    audit: a.clone(),
+                })),
+                reloaded: reload,
+            });
+        };
+        let audit = run_audit_staged(&set, &settings, &mut staged)?;
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }

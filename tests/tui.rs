@@ -938,3 +938,170 @@ fn a_frozenlake_trajectory_is_drawn_on_its_lake() {
         "{screen}"
     );
 }
+
+/// The demo's audit as the workbench sees it while it computes: every
+/// partial audit handed on, in order, and the complete one.
+fn demo_staged() -> (
+    Arc<rl_audit::schema::LogSet>,
+    Vec<rl_audit::analysis::Audit>,
+) {
+    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let settings = Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 200,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut seen = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    assert!(done.is_complete());
+    (Arc::new(set), seen)
+}
+
+#[test]
+fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
+    use rl_audit::analysis::Part;
+    let (_, seen) = demo_staged();
+    // Before the first part, then after each: the pending parts are what
+    // Part::ALL has left, in its order.
+    assert_eq!(seen.len(), Part::ALL.len() + 1);
+    for (i, a) in seen.iter().enumerate() {
+        assert_eq!(a.pending, Part::ALL[i..].to_vec(), "hand-over {i}");
+    }
+    let last = seen.last().unwrap();
+    let full = demo();
+    // The complete one is run_audit's, to the byte of the report.
+    let render = |a: &rl_audit::analysis::Audit| {
+        rl_audit::report::render(&full.set, a, false, None)
+            .expect("render")
+            .0
+    };
+    assert_eq!(render(last), render(&full.audit));
+    // A part, once in, is already what the complete audit holds; before,
+    // it is empty.
+    for a in &seen {
+        let pass = format!("{:?}", a.pass);
+        if a.is_pending(Part::Pass) {
+            assert!(a.pass.cells.is_empty());
+        } else {
+            assert_eq!(pass, format!("{:?}", last.pass));
+        }
+        if a.is_pending(Part::Matched) {
+            assert!(a.matched.is_empty() && a.recovery.is_empty());
+        } else {
+            assert_eq!(format!("{:?}", a.matched), format!("{:?}", last.matched));
+        }
+        if a.is_pending(Part::Cost) {
+            assert!(a.cost_frontier.is_empty());
+        } else {
+            assert_eq!(
+                format!("{:?}", a.cost_frontier),
+                format!("{:?}", last.cost_frontier)
+            );
+        }
+    }
+    assert!(!last.pass.cells.is_empty() && !last.matched.is_empty());
+}
+
+/// While the audit computes, a panel whose parts are in is the very screen
+/// the complete audit gives (all but the status line, which tells how far
+/// the audit is); one whose parts are not says which it waits for.
+#[test]
+fn panels_show_as_their_parts_come_in() {
+    use rl_audit::analysis::Part;
+    let (set, seen) = demo_staged();
+    let loaded = |a: &rl_audit::analysis::Audit| {
+        Arc::new(Loaded {
+            set: set.clone(),
+            audit: a.clone(),
+        })
+    };
+    // After Pass@(K,T), categories and failures: the Budget panel is whole.
+    let partial = seen
+        .iter()
+        .find(|a| a.pending.first() == Some(&Part::Dynamics))
+        .expect("a hand-over after the failures");
+    let full = demo();
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let body = |s: String| {
+            s.lines()
+                .take(h as usize - 1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut p = Screen::new(w, h, loaded(partial));
+        let mut f = Screen::new(w, h, full.clone());
+        for keys in ["2", "ll", "\n", "\n"] {
+            assert_eq!(
+                body(p.keys(keys)),
+                body(f.keys(keys)),
+                "{w}×{h} after {keys:?}"
+            );
+        }
+        let status = p.keys("").lines().last().unwrap().to_string();
+        let want = format!(
+            "computing training dynamics… (3 of {} analyses ready)",
+            Part::ALL.len()
+        );
+        // As much of it as the status line's left side holds (the right
+        // side names the selection: the demo's first benchmark).
+        let left = status.split(" frozenlake │").next().unwrap().trim_end();
+        assert!(left.len() >= 20 && want.starts_with(left), "{status}");
+        if w >= 120 {
+            assert_eq!(left, want);
+        }
+    }
+    snapshot(&loaded(partial), "partial-4-steps", "4");
+    snapshot(&loaded(partial), "partial-1-overview", "1");
+    // The tour waits for the whole audit, then starts by itself.
+    let mut s = Screen::new(80, 24, loaded(partial));
+    s.keys("t");
+    assert!(s.app.tour.is_none());
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some("the tour starts when the audit is complete")
+    );
+    s.app.set_data(full.clone());
+    assert!(s.app.tour.is_some());
+}
+
+/// The background worker sends the audit part by part before the whole:
+/// the first hand-over at once (nothing computed), the last complete.
+#[test]
+fn the_worker_sends_partial_audits_then_the_whole() {
+    use rl_audit::jobs::{Jobs, Outcome, Request};
+    let jobs = Jobs::start(rl_audit::loading::Source::default()).expect("worker");
+    let settings = Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 200,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let g = jobs.request(Request::Load(settings));
+    let mut partials = Vec::new();
+    let done = loop {
+        let r = jobs
+            .results
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .expect("a result");
+        assert_eq!(r.generation, g);
+        match r.outcome {
+            Outcome::Partial(d) => partials.push(d.audit.pending.clone()),
+            Outcome::Done(d) => break d,
+            _ => panic!("the demo loads"),
+        }
+    };
+    assert!(done.audit.is_complete());
+    assert_eq!(
+        partials.first(),
+        Some(&rl_audit::analysis::Part::ALL.to_vec())
+    );
+    // Each later hand-over has fewer parts to come, never the whole.
+    for w in partials.windows(2) {
+        assert!(w[1].len() < w[0].len(), "{partials:?}");
+    }
+    assert!(partials.iter().all(|p| !p.is_empty()));
+}

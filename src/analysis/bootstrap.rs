@@ -58,23 +58,28 @@ pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<E
         sums: vec![c.iter().map(|c| c.sum).collect()],
         weights: c.iter().map(|c| c.weight).collect(),
     };
-    // Group by (m, whether the set alone would draw class counts directly):
-    // within a group every family takes the path it would alone. Classes
-    // are made again group by group: held for every set at once they would
-    // outweigh the families (28 bytes a distinct cluster against 16).
-    let mut groups: std::collections::BTreeMap<(usize, bool), Vec<Family>> = Default::default();
-    let mut slots: Vec<((usize, bool), usize)> = Vec::with_capacity(sets.len());
-    for c in sets {
+    // Group by m among the sets that draw cluster ids: they share each
+    // resample's draw of m ids, as alone. A set that would draw its class
+    // counts directly is a group of its own: families drawn directly
+    // together take their binomials one after another from each resample's
+    // generator, so a second one's would not be those it draws alone.
+    // Classes are made again group by group: held for every set at once
+    // they would outweigh the families (28 bytes a distinct cluster
+    // against 16).
+    type Key = (usize, Option<usize>);
+    let mut groups: std::collections::BTreeMap<Key, Vec<Family>> = Default::default();
+    let mut slots: Vec<(Key, usize)> = Vec::with_capacity(sets.len());
+    for (i, c) in sets.into_iter().enumerate() {
         let f = family(&c);
         drop(c);
         let m = f.weights.len();
         let c = Classes::new(&f);
-        let key = (m, draws_directly(&c, c.is_live(), m));
+        let key = (m, draws_directly(&c, c.is_live(), m).then_some(i));
         let group = groups.entry(key).or_default();
         slots.push((key, group.len()));
         group.push(f);
     }
-    let estimates: std::collections::BTreeMap<(usize, bool), Vec<Vec<Estimate>>> = groups
+    let estimates: std::collections::BTreeMap<Key, Vec<Vec<Estimate>>> = groups
         .iter()
         .map(|(key, fams)| (*key, cluster_bootstrap_families(fams, cfg)))
         .collect();
@@ -678,6 +683,30 @@ mod tests {
         for (f, got) in fams.iter().zip(&together) {
             let alone = cluster_bootstrap_families(std::slice::from_ref(f), &Bootstrap::default());
             assert_eq!(got, &alone[0]);
+        }
+    }
+
+    #[test]
+    fn sets_bootstrapped_each_equal_each_alone() {
+        // 90 and 97 levels over 6,000 tasks (few classes: their counts are
+        // drawn directly) and distinct values over 6,000 and 50 (task ids
+        // drawn), each twice with different values: every estimate is the
+        // one `cluster_bootstrap` gives the set alone.
+        let set = |n: usize, f: &dyn Fn(usize) -> f64| -> Vec<Cluster> {
+            (0..n).map(|i| Cluster::one(f(i))).collect()
+        };
+        let sets = vec![
+            set(6000, &|i| ((i * 7) % 90) as f64 / 89.0),
+            set(6000, &|i| (i as f64 * 0.618_034).fract()),
+            set(6000, &|i| ((i * 13) % 97) as f64 / 96.0),
+            set(50, &|i| (i as f64 * 0.414_213).fract()),
+            set(6000, &|i| (i as f64 * 0.732_050).fract()),
+            set(50, &|i| (i as f64 * 0.236_067).fract()),
+        ];
+        let cfg = Bootstrap::default();
+        let each = cluster_bootstrap_each(sets.clone(), &cfg);
+        for (c, got) in sets.iter().zip(&each) {
+            assert_eq!(got, &cluster_bootstrap(c, &cfg));
         }
     }
 

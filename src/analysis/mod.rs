@@ -186,6 +186,7 @@ pub struct PairNames {
 }
 
 /// The whole audit: every analysis on one log set with one set of settings.
+#[derive(Clone)]
 pub struct Audit {
     pub settings: Settings,
     pub pairs: Vec<PairNames>,
@@ -211,6 +212,9 @@ pub struct Audit {
     pub grep: Vec<grep::GrepRow>,
     pub agg: EvalAggregates,
     pub notes: Vec<String>,
+    /// The parts not computed yet (empty once the audit is complete): the
+    /// workbench shows each panel as soon as its parts are in.
+    pub pending: Vec<Part>,
 }
 
 impl PairNames {
@@ -221,6 +225,16 @@ impl PairNames {
 }
 
 impl Audit {
+    /// Every analysis is in.
+    pub fn is_complete(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Whether `part` is still to come.
+    pub fn is_pending(&self, part: Part) -> bool {
+        self.pending.contains(&part)
+    }
+
     /// Every benchmark any analysis reports on, in name order.
     pub fn benchmarks(&self) -> Vec<String> {
         let mut s: BTreeSet<String> = self
@@ -253,29 +267,146 @@ pub fn for_pair<'a, T>(
     })
 }
 
+/// The analyses of an audit, in the order [`run_audit_staged`] computes
+/// them (the cheap, most read first): what a partial audit has or lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    Pass,
+    Categories,
+    Failures,
+    Dynamics,
+    Cost,
+    BudgetMix,
+    Matched,
+    Likelihood,
+    LlrByTurn,
+    NaturalRecovery,
+    Grep,
+}
+
+impl Part {
+    pub const ALL: [Part; 11] = [
+        Part::Pass,
+        Part::Categories,
+        Part::Failures,
+        Part::Dynamics,
+        Part::Cost,
+        Part::BudgetMix,
+        Part::Matched,
+        Part::Likelihood,
+        Part::LlrByTurn,
+        Part::NaturalRecovery,
+        Part::Grep,
+    ];
+
+    /// What the part computes, as the workbench names it while it waits.
+    pub fn title(self) -> &'static str {
+        match self {
+            Part::Pass => "Pass@(K,T), Δ, curves, token budgets",
+            Part::Categories => "categories",
+            Part::Failures => "failures",
+            Part::LlrByTurn => "likelihood by turn",
+            Part::NaturalRecovery => "natural recovery",
+            Part::Grep => "grep",
+            Part::Matched => "matched states, error recovery",
+            Part::Likelihood => "likelihood",
+            Part::Dynamics => "training dynamics",
+            Part::Cost => "cost frontier",
+            Part::BudgetMix => "BudgetMix audit",
+        }
+    }
+}
+
 /// Runs every analysis.
 pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
+    run_audit_staged(set, settings, &mut |_| {})
+}
+
+/// [`run_audit`], handing the audit so far to `staged` after each part (in
+/// [`Part::ALL`] order; `Audit::pending` lists what is still to come) and
+/// once before the first, with the pairs and aggregates only. The audit it
+/// returns is complete, and the same whoever looks on.
+pub fn run_audit_staged(
+    set: &LogSet,
+    settings: &Settings,
+    staged: &mut dyn FnMut(&Audit),
+) -> Result<Audit> {
     let mut clock = crate::stage::StageClock::from_env();
-    let (pairs, mut notes) = resolve_pairs(set, settings)?;
+    let (pairs, notes) = resolve_pairs(set, settings)?;
     let agg = eval_aggregates(set)?;
     crate::stage::release_freed_memory();
     clock.lap("polars aggregates");
-    let input = passkt::PassInput { set, agg: &agg };
-    let pass = passkt::analyse(&input, &pairs, settings);
+    let names = pairs
+        .iter()
+        .map(|p| PairNames {
+            benchmark: set.name(p.benchmark).to_string(),
+            base: set.name(p.base).to_string(),
+            rl: set.name(p.rl).to_string(),
+        })
+        .collect();
+    let mut a = Audit {
+        settings: settings.clone(),
+        pairs: names,
+        pass: Default::default(),
+        matched: Vec::new(),
+        recovery: Vec::new(),
+        likelihood: Vec::new(),
+        dynamics: Vec::new(),
+        divergence: Vec::new(),
+        cost_frontier: Vec::new(),
+        cost_winners: Vec::new(),
+        budgetmix: Vec::new(),
+        categories: Default::default(),
+        failures: Vec::new(),
+        llr_by_turn: Vec::new(),
+        natural_recovery: Vec::new(),
+        natural_recovery_diff: Vec::new(),
+        grep: Vec::new(),
+        agg,
+        notes,
+        pending: Part::ALL.to_vec(),
+    };
+    staged(&a);
+    // After each part: its timing line, then the audit so far. The last
+    // part's audit is handed on once the closing notes are in.
+    let mut done = |a: &mut Audit, part: Part, clock: &mut crate::stage::StageClock| {
+        clock.lap(part.title());
+        a.pending.retain(|p| *p != part);
+        if !a.pending.is_empty() {
+            staged(a);
+        }
+    };
+    a.pass = passkt::analyse(&passkt::PassInput { set, agg: &a.agg }, &pairs, settings);
     crate::stage::release_freed_memory();
-    clock.lap("Pass@(K,T), Δ, curves, token budgets");
-    let categories = categories::analyse(&input, &pairs, &pass.ks, settings);
-    clock.lap("categories");
-    let failures = failures::analyse(set, &agg, &settings.levels);
-    clock.lap("failures");
-    let llr_by_turn = likelihood::by_turn(set, &agg, &pairs, settings)?;
+    done(&mut a, Part::Pass, &mut clock);
+    a.categories = categories::analyse(
+        &passkt::PassInput { set, agg: &a.agg },
+        &pairs,
+        &a.pass.ks,
+        settings,
+    );
+    done(&mut a, Part::Categories, &mut clock);
+    a.failures = failures::analyse(set, &a.agg, &settings.levels);
+    done(&mut a, Part::Failures, &mut clock);
+    (a.dynamics, a.divergence) = dynamics::analyse(set);
+    done(&mut a, Part::Dynamics, &mut clock);
+    (a.cost_frontier, a.cost_winners) = cost::analyse(set, &a.agg, &a.pass, settings);
+    done(&mut a, Part::Cost, &mut clock);
+    a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
+    done(&mut a, Part::BudgetMix, &mut clock);
+    let mut cache = frozenlake::QCache::default();
+    a.matched = matched::analyse(set, &pairs, settings, &mut cache);
+    a.recovery = recovery::analyse(set, &pairs, settings, &mut cache);
+    drop(cache);
+    done(&mut a, Part::Matched, &mut clock);
+    a.likelihood = likelihood::analyse(set, &a.agg, &pairs, settings)?;
+    done(&mut a, Part::Likelihood, &mut clock);
+    a.llr_by_turn = likelihood::by_turn(set, &a.agg, &pairs, settings)?;
     crate::stage::release_freed_memory();
-    clock.lap("likelihood by turn");
-    let (natural_recovery, natural_recovery_diff) = natural::analyse(set, &agg, &pairs, settings);
-    clock.lap("natural recovery");
-    let grep = if settings.grep.is_empty() {
-        Vec::new()
-    } else {
+    done(&mut a, Part::LlrByTurn, &mut clock);
+    (a.natural_recovery, a.natural_recovery_diff) = natural::analyse(set, &a.agg, &pairs, settings);
+    done(&mut a, Part::NaturalRecovery, &mut clock);
+    if !settings.grep.is_empty() {
         let patterns: Vec<regex::Regex> = settings
             .grep
             .iter()
@@ -284,24 +415,25 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
                     .map_err(|e| crate::error::Error::Usage(format!("--grep {p:?}: {e}")))
             })
             .collect::<Result<_>>()?;
-        let trajs = grep::candidates(set, &agg);
+        let trajs = grep::candidates(set, &a.agg);
         let actions = set.actions_of(&trajs)?;
-        grep::analyse(set, &trajs, &actions, &patterns)
-    };
-    clock.lap("grep");
-    let mut cache = frozenlake::QCache::default();
-    let matched = matched::analyse(set, &pairs, settings, &mut cache);
-    let recovery = recovery::analyse(set, &pairs, settings, &mut cache);
-    clock.lap("matched states, error recovery");
-    let likelihood = likelihood::analyse(set, &agg, &pairs, settings)?;
-    clock.lap("likelihood");
-    let (dynamics, divergence) = dynamics::analyse(set);
-    clock.lap("training dynamics");
-    let (cost_frontier, cost_winners) = cost::analyse(set, &agg, &pass, settings);
-    clock.lap("cost frontier");
-    let budgetmix = budgetmix::analyse(set, &pass, settings);
-    clock.lap("BudgetMix audit");
-    notes.extend(set.notes.iter().cloned());
+        a.grep = grep::analyse(set, &trajs, &actions, &patterns);
+    }
+    done(&mut a, Part::Grep, &mut clock);
+    a.notes.extend(closing_notes(set, &a.agg, &pairs, settings));
+    staged(&a);
+    Ok(a)
+}
+
+/// The audit's notes on the set as a whole: outcome-only rollouts, one seed
+/// per run, `--audit` runs that are not there.
+fn closing_notes(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    settings: &Settings,
+) -> Vec<String> {
+    let mut notes: Vec<String> = set.notes.clone();
     let outcome_only = set
         .trajectories
         .iter()
@@ -336,33 +468,5 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
             notes.push(format!("--audit {name}: no run of that name in the logs"));
         }
     }
-    let names = pairs
-        .iter()
-        .map(|p| PairNames {
-            benchmark: set.name(p.benchmark).to_string(),
-            base: set.name(p.base).to_string(),
-            rl: set.name(p.rl).to_string(),
-        })
-        .collect();
-    Ok(Audit {
-        settings: settings.clone(),
-        pairs: names,
-        pass,
-        matched,
-        recovery,
-        likelihood,
-        dynamics,
-        divergence,
-        cost_frontier,
-        cost_winners,
-        budgetmix,
-        categories,
-        failures,
-        llr_by_turn,
-        natural_recovery,
-        natural_recovery_diff,
-        grep,
-        agg,
-        notes,
-    })
+    notes
 }

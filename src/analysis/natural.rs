@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::bootstrap::cluster_bootstrap;
+use super::bootstrap::cluster_bootstrap_each;
 use super::stats::{Ci, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::EvalAggregates;
@@ -103,12 +103,13 @@ fn share(k: u64, n: u64) -> Option<f64> {
     (n > 0).then(|| k as f64 / n as f64)
 }
 
-/// A pooled share with its cluster bootstrap over tasks (each resample
-/// pools the drawn tasks' counts).
+/// A pooled share, its interval to come from the cluster bootstrap over
+/// tasks of the clusters queued in `boots` (each resample pools the drawn
+/// tasks' counts).
 fn pooled(
     tasks: &BTreeMap<Id, Counts>,
     f: impl Fn(&Counts) -> (u64, u64),
-    s: &Settings,
+    boots: &mut Vec<Vec<Cluster>>,
 ) -> Option<Estimate> {
     let clusters: Vec<Cluster> = tasks
         .values()
@@ -124,8 +125,11 @@ fn pooled(
     }
     let total: f64 = clusters.iter().map(|c| c.weight).sum();
     let value = clusters.iter().map(|c| c.sum).sum::<f64>() / total;
-    let e = cluster_bootstrap(&clusters, &s.boot);
-    Some(Estimate { value, ci: e.ci })
+    boots.push(clusters);
+    Some(Estimate {
+        value,
+        ci: Ci::Undefined,
+    })
 }
 
 pub fn analyse(
@@ -135,7 +139,11 @@ pub fn analyse(
     s: &Settings,
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
     let per = gather(set, agg);
-    let runs = per
+    // Every interval's clusters, in the order the estimates are made: they
+    // are bootstrapped together (sets of as many tasks share each
+    // resample's draw; each interval is the one it would be alone).
+    let mut boots: Vec<Vec<Cluster>> = Vec::new();
+    let mut runs: Vec<RunRecovery> = per
         .iter()
         .filter(|(_, (tasks, _, _))| tasks.values().any(|c| c.events > 0 || c.with_error > 0))
         .map(|(&(b, r), (tasks, n, turns))| RunRecovery {
@@ -144,8 +152,8 @@ pub fn analyse(
             rollouts: *n,
             rollouts_with_error: tasks.values().map(|c| c.with_error).sum(),
             error_events: tasks.values().map(|c| c.events).sum(),
-            next_ok: pooled(tasks, |c| (c.next_ok, c.events), s),
-            recovered: pooled(tasks, |c| (c.recovered, c.with_error), s),
+            next_ok: pooled(tasks, |c| (c.next_ok, c.events), &mut boots),
+            recovered: pooled(tasks, |c| (c.recovered, c.with_error), &mut boots),
             by_turn: turns
                 .iter()
                 .map(|(&turn, c)| TurnRow {
@@ -167,29 +175,34 @@ pub fn analyse(
             continue;
         };
         // Over the tasks where both runs have error events: per-task shares.
-        let paired = |f: &dyn Fn(&Counts) -> (u64, u64)| -> (usize, Option<Estimate>) {
-            let d: Vec<f64> =
-                rl.0.iter()
-                    .filter_map(|(t, cr)| {
-                        let cb = base.0.get(t)?;
-                        let (kr, nr) = f(cr);
-                        let (kb, nb) = f(cb);
-                        Some(share(kr, nr)? - share(kb, nb)?)
-                    })
-                    .collect();
-            if d.is_empty() {
-                return (0, None);
-            }
-            let value = d.iter().sum::<f64>() / d.len() as f64;
-            let clusters: Vec<Cluster> = d.iter().map(|&x| Cluster::one(x)).collect();
-            let ci = cluster_bootstrap(&clusters, &s.boot).ci;
-            (d.len(), Some(Estimate { value, ci }))
-        };
-        let (n1, next_ok) = paired(&|c| (c.next_ok, c.events));
-        let (n2, recovered) = paired(&|c| (c.recovered, c.with_error));
+        let paired =
+            |f: &dyn Fn(&Counts) -> (u64, u64)| -> (usize, Option<Estimate>, Vec<Cluster>) {
+                let d: Vec<f64> =
+                    rl.0.iter()
+                        .filter_map(|(t, cr)| {
+                            let cb = base.0.get(t)?;
+                            let (kr, nr) = f(cr);
+                            let (kb, nb) = f(cb);
+                            Some(share(kr, nr)? - share(kb, nb)?)
+                        })
+                        .collect();
+                if d.is_empty() {
+                    return (0, None, Vec::new());
+                }
+                let value = d.iter().sum::<f64>() / d.len() as f64;
+                let clusters: Vec<Cluster> = d.iter().map(|&x| Cluster::one(x)).collect();
+                let e = Estimate {
+                    value,
+                    ci: Ci::Undefined,
+                };
+                (d.len(), Some(e), clusters)
+            };
+        let (n1, next_ok, c1) = paired(&|c| (c.next_ok, c.events));
+        let (n2, recovered, c2) = paired(&|c| (c.recovered, c.with_error));
         if next_ok.is_none() && recovered.is_none() {
             continue;
         }
+        boots.extend([c1, c2].into_iter().filter(|c| !c.is_empty()));
         diffs.push(RecoveryDiff {
             benchmark: set.name(p.benchmark).to_string(),
             base: set.name(p.base).to_string(),
@@ -198,6 +211,21 @@ pub fn analyse(
             next_ok,
             recovered,
         });
+    }
+    // The intervals, in the order their clusters were queued.
+    let mut cis = cluster_bootstrap_each(boots, &s.boot)
+        .into_iter()
+        .map(|e| e.ci);
+    let slots = runs
+        .iter_mut()
+        .flat_map(|r| [&mut r.next_ok, &mut r.recovered])
+        .chain(
+            diffs
+                .iter_mut()
+                .flat_map(|d| [&mut d.next_ok, &mut d.recovered]),
+        );
+    for e in slots.flatten() {
+        e.ci = cis.next().expect("an interval per estimate");
     }
     (runs, diffs)
 }

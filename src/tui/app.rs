@@ -211,7 +211,9 @@ impl App {
         self.status = Status::Ready;
         self.cached = None;
         self.clamp();
-        if self.tour_on_load {
+        if !self.data.as_ref().is_some_and(|d| d.audit.is_complete()) {
+            // The audit so far: the tour waits for all of it.
+        } else if self.tour_on_load {
             self.tour_on_load = false;
             self.start_tour();
         } else if let Some(at) = self.tour.as_ref().map(|t| t.at) {
@@ -223,9 +225,9 @@ impl App {
 
     /// `t` / `--tour`: the tour from its first step (once the logs are in).
     pub fn start_tour(&mut self) {
-        let Some(d) = self.data.clone() else {
+        let Some(d) = self.data.clone().filter(|d| d.audit.is_complete()) else {
             self.tour_on_load = true;
-            self.message = Some("the tour starts when the logs are loaded".into());
+            self.message = Some("the tour starts when the audit is complete".into());
             return;
         };
         self.help = false;
@@ -422,6 +424,9 @@ impl App {
             }
             None => {
                 let a = &d.audit;
+                if let Some(t) = super::views::pending::waiting(a, self.panel) {
+                    return Some(t);
+                }
                 match self.panel {
                     Panel::Overview => overview::findings(&d),
                     Panel::Budget => budget::grid(a, &self.sel),

@@ -246,7 +246,7 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
             )),
         a,
     );
-    f.render_widget(Paragraph::new("Reading and validating the logs in the background; panels appear as soon as the audit is ready. q quits."), b);
+    f.render_widget(Paragraph::new("Reading and validating the logs in the background; the panels appear once they are in, each filling in as its analyses finish. q quits."), b);
 }
 
 fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, theme: &Theme) {
@@ -268,6 +268,14 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             "tour step {} of {}: n next  N back  ↑↓ scroll  q leave  ? help",
             t.at + 1,
             t.steps.len()
+        )
+    } else if let Some(now) = app.data.as_ref().and_then(|d| d.audit.pending.first()) {
+        let n = crate::analysis::Part::ALL.len();
+        let pending = app.data.as_ref().map_or(0, |d| d.audit.pending.len());
+        format!(
+            "computing {}… ({} of {n} analyses ready)",
+            now.title(),
+            n - pending
         )
     } else if app.data.is_some() && phase != "idle" {
         format!("{phase}… {} records", p.records.load(Relaxed))
@@ -429,6 +437,11 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     let row = app.row();
     let hs = app.hscroll;
     let a = &d.audit;
+    if app.panel != Panel::Overview && super::views::pending::waiting(a, app.panel).is_some() {
+        // `t` is the stand-in: which parts the panel waits for.
+        table(f, area, &t, None, theme, "", hs);
+        return;
+    }
     // A table over a second view, the table taking what it needs up to a share.
     let split = |area: Rect, rows: usize, share: u16| {
         let h = (rows as u16 + 3).min(area.height / share);

@@ -194,6 +194,11 @@ pub fn run(opts: Options) -> Result<()> {
             if r.generation != wanted {
                 continue;
             }
+            if let Outcome::Partial(d) = r.outcome {
+                app.set_data(d);
+                dirty = true;
+                continue;
+            }
             last_took = requested_at.elapsed();
             last_done = Instant::now();
             match r.outcome {
@@ -203,7 +208,7 @@ pub fn run(opts: Options) -> Result<()> {
                         app.message = Some("logs re-read".into());
                     }
                 }
-                Outcome::Unchanged | Outcome::Fatal(_) => {}
+                Outcome::Unchanged | Outcome::Fatal(_) | Outcome::Partial(_) => {}
                 Outcome::Failed(e) => {
                     if app.data.is_some() {
                         app.message = Some(format!("kept the previous results: {e}"));

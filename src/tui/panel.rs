@@ -1,6 +1,7 @@
 //! The workbench's panels: one enum, their titles and what each measures
 //! (shown under the keys in the help overlay).
 
+use crate::analysis::Part;
 use crate::report::findings::Section;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,6 +43,21 @@ impl Panel {
 
     pub fn prev(self) -> Panel {
         Panel::ALL[(self.index() + Panel::ALL.len() - 1) % Panel::ALL.len()]
+    }
+
+    /// The parts of the audit the panel reads: it shows once they are in.
+    /// The Overview's headline findings draw on every part.
+    pub fn parts(self) -> &'static [Part] {
+        match self {
+            Panel::Overview => &Part::ALL,
+            Panel::Budget => &[Part::Pass, Part::Categories, Part::Failures],
+            Panel::Cost => &[Part::Cost],
+            Panel::Steps => &[Part::Matched],
+            Panel::Recovery => &[Part::Matched, Part::NaturalRecovery],
+            Panel::Likelihood => &[Part::Likelihood, Part::LlrByTurn],
+            Panel::Training => &[Part::Dynamics],
+            Panel::BudgetMix => &[Part::BudgetMix],
+        }
     }
 
     pub fn title(self) -> &'static str {

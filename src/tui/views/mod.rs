@@ -6,4 +6,5 @@ pub mod budget;
 pub mod cost;
 pub mod drill;
 pub mod overview;
+pub mod pending;
 pub mod search;

@@ -1,0 +1,40 @@
+//! What a panel shows while the parts of the audit it reads are still being
+//! computed: which they are, and how far the audit has come.
+
+use crate::analysis::{Audit, Part};
+use crate::tui::panel::Panel;
+use crate::tui::table::{Mark, TableData, Target};
+
+/// The panel's stand-in table while any of its parts is pending; `None` once
+/// they are all in.
+pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
+    let parts = panel.parts();
+    if !parts.iter().any(|p| a.is_pending(*p)) {
+        return None;
+    }
+    let ready = Part::ALL.len() - a.pending.len();
+    let mut t = TableData::new(
+        "computing",
+        format!(
+            "Computing: {ready} of {} analyses ready; the panel shows when these are",
+            Part::ALL.len()
+        ),
+        &["analysis", "state"],
+    );
+    let now = a.pending.first().copied();
+    for p in parts {
+        let state = if !a.is_pending(*p) {
+            "ready"
+        } else if Some(*p) == now {
+            "computing…"
+        } else {
+            "waiting"
+        };
+        t.push_text(
+            vec![p.title().to_string(), state.to_string()],
+            Mark::None,
+            Target::None,
+        );
+    }
+    Some(t)
+}
