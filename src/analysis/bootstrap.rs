@@ -181,6 +181,22 @@ impl Classes {
 /// clusters is a run of vector adds over the block.
 const BLOCK: usize = 64;
 
+/// The block for m clusters: 64 resamples while their per-cluster draw
+/// counts (m × block × 4 bytes) fit in 2 MiB, else 16, else 4. Past that
+/// size the counts were summed at memory's pace: at 28,645 tasks, 64-wide
+/// blocks (7.3 MB) made the stages 14–21 × those over 2,864 tasks, 4-wide
+/// ones (0.46 MB) took Pass@(K,T) from 45.8 to 41.1 s and 16-wide ones
+/// (1.8 MB, twice this machine's 1 MiB L2 a core) to 30.9 s (11 M
+/// trajectories, `RL_AUDIT_TIMINGS=1`). The width changes no result: each
+/// resample's counts and sums are the same, in the same order, whatever
+/// resamples sit beside it.
+fn block_for(m: usize) -> usize {
+    [BLOCK, 16]
+        .into_iter()
+        .find(|b| m * b * 4 <= 2 << 20)
+        .unwrap_or(4)
+}
+
 /// A worker's buffers for one block of resamples.
 #[derive(Default)]
 struct Scratch {
@@ -269,11 +285,19 @@ pub fn cluster_bootstrap_replicates(families: &[Family], cfg: &Bootstrap) -> Vec
 }
 
 /// Replicate `col` of every resample, in resample order.
-fn column(blocks: &[Vec<f64>], col: usize, b_total: usize) -> impl Iterator<Item = f64> + '_ {
-    blocks.iter().enumerate().flat_map(move |(blk, out)| {
-        let rr = BLOCK.min(b_total - blk * BLOCK);
-        out[col * BLOCK..col * BLOCK + rr].iter().copied()
+fn column(blocks: &Blocks, col: usize, b_total: usize) -> impl Iterator<Item = f64> + '_ {
+    let bw = blocks.width;
+    blocks.out.iter().enumerate().flat_map(move |(blk, out)| {
+        let rr = bw.min(b_total - blk * bw);
+        out[col * bw..col * bw + rr].iter().copied()
     })
+}
+
+/// A pass's replicates: per block of `width` resamples, stat-major with
+/// `width` per statistic.
+struct Blocks {
+    out: Vec<Vec<f64>>,
+    width: usize,
 }
 
 /// Runs `pass` over the families in passes of at most [`MAX_REPLICATES`]
@@ -317,9 +341,27 @@ fn passes<T>(
 /// Replicate values held at once (32 MB of f64).
 const MAX_REPLICATES: usize = 4 << 20;
 
-/// The replicates of one pass: per block of resamples, stat-major with
-/// `BLOCK` per statistic; and where each family's statistics start.
+/// The replicates of one pass, in blocks as wide as [`block_for`] m; and
+/// where each family's statistics start.
 fn replicate_blocks(
+    classes: &[Classes],
+    live: &[bool],
+    direct: bool,
+    cfg: &Bootstrap,
+) -> (Blocks, Vec<usize>) {
+    let m = classes.first().map_or(0, Classes::clusters);
+    let (out, offsets) = match block_for(m) {
+        BLOCK => replicate_blocks_of::<BLOCK>(classes, live, direct, cfg),
+        16 => replicate_blocks_of::<16>(classes, live, direct, cfg),
+        _ => replicate_blocks_of::<4>(classes, live, direct, cfg),
+    };
+    let width = block_for(m);
+    (Blocks { out, width }, offsets)
+}
+
+/// [`replicate_blocks`] with blocks of `W` resamples: per block, stat-major
+/// with `W` per statistic.
+fn replicate_blocks_of<const W: usize>(
     classes: &[Classes],
     live: &[bool],
     direct: bool,
@@ -338,15 +380,15 @@ fn replicate_blocks(
     let width = stat_offset[classes.len()];
     let b_total = cfg.resamples;
     let m32 = u32::try_from(m).expect("fewer than 2^32 clusters");
-    let n_blocks = b_total.div_ceil(BLOCK);
-    // Per block: replicates stat-major, `BLOCK` per statistic.
+    let n_blocks = b_total.div_ceil(W);
+    // Per block: replicates stat-major, `W` per statistic.
     // Scratch buffers live per worker thread, reused block after block.
     let blocks: Vec<Vec<f64>> = (0..n_blocks)
         .into_par_iter()
         .map_init(Scratch::default, |scratch, blk| {
-            let b0 = blk * BLOCK;
-            let rr = BLOCK.min(b_total - b0);
-            let mut out = vec![f64::NAN; width * BLOCK];
+            let b0 = blk * W;
+            let rr = W.min(b_total - b0);
+            let mut out = vec![f64::NAN; width * W];
             if m == 0 || cfg.cancel.is_cancelled() {
                 return out;
             }
@@ -362,10 +404,10 @@ fn replicate_blocks(
                 (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
             if !direct {
                 draws.clear();
-                draws.resize(m * BLOCK, 0);
-                draw_block(draws, rows, &mut rngs, m32);
+                draws.resize(m * W, 0);
+                draw_block::<W>(draws, rows, &mut rngs, m32);
             }
-            let mut w = [0.0f64; BLOCK];
+            let mut w = [0.0f64; W];
             for (f, cl) in classes.iter().enumerate() {
                 if !live[f] {
                     continue;
@@ -373,7 +415,7 @@ fn replicate_blocks(
                 // Class counts, class-major with the block side by side.
                 counts.clear();
                 if direct || cl.len() < m {
-                    counts.resize(cl.len() * BLOCK, 0);
+                    counts.resize(cl.len() * W, 0);
                 }
                 if direct {
                     for (r, rng) in rngs.iter_mut().enumerate() {
@@ -388,17 +430,17 @@ fn replicate_blocks(
                                 Binomial::new(left, *size as f64 / mass as f64)
                                     .map_or(0, |d| d.sample(rng))
                             };
-                            counts[k * BLOCK + r] = x as u32;
+                            counts[k * W + r] = x as u32;
                             left -= x;
                             mass -= size;
                         }
                     }
                 } else if cl.len() < m {
-                    class_counts(counts, &members[f], draws);
+                    class_counts::<W>(counts, &members[f], draws);
                 }
                 // Σ count × value per statistic, Σ count × weight.
                 acc.clear();
-                acc.resize(cl.stats * BLOCK, 0.0);
+                acc.resize(cl.stats * W, 0.0);
                 w.iter_mut().for_each(|x| *x = 0.0);
                 if !direct && cl.len() == m {
                     // Every class one cluster (distinct values): its counts
@@ -408,20 +450,20 @@ fn replicate_blocks(
                         draws_f.extend(draws.iter().map(|&c| f64::from(c)));
                     }
                     let list = &members[f].list;
-                    accumulate(
+                    accumulate::<W, _>(
                         cl,
                         |k| {
                             let i = list[k] as usize;
-                            &draws_f[i * BLOCK..(i + 1) * BLOCK]
+                            &draws_f[i * W..(i + 1) * W]
                         },
                         &mut w,
                         acc,
                     );
                 } else {
-                    accumulate(cl, |k| &counts[k * BLOCK..(k + 1) * BLOCK], &mut w, acc);
+                    accumulate::<W, _>(cl, |k| &counts[k * W..(k + 1) * W], &mut w, acc);
                 }
-                for (s, a) in acc.chunks_exact(BLOCK).enumerate() {
-                    let dst = &mut out[(stat_offset[f] + s) * BLOCK..][..BLOCK];
+                for (s, a) in acc.chunks_exact(W).enumerate() {
+                    let dst = &mut out[(stat_offset[f] + s) * W..][..W];
                     for r in 0..rr {
                         dst[r] = a[r] / w[r];
                     }
@@ -434,14 +476,14 @@ fn replicate_blocks(
 }
 
 /// Σ count × weight (into `w`) and Σ count × value per statistic (into
-/// `acc`, stat-major) over a family's classes, [`BLOCK`] resamples side by
+/// `acc`, stat-major) over a family's classes, [`W`] resamples side by
 /// side; `class(k)` is class k's counts (u32 class counts, or draw counts
 /// already as f64 — the same products either way).
 #[inline(always)]
-fn accumulate<'c, T: Copy + Into<f64> + 'c>(
+fn accumulate<'c, const W: usize, T: Copy + Into<f64> + 'c>(
     cl: &Classes,
     class: impl Fn(usize) -> &'c [T],
-    w: &mut [f64; BLOCK],
+    w: &mut [f64; W],
     acc: &mut [f64],
 ) {
     let n_stats = cl.stats;
@@ -451,7 +493,7 @@ fn accumulate<'c, T: Copy + Into<f64> + 'c>(
         for (x, &c) in w.iter_mut().zip(cnt) {
             *x += c.into() * wk;
         }
-        for (s, a) in acc.chunks_exact_mut(BLOCK).enumerate() {
+        for (s, a) in acc.chunks_exact_mut(W).enumerate() {
             let v = cl.sums[k * n_stats + s];
             for (x, &c) in a.iter_mut().zip(cnt) {
                 *x += c.into() * v;
@@ -464,7 +506,7 @@ fn accumulate<'c, T: Copy + Into<f64> + 'c>(
 fn estimates(
     classes: &[Classes],
     live: &[bool],
-    blocks: &[Vec<f64>],
+    blocks: &Blocks,
     stat_offset: &[usize],
     cfg: &Bootstrap,
 ) -> Vec<Vec<Estimate>> {
@@ -512,10 +554,15 @@ fn estimates(
 }
 
 /// Draws m cluster ids for each resample of a block, counting them per
-/// cluster: `draws[i * BLOCK + r]`. Each resample counts into its own
+/// cluster: `draws[i * W + r]`. Each resample counts into its own
 /// cache-resident row first; the rows are then transposed tile by tile.
 #[inline(never)]
-fn draw_block(draws: &mut [u32], rows: &mut Vec<u32>, rngs: &mut [Xoshiro256PlusPlus], m: u32) {
+fn draw_block<const W: usize>(
+    draws: &mut [u32],
+    rows: &mut Vec<u32>,
+    rngs: &mut [Xoshiro256PlusPlus],
+    m: u32,
+) {
     let mu = m as usize;
     rows.clear();
     rows.resize(rngs.len() * mu, 0);
@@ -536,7 +583,7 @@ fn draw_block(draws: &mut [u32], rows: &mut Vec<u32>, rngs: &mut [Xoshiro256Plus
         let i1 = (i0 + TILE).min(mu);
         for (r, row) in rows.chunks_exact(mu).enumerate() {
             for i in i0..i1 {
-                draws[i * BLOCK + r] = row[i];
+                draws[i * W + r] = row[i];
             }
         }
     }
@@ -544,10 +591,10 @@ fn draw_block(draws: &mut [u32], rows: &mut Vec<u32>, rngs: &mut [Xoshiro256Plus
 
 /// A family's class counts for a block: the draw counts of its clusters summed.
 #[inline(never)]
-fn class_counts(counts: &mut [u32], members: &Members, draws: &[u32]) {
-    for (k, dst) in counts.chunks_exact_mut(BLOCK).enumerate() {
+fn class_counts<const W: usize>(counts: &mut [u32], members: &Members, draws: &[u32]) {
+    for (k, dst) in counts.chunks_exact_mut(W).enumerate() {
         for &i in &members.list[members.start[k]..members.start[k + 1]] {
-            let src = &draws[i as usize * BLOCK..(i as usize + 1) * BLOCK];
+            let src = &draws[i as usize * W..(i as usize + 1) * W];
             for (d, s) in dst.iter_mut().zip(src) {
                 *d += s;
             }
@@ -707,6 +754,52 @@ mod tests {
         let each = cluster_bootstrap_each(sets.clone(), &cfg);
         for (c, got) in sets.iter().zip(&each) {
             assert_eq!(got, &cluster_bootstrap(c, &cfg));
+        }
+    }
+
+    #[test]
+    fn the_block_width_changes_no_replicate() {
+        // Repeated values (class counts summed), distinct values (draw
+        // counts read in place) and few classes drawn directly, over 333
+        // clusters and 1,000 resamples (not a multiple of any width).
+        let fams = [
+            Family {
+                sums: vec![
+                    (0..333).map(|i| ((i * 7) % 13) as f64).collect(),
+                    (0..333).map(|i| (i % 3) as f64).collect(),
+                ],
+                weights: (0..333).map(|i| 1.0 + (i % 2) as f64).collect(),
+            },
+            Family {
+                sums: vec![(0..333).map(|i| (i as f64 * 0.618_034).fract()).collect()],
+                weights: vec![1.0; 333],
+            },
+        ];
+        let cfg = Bootstrap {
+            resamples: 1000,
+            ..Bootstrap::default()
+        };
+        for direct in [false, true] {
+            let classes: Vec<Classes> = fams.iter().map(Classes::new).collect();
+            let live = vec![true; classes.len()];
+            let run = |out: Vec<Vec<f64>>, width: usize| {
+                let b = Blocks { out, width };
+                (0..3)
+                    .map(|s| column(&b, s, cfg.resamples).map(f64::to_bits).collect())
+                    .collect::<Vec<Vec<u64>>>()
+            };
+            let wide = run(
+                replicate_blocks_of::<64>(&classes, &live, direct, &cfg).0,
+                64,
+            );
+            let mid = run(
+                replicate_blocks_of::<16>(&classes, &live, direct, &cfg).0,
+                16,
+            );
+            let narrow = run(replicate_blocks_of::<4>(&classes, &live, direct, &cfg).0, 4);
+            assert_eq!(wide, mid);
+            assert_eq!(wide, narrow);
+            assert!(wide[0].len() == 1000 && wide[2].iter().any(|&x| x != wide[2][0]));
         }
     }
 

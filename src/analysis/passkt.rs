@@ -833,18 +833,28 @@ fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
             if full.is_empty() {
                 continue;
             }
+            // Solved within min(t, B), per t and group (groups in task
+            // order): counted once for every K.
+            let groups = full.iter().map(|(gs, _)| gs.len()).sum::<usize>();
+            let mut solved = Vec::with_capacity(max_b as usize * groups);
+            for t in 1..=max_b {
+                for (gs, fb) in &full {
+                    solved.extend(
+                        gs.iter()
+                            .map(|g| g.solved_within(&input.agg.turns, t.min(*fb))),
+                    );
+                }
+            }
+            let mut c: SeedCounts = Vec::new();
             for &k in ks {
                 for t in 1..=max_b {
                     // Each task at min(t, B), its seeds averaged (§4.3).
+                    let mut at = solved[(t as usize - 1) * groups..].iter();
                     let vals: Vec<f64> = full
                         .iter()
-                        .filter_map(|(gs, fb)| {
-                            let c: SeedCounts = gs
-                                .iter()
-                                .map(|g| {
-                                    (g.seed, g.n, g.solved_within(&input.agg.turns, t.min(*fb)))
-                                })
-                                .collect();
+                        .filter_map(|(gs, _)| {
+                            c.clear();
+                            c.extend(gs.iter().zip(at.by_ref()).map(|(g, &s)| (g.seed, g.n, s)));
                             seed_mean(&c, k, pass_at_k)
                         })
                         .collect();

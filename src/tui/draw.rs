@@ -237,7 +237,12 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
     let [a, b] = Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
     f.render_widget(
         Gauge::default()
-            .block(Block::bordered().title(format!("{phase}…")))
+            // Before the worker has picked the request up it is "idle".
+            .block(Block::bordered().title(if phase == "idle" {
+                "loading…".to_string()
+            } else {
+                format!("{phase}…")
+            }))
             .ratio(ratio)
             .label(format!(
                 "{:.1} of {:.1} MB, {rec} records",
