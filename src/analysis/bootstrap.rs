@@ -208,25 +208,25 @@ struct Scratch {
     acc: Vec<f64>,
 }
 
-/// A family's classes with their clusters listed (CSR layout).
+/// A family's clusters listed class by class (classes in order, each's
+/// clusters in order): where a family of distinct values finds its one
+/// cluster per class.
 struct Members {
-    start: Vec<usize>,
     list: Vec<u32>,
 }
 
 impl Members {
     fn new(c: &Classes) -> Self {
-        let mut start = vec![0usize; c.len() + 1];
-        for (k, size) in c.size.iter().enumerate() {
-            start[k + 1] = start[k] + *size as usize;
+        let mut fill = vec![0usize; c.len()];
+        for k in 1..c.len() {
+            fill[k] = fill[k - 1] + c.size[k - 1] as usize;
         }
-        let mut fill = start.clone();
         let mut list = vec![0u32; c.of.len()];
         for (i, &k) in c.of.iter().enumerate() {
             list[fill[k as usize]] = i as u32;
             fill[k as usize] += 1;
         }
-        Members { start, list }
+        Members { list }
     }
 }
 
@@ -436,7 +436,7 @@ fn replicate_blocks_of<const W: usize>(
                         }
                     }
                 } else if cl.len() < m {
-                    class_counts::<W>(counts, &members[f], draws);
+                    class_counts::<W>(counts, &cl.of, draws);
                 }
                 // Σ count × value per statistic, Σ count × weight.
                 acc.clear();
@@ -589,15 +589,16 @@ fn draw_block<const W: usize>(
     }
 }
 
-/// A family's class counts for a block: the draw counts of its clusters summed.
+/// A family's class counts for a block: the draw counts of its clusters
+/// summed, cluster by cluster in order (`of`: each cluster's class) — the
+/// draw counts read once, front to back, into a class table that stays in
+/// cache (reading them class by class jumped about all of them).
 #[inline(never)]
-fn class_counts<const W: usize>(counts: &mut [u32], members: &Members, draws: &[u32]) {
-    for (k, dst) in counts.chunks_exact_mut(W).enumerate() {
-        for &i in &members.list[members.start[k]..members.start[k + 1]] {
-            let src = &draws[i as usize * W..(i as usize + 1) * W];
-            for (d, s) in dst.iter_mut().zip(src) {
-                *d += s;
-            }
+fn class_counts<const W: usize>(counts: &mut [u32], of: &[u32], draws: &[u32]) {
+    for (src, &k) in draws.chunks_exact(W).zip(of) {
+        let dst = &mut counts[k as usize * W..(k as usize + 1) * W];
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d += s;
         }
     }
 }
