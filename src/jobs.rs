@@ -242,14 +242,15 @@ impl Worker {
             return Err(Error::Cancelled);
         }
         self.set_phase("computing");
-        // Each part of the audit is shown as it comes in — except after
-        // `--follow` read on: the previous results, set and audit together,
-        // stay until the new ones are whole.
-        let following = self.source.follow && self.current.is_some() && reload;
+        // Until a first audit is whole, each part is shown as it comes in.
+        // After that (a recompute, a reload, `--follow` reading on) the
+        // results on screen, set and audit together, stay until the new ones
+        // are whole: a drill-down open on them keeps what it lists.
+        let first = self.current.is_none();
         let mut sent: Option<std::time::Instant> = None;
         let mut staged = |a: &Audit| {
             let due = sent.is_none_or(|t| t.elapsed() >= PARTIAL_EVERY);
-            if following || a.is_complete() || !due || self.stale(g) {
+            if !first || a.is_complete() || !due || self.stale(g) {
                 return;
             }
             sent = Some(std::time::Instant::now());

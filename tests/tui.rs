@@ -21,15 +21,20 @@ use rl_audit::tui::{draw, keymap};
 mod common;
 use common::{one, rows};
 
-fn demo() -> Arc<Loaded> {
-    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
-    let settings = Settings {
+/// The settings the workbench's tests audit with: 200 resamples.
+fn quick() -> Settings {
+    Settings {
         boot: rl_audit::analysis::stats::Bootstrap {
             resamples: 200,
             ..Default::default()
         },
         ..Default::default()
-    };
+    }
+}
+
+fn demo() -> Arc<Loaded> {
+    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let settings = quick();
     let audit = run_audit(&set, &settings).expect("audit");
     Arc::new(Loaded {
         set: Arc::new(set),
@@ -946,13 +951,7 @@ fn demo_staged() -> (
     Vec<rl_audit::analysis::Audit>,
 ) {
     let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
-    let settings = Settings {
-        boot: rl_audit::analysis::stats::Bootstrap {
-            resamples: 200,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let settings = quick();
     let mut seen = Vec::new();
     let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
         .expect("audit");
@@ -1073,13 +1072,7 @@ fn panels_show_as_their_parts_come_in() {
 fn the_worker_sends_partial_audits_then_the_whole() {
     use rl_audit::jobs::{Jobs, Outcome, Request};
     let jobs = Jobs::start(rl_audit::loading::Source::default()).expect("worker");
-    let settings = Settings {
-        boot: rl_audit::analysis::stats::Bootstrap {
-            resamples: 200,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let settings = quick();
     let g = jobs.request(Request::Load(settings));
     let mut partials = Vec::new();
     let done = loop {
