@@ -208,26 +208,14 @@ struct Scratch {
     acc: Vec<f64>,
 }
 
-/// A family's clusters listed class by class (classes in order, each's
-/// clusters in order): where a family of distinct values finds its one
-/// cluster per class.
-struct Members {
-    list: Vec<u32>,
-}
-
-impl Members {
-    fn new(c: &Classes) -> Self {
-        let mut fill = vec![0usize; c.len()];
-        for k in 1..c.len() {
-            fill[k] = fill[k - 1] + c.size[k - 1] as usize;
-        }
-        let mut list = vec![0u32; c.of.len()];
-        for (i, &k) in c.of.iter().enumerate() {
-            list[fill[k as usize]] = i as u32;
-            fill[k as usize] += 1;
-        }
-        Members { list }
+/// A family of distinct values (one cluster per class): each class's
+/// cluster.
+fn cluster_of_class(c: &Classes) -> Vec<u32> {
+    let mut list = vec![0u32; c.of.len()];
+    for (i, &k) in c.of.iter().enumerate() {
+        list[k as usize] = i as u32;
     }
+    list
 }
 
 /// Bootstraps several families over the same m clusters (SPEC §2's cluster
@@ -349,13 +337,12 @@ fn replicate_blocks(
     direct: bool,
     cfg: &Bootstrap,
 ) -> (Blocks, Vec<usize>) {
-    let m = classes.first().map_or(0, Classes::clusters);
-    let (out, offsets) = match block_for(m) {
+    let width = block_for(classes.first().map_or(0, Classes::clusters));
+    let (out, offsets) = match width {
         BLOCK => replicate_blocks_of::<BLOCK>(classes, live, direct, cfg),
         16 => replicate_blocks_of::<16>(classes, live, direct, cfg),
         _ => replicate_blocks_of::<4>(classes, live, direct, cfg),
     };
-    let width = block_for(m);
     (Blocks { out, width }, offsets)
 }
 
@@ -368,11 +355,17 @@ fn replicate_blocks_of<const W: usize>(
     cfg: &Bootstrap,
 ) -> (Vec<Vec<f64>>, Vec<usize>) {
     let m = classes.first().map_or(0, Classes::clusters);
-    let members: Vec<Members> = if direct {
-        Vec::new()
-    } else {
-        classes.iter().map(Members::new).collect()
-    };
+    // Families of distinct values read their clusters' draw counts in place.
+    let lists: Vec<Vec<u32>> = classes
+        .iter()
+        .map(|c| {
+            if !direct && c.len() == m {
+                cluster_of_class(c)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
     let mut stat_offset = vec![0usize; classes.len() + 1];
     for (f, c) in classes.iter().enumerate() {
         stat_offset[f + 1] = stat_offset[f] + c.stats;
@@ -449,7 +442,7 @@ fn replicate_blocks_of<const W: usize>(
                     if draws_f.is_empty() {
                         draws_f.extend(draws.iter().map(|&c| f64::from(c)));
                     }
-                    let list = &members[f].list;
+                    let list = &lists[f];
                     accumulate::<W, _>(
                         cl,
                         |k| {

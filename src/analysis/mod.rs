@@ -186,7 +186,7 @@ pub struct PairNames {
 }
 
 /// The whole audit: every analysis on one log set with one set of settings.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Audit {
     pub settings: Settings,
     pub pairs: Vec<PairNames>,
@@ -233,6 +233,11 @@ impl Audit {
     /// Whether `part` is still to come.
     pub fn is_pending(&self, part: Part) -> bool {
         self.pending.contains(&part)
+    }
+
+    /// How many of the [`Part::ALL`] parts are in.
+    pub fn parts_done(&self) -> usize {
+        Part::ALL.len() - self.pending.len()
     }
 
     /// Every benchmark any analysis reports on, in name order.
@@ -305,14 +310,14 @@ impl Part {
             Part::Pass => "Pass@(K,T), Δ, curves, token budgets",
             Part::Categories => "categories",
             Part::Failures => "failures",
-            Part::LlrByTurn => "likelihood by turn",
-            Part::NaturalRecovery => "natural recovery",
-            Part::Grep => "grep",
-            Part::Matched => "matched states, error recovery",
-            Part::Likelihood => "likelihood",
             Part::Dynamics => "training dynamics",
             Part::Cost => "cost frontier",
             Part::BudgetMix => "BudgetMix audit",
+            Part::Matched => "matched states, error recovery",
+            Part::Likelihood => "likelihood",
+            Part::LlrByTurn => "likelihood by turn",
+            Part::NaturalRecovery => "natural recovery",
+            Part::Grep => "grep",
         }
     }
 }
@@ -333,6 +338,15 @@ pub fn run_audit_staged(
 ) -> Result<Audit> {
     let mut clock = crate::stage::StageClock::from_env();
     let (pairs, notes) = resolve_pairs(set, settings)?;
+    // A bad pattern is a usage error: before any analysis runs.
+    let patterns: Vec<regex::Regex> = settings
+        .grep
+        .iter()
+        .map(|p| {
+            regex::Regex::new(p)
+                .map_err(|e| crate::error::Error::Usage(format!("--grep {p:?}: {e}")))
+        })
+        .collect::<Result<_>>()?;
     let agg = eval_aggregates(set)?;
     crate::stage::release_freed_memory();
     clock.lap("polars aggregates");
@@ -347,24 +361,10 @@ pub fn run_audit_staged(
     let mut a = Audit {
         settings: settings.clone(),
         pairs: names,
-        pass: Default::default(),
-        matched: Vec::new(),
-        recovery: Vec::new(),
-        likelihood: Vec::new(),
-        dynamics: Vec::new(),
-        divergence: Vec::new(),
-        cost_frontier: Vec::new(),
-        cost_winners: Vec::new(),
-        budgetmix: Vec::new(),
-        categories: Default::default(),
-        failures: Vec::new(),
-        llr_by_turn: Vec::new(),
-        natural_recovery: Vec::new(),
-        natural_recovery_diff: Vec::new(),
-        grep: Vec::new(),
         agg,
         notes,
         pending: Part::ALL.to_vec(),
+        ..Default::default()
     };
     staged(&a);
     // After each part: its timing line, then the audit so far. The last
@@ -406,15 +406,7 @@ pub fn run_audit_staged(
     done(&mut a, Part::LlrByTurn, &mut clock);
     (a.natural_recovery, a.natural_recovery_diff) = natural::analyse(set, &a.agg, &pairs, settings);
     done(&mut a, Part::NaturalRecovery, &mut clock);
-    if !settings.grep.is_empty() {
-        let patterns: Vec<regex::Regex> = settings
-            .grep
-            .iter()
-            .map(|p| {
-                regex::Regex::new(p)
-                    .map_err(|e| crate::error::Error::Usage(format!("--grep {p:?}: {e}")))
-            })
-            .collect::<Result<_>>()?;
+    if !patterns.is_empty() {
         let trajs = grep::candidates(set, &a.agg);
         let actions = set.actions_of(&trajs)?;
         a.grep = grep::analyse(set, &trajs, &actions, &patterns);

@@ -274,13 +274,16 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             t.at + 1,
             t.steps.len()
         )
-    } else if let Some(now) = app.data.as_ref().and_then(|d| d.audit.pending.first()) {
-        let n = crate::analysis::Part::ALL.len();
-        let pending = app.data.as_ref().map_or(0, |d| d.audit.pending.len());
+    } else if let Some((a, now)) = app
+        .data
+        .as_ref()
+        .and_then(|d| Some((&d.audit, d.audit.pending.first()?)))
+    {
         format!(
-            "computing {}… ({} of {n} analyses ready)",
+            "computing {}… ({} of {} analyses ready)",
             now.title(),
-            n - pending
+            a.parts_done(),
+            crate::analysis::Part::ALL.len()
         )
     } else if app.data.is_some() && phase != "idle" {
         format!("{phase}… {} records", p.records.load(Relaxed))

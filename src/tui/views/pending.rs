@@ -12,11 +12,11 @@ pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
     if !parts.iter().any(|p| a.is_pending(*p)) {
         return None;
     }
-    let ready = Part::ALL.len() - a.pending.len();
     let mut t = TableData::new(
         "computing",
         format!(
-            "Computing: {ready} of {} analyses ready; the panel shows when these are",
+            "Computing: {} of {} analyses ready; the panel shows when these are",
+            a.parts_done(),
             Part::ALL.len()
         ),
         &["analysis", "state"],
