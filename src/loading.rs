@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::schema::follow::{load_more, More};
+use crate::schema::follow::{read_more, Read};
 use crate::schema::load::{load_tracked, Progress, Tracked};
 use crate::schema::{load, LoadOptions, LogSet};
 
@@ -80,27 +80,26 @@ impl Source {
         }
     }
 
+    /// `--follow`'s read-on: the records appended to the files (named
+    /// `files`) since `tracked`, parsed and not merged; `summarized`: the
+    /// set read before holds records of summaries.
+    pub fn read_on(&self, files: &[String], summarized: bool, tracked: &Tracked) -> Result<Read> {
+        let lo = self.options(None)?;
+        read_more(files, summarized, tracked, &self.paths, &lo)
+    }
+
     /// For `--follow`: a full load that notes how far each file was read,
-    /// or — given the previous load — only what was appended since
-    /// (`None`: nothing changed), falling back to a full load when
-    /// anything else changed.
+    /// to read on from there ([`Source::read_on`]); the demo is not
+    /// followed.
     pub fn load_following(
         &self,
         progress: Option<Arc<Progress>>,
-        previous: Option<(&LogSet, &Tracked)>,
-    ) -> Result<(Option<LogSet>, Option<Tracked>)> {
+    ) -> Result<(LogSet, Option<Tracked>)> {
         let lo = self.options(progress)?;
         if self.is_demo() {
-            return Ok((Some(crate::demo::load_demo(&lo)?), None));
-        }
-        if let Some((set, tracked)) = previous {
-            match load_more(set, tracked, &self.paths, &lo)? {
-                More::Unchanged => return Ok((None, Some(tracked.clone()))),
-                More::Grown(set, t) => return Ok((Some(*set), Some(t))),
-                More::Reload => {}
-            }
+            return Ok((crate::demo::load_demo(&lo)?, None));
         }
         let (set, t) = load_tracked(&self.paths, &lo)?;
-        Ok((Some(set), Some(t)))
+        Ok((set, Some(t)))
     }
 }

@@ -461,8 +461,14 @@ fn tables_sort_by_column_and_jump_to_either_end() {
 /// Renders `keys` typed from the top of a fresh workbench and compares the
 /// whole screen with `tests/screens/<name>-<w>x<h>.txt`.
 fn snapshot(d: &Arc<Loaded>, name: &str, keys: &str) {
+    snapshot_after(d, name, keys, &|_| {});
+}
+
+/// As [`snapshot`], with `setup` applied to the workbench first.
+fn snapshot_after(d: &Arc<Loaded>, name: &str, keys: &str, setup: &dyn Fn(&mut App)) {
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut s = Screen::new(w, h, d.clone());
+        setup(&mut s.app);
         // `|`: wait for the re-read before typing the rest.
         let (first, rest) = keys.split_once('|').unwrap_or((keys, ""));
         let mut screen = s.keys_then_read(first);
@@ -1097,4 +1103,72 @@ fn the_worker_sends_partial_audits_then_the_whole() {
         assert!(w[1].len() < w[0].len(), "{partials:?}");
     }
     assert!(partials.iter().all(|p| !p.is_empty()));
+}
+
+/// `--follow` read records on while the audit on screen is of the set
+/// before: the status line counts them, `a` lists them (newest first) and
+/// opens their trajectories; the audit of a set holding them retires them.
+#[test]
+fn records_read_on_show_before_their_audit() {
+    use rl_audit::jobs::Fresh;
+    let full = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let n = full.trajectories.len();
+    // The set on screen: all but the last three trajectories, audited.
+    let mut before = full.clone();
+    before.trajectories.truncate(n - 3);
+    let audit = run_audit(&before, &quick()).expect("audit");
+    let on_screen = Arc::new(Loaded {
+        set: Arc::new(before),
+        audit,
+    });
+    let last: Vec<_> = full.trajectories[n - 3..].iter().map(|t| t.loc).collect();
+    let full = Arc::new(full);
+    let read_on = |app: &mut App| {
+        app.read_on(
+            2,
+            Arc::new(Fresh {
+                set: full.clone(),
+                records: last[..2].to_vec(),
+            }),
+        );
+        app.read_on(
+            3,
+            Arc::new(Fresh {
+                set: full.clone(),
+                records: last[2..].to_vec(),
+            }),
+        );
+        // 09:30:00 UTC.
+        app.appended.as_mut().unwrap().at =
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(9 * 3600 + 1800);
+    };
+    snapshot_after(&on_screen, "follow-1-status", "2", &read_on);
+    snapshot_after(&on_screen, "follow-2-appended", "a", &read_on);
+    snapshot_after(&on_screen, "follow-3-trajectory", "aj\n", &read_on);
+    let mut s = Screen::new(80, 24, on_screen.clone());
+    read_on(&mut s.app);
+    s.keys("a");
+    // The newest first: the last trajectory of the set.
+    let t = s.app.table().unwrap();
+    let targets: Vec<_> = (0..t.rows.len()).map(|i| t.target(i)).collect();
+    use rl_audit::tui::table::Target::Trajectory;
+    assert_eq!(
+        targets,
+        vec![
+            Trajectory(last[2]),
+            Trajectory(last[1]),
+            Trajectory(last[0])
+        ]
+    );
+    s.keys("\x1b");
+    // The audit of set 2 holds the first two; set 3's record stays.
+    s.app.audited(2);
+    assert_eq!(s.app.appended.as_ref().unwrap().records, vec![(3, last[2])]);
+    s.app.audited(3);
+    assert!(s.app.appended.is_none());
+    // All audited: the list says so.
+    snapshot_after(&on_screen, "follow-4-audited", "a", &|app: &mut App| {
+        read_on(app);
+        app.audited(3);
+    });
 }

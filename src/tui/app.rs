@@ -11,8 +11,8 @@ use super::select::{current, Selection};
 use super::table::{Mark, TableData, Target};
 use super::views::{analyses, budget, cost, drill, overview, search};
 use crate::analysis::passkt::Mode;
-use crate::jobs::Loaded;
-use crate::schema::Loc;
+use crate::jobs::{Fresh, Loaded};
+use crate::schema::{Loc, LogSet};
 
 /// A drill-down level on top of a panel.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +32,8 @@ pub enum View {
     Compare(Loc, Loc),
     /// `F`: a regular expression's hits over every loaded trajectory.
     Search(String),
+    /// `a`: the records `--follow` read since the set on screen.
+    Appended,
     RuleRecords {
         run: String,
         rule: usize,
@@ -94,6 +96,23 @@ pub struct App {
     pub tour: Option<Tour>,
     /// `--tour`: start the tour as soon as the logs are loaded.
     pub tour_on_load: bool,
+    /// `--follow`: records read on since the set on screen, until an audit
+    /// of a set holding them replaces it.
+    pub appended: Option<Appended>,
+}
+
+/// The message after `--follow` loaded the logs again whole.
+pub const REREAD: &str = "logs re-read";
+
+/// Records `--follow` read since the audit on screen.
+pub struct Appended {
+    /// What each read found (its serial number, its records as a set of
+    /// their own): the appended records' details.
+    pub sets: Vec<(u64, Arc<LogSet>)>,
+    /// Each record's place and the serial number of the read that found it.
+    pub records: Vec<(u64, Loc)>,
+    /// When the newest of them was read.
+    pub at: std::time::SystemTime,
 }
 
 /// The guided tour's state: its steps (made from the audit by
@@ -142,6 +161,7 @@ impl App {
             width: 120,
             tour: None,
             tour_on_load: false,
+            appended: None,
         }
     }
 
@@ -221,6 +241,60 @@ impl App {
             self.start_tour();
             self.tour_go(at);
         }
+    }
+
+    /// `--follow` read on (set number `read`): its records show at once.
+    pub fn read_on(&mut self, read: u64, f: Arc<Fresh>) {
+        if f.records.is_empty() {
+            return;
+        }
+        // The status line counts them, no longer the last re-read.
+        if self.message.as_deref() == Some(REREAD) {
+            self.message = None;
+        }
+        let a = self.appended.get_or_insert_with(|| Appended {
+            sets: Vec::new(),
+            records: Vec::new(),
+            at: std::time::SystemTime::now(),
+        });
+        a.sets.push((read, f.set.clone()));
+        a.at = std::time::SystemTime::now();
+        // A last line read before its newline came is read again.
+        let had: std::collections::HashSet<Loc> = a.records.iter().map(|r| r.1).collect();
+        a.records.extend(
+            f.records
+                .iter()
+                .filter(|l| !had.contains(l))
+                .map(|&l| (read, l)),
+        );
+        if self.stack.last() == Some(&View::Appended) {
+            self.cached = None;
+        }
+    }
+
+    /// An audit of set number `read` is on screen: the records read by then
+    /// are in it.
+    pub fn audited(&mut self, read: u64) {
+        if let Some(a) = &mut self.appended {
+            a.records.retain(|&(r, _)| r > read);
+            a.sets.retain(|&(r, _)| r > read);
+            if a.records.is_empty() {
+                self.appended = None;
+            }
+        }
+        if self.stack.last() == Some(&View::Appended) {
+            self.cached = None;
+        }
+    }
+
+    /// The set a trajectory is re-read from: the read that found it if it
+    /// is not yet audited, else the set on screen.
+    fn set_of(&self, loc: Loc) -> Option<Arc<LogSet>> {
+        let fresh = self.appended.as_ref().and_then(|a| {
+            let (read, _) = a.records.iter().find(|r| r.1 == loc)?;
+            a.sets.iter().find(|s| s.0 == *read).map(|s| s.1.clone())
+        });
+        fresh.or_else(|| self.data.as_ref().map(|d| d.set.clone()))
     }
 
     /// `t` / `--tour`: the tour from its first step (once the logs are in).
@@ -388,7 +462,7 @@ impl App {
                         budget::rollouts(&d, &self.sel, task, *level, *mode)
                     }
                     View::Trajectory(loc) => {
-                        let (set, loc) = (d.set.clone(), *loc);
+                        let (set, loc) = (self.set_of(*loc).unwrap_or(d.set.clone()), *loc);
                         match self.in_background(&v, move |_: &dyn Fn() -> bool| {
                             drill::trajectory(&set, loc)
                         }) {
@@ -406,6 +480,7 @@ impl App {
                         }
                     }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
+                    View::Appended => drill::appended(&d.set, self.appended.as_ref()),
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
                         let (set, x, y, stacked) = (d.set.clone(), *x, *y, self.width < 100);
@@ -568,6 +643,11 @@ impl App {
             Command::MarkCompare => self.mark_compare(),
             Command::CompareCell => self.compare_cell(),
             Command::Tour => self.start_tour(),
+            Command::Appended => {
+                if self.stack.last() != Some(&View::Appended) {
+                    self.open(View::Appended);
+                }
+            }
             Command::Reload => {
                 self.pending = Some(Pending::Reload);
                 self.message = Some("re-reading the logs".into());

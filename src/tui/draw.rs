@@ -152,6 +152,7 @@ fn drill_title(app: &App) -> String {
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
             View::Compare(x, y) => format!("records {} | {}", x.line, y.line),
             View::Search(p) => format!("search /{p}/"),
+            View::Appended => "appended".into(),
         })
         .collect();
     let marked = match (app.marked, app.stack.last()) {
@@ -256,6 +257,7 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
 
 fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, theme: &Theme) {
     use std::sync::atomic::Ordering::Relaxed;
+    let mut appended = None;
     let text = if app.search_editing {
         match &app.message {
             Some(m) => format!("F {}▏ {m}", app.search),
@@ -274,6 +276,12 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             t.at + 1,
             t.steps.len()
         )
+    } else if let Some(a) = &app.appended {
+        // The long form where it fits beside the selection, else the short
+        // (the `a` list's title has the counts).
+        let n = a.records.len();
+        appended = Some(format!("+{n} appended, not yet audited · a"));
+        format!("+{n} records appended, not yet in the figures ({phase}) · a: list")
     } else if let Some((a, now)) = app
         .data
         .as_ref()
@@ -308,6 +316,10 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     let sel = sel.unwrap_or_default();
     let right = (sel.chars().count() as u16).min(area.width * 3 / 5);
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
+    let text = match appended {
+        Some(short) if text.chars().count() > l.width as usize => short,
+        _ => text,
+    };
     f.render_widget(Paragraph::new(text), l);
     f.render_widget(Paragraph::new(sel).style(theme.accent()), r);
 }

@@ -47,6 +47,8 @@ pub enum Command {
     CompareCell,
     /// t: the guided tour.
     Tour,
+    /// a: the records `--follow` read since the audit on screen.
+    Appended,
     Reload,
 }
 
@@ -335,6 +337,13 @@ pub const KEYMAP: &[Binding] = &[
         panels: &[],
         help: "a guided tour through every analysis on what is loaded (n next, N back, ↑↓ scroll, q leaves)",
         bar: Some("tour"),
+    },
+    Binding {
+        keys: &[Char('a')],
+        command: Command::Appended,
+        panels: &[],
+        help: "with --follow: the records appended since the audit on screen (Enter: the trajectory)",
+        bar: None,
     },
     Binding {
         keys: &[Char('r')],

@@ -38,6 +38,9 @@ fn restore_terminal() {
     let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
 }
 
+/// How often `--follow` looks at the log files' sizes and times.
+const FOLLOW_EVERY: Duration = Duration::from_millis(500);
+
 /// Sizes and times of the log files, to notice growth with --follow (only
 /// files a log set can hold: the workbench's own CSV exports are not).
 fn file_stamp(opts: &Options) -> Vec<(u64, Option<std::time::SystemTime>)> {
@@ -119,11 +122,6 @@ pub fn run(opts: Options) -> Result<()> {
     app.tour_on_load = opts.tour;
     let mut stamp = file_stamp(&opts);
     let mut last_check = Instant::now();
-    // --follow re-reads at most half the time: after a reload that took d,
-    // the next one waits at least d.
-    let mut requested_at = Instant::now();
-    let mut last_took = Duration::ZERO;
-    let mut last_done = Instant::now();
     let mut dirty = true;
     let mut last_progress = 0;
     let mut instant_polls = 0u32;
@@ -178,7 +176,6 @@ pub fn run(opts: Options) -> Result<()> {
         }
         if let Some(p) = app.pending.take() {
             settings.balance = app.balance;
-            requested_at = Instant::now();
             wanted = jobs.request(match p {
                 Pending::Reload => Request::Load(settings.clone()),
                 Pending::Recompute => Request::Audit(settings.clone()),
@@ -194,22 +191,25 @@ pub fn run(opts: Options) -> Result<()> {
             if r.generation != wanted {
                 continue;
             }
-            if let Outcome::Partial(d) = r.outcome {
-                app.set_data(d);
-                dirty = true;
-                continue;
-            }
-            last_took = requested_at.elapsed();
-            last_done = Instant::now();
             match r.outcome {
+                Outcome::Partial(d) => app.set_data(d),
+                Outcome::Read(f) => app.read_on(r.read, f),
                 Outcome::Done(d) => {
+                    // A full re-read says so; a read-on's audit retires its
+                    // records from the status line.
+                    let reread = r.reloaded && opts.follow && app.data.is_some();
+                    let full = reread && app.appended.is_none();
                     app.set_data(d);
-                    if r.reloaded && opts.follow {
-                        app.message = Some("logs re-read".into());
+                    app.audited(r.read);
+                    if full {
+                        app.message = Some(app::REREAD.into());
                     }
                 }
-                Outcome::Unchanged | Outcome::Fatal(_) | Outcome::Partial(_) => {}
+                Outcome::Unchanged | Outcome::Fatal(_) => {}
                 Outcome::Failed(e) => {
+                    // Records read on that could not be merged are in no
+                    // set to be audited (the next read loads whole).
+                    app.appended = None;
                     if app.data.is_some() {
                         app.message = Some(format!("kept the previous results: {e}"));
                     } else {
@@ -234,20 +234,20 @@ pub fn run(opts: Options) -> Result<()> {
                 break;
             }
         }
-        // Sizes and times are looked at every 2 s; a re-read starts only
-        // once as long as the last one took has passed since it ended.
+        // Sizes and times are looked at every FOLLOW_EVERY, also while an
+        // audit runs; a read-on starts once no load is under way and as long
+        // as the last read-on took has passed since it ended.
         if opts.follow
             && !opts.paths.is_empty()
-            && jobs.phase() == "idle"
-            && last_done.elapsed() >= last_took
-            && last_check.elapsed() > Duration::from_secs(2)
+            && app.data.is_some()
+            && last_check.elapsed() >= FOLLOW_EVERY
+            && jobs.may_read_on()
         {
             last_check = Instant::now();
             let now = file_stamp(&opts);
             if now != stamp {
                 stamp = now;
-                wanted = jobs.request(Request::Load(settings.clone()));
-                requested_at = Instant::now();
+                jobs.read_on();
             }
         }
     }

@@ -25,6 +25,55 @@ pub(crate) fn merge_into(
     m.finish(names, opts)
 }
 
+/// The records of `chunks` (parsed after `lines[f]` lines of file f) as a
+/// set of their own, in file order, with no check across records: what
+/// `--follow` shows of appended records before they are merged.
+pub(crate) fn preview(chunks: &[Chunk], lines: &[u64], names: &[String]) -> LogSet {
+    let mut out = LogSet::default();
+    let mut base = lines.to_vec();
+    for c in chunks {
+        let f = c.file as usize;
+        if base.len() <= f {
+            base.resize(f + 1, 0);
+        }
+        append(&mut out, c.set.clone(), base[f]);
+        base[f] += c.lines;
+    }
+    out.files = names.to_vec();
+    out.trajectories.sort_by_key(|t| t.loc);
+    out.probes.sort_by_key(|p| p.loc);
+    out.checkpoints.sort_by_key(|c| c.loc);
+    out.run_decls.sort_by_key(|d| d.loc);
+    out
+}
+
+/// As [`merge_into`] for several reads one after another, in one pass (one
+/// copy of the set, one round of checks): each part's chunks continue file
+/// f after its `lines[f]` lines.
+pub(crate) fn merge_parts(
+    out: LogSet,
+    records: &[u64],
+    parts: Vec<(Vec<u64>, Vec<Chunk>)>,
+    names: &[String],
+    opts: &LoadOptions,
+) -> Result<LogSet> {
+    let first = parts.first().map(|p| p.0.clone()).unwrap_or_default();
+    let mut m = Merger::new(out, &first, records, opts);
+    for (lines, chunks) in parts {
+        let mut begun = vec![false; lines.len()];
+        for c in chunks {
+            let f = c.file as usize;
+            if !begun.get(f).copied().unwrap_or(true) {
+                begun[f] = true;
+                m.line_base[f] = lines[f];
+            }
+            let name = &names[f];
+            m.push(c, name)?;
+        }
+    }
+    m.finish(names, opts)
+}
+
 /// Merges chunks into one set as they are parsed, so that a chunk's records
 /// are freed as soon as they are in the set (the load never holds a file's
 /// records twice). Chunks come in file order; [`Merger::finish`] runs the

@@ -1,10 +1,12 @@
 //! Drill-downs that show records: one trajectory step by step (re-read
-//! from its file) and the rollouts breaking a BudgetMix rule.
+//! from its file), the rollouts breaking a BudgetMix rule, and the records
+//! `--follow` read since the audit on screen.
 
 use std::collections::BTreeSet;
 
 use crate::jobs::Loaded;
 use crate::schema::{Loc, LogSet};
+use crate::tui::app::Appended;
 use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
 
 /// What the trajectory view shows while its record is being re-read.
@@ -403,4 +405,131 @@ pub fn lake_lines(l: &LakeDraw, at: usize) -> Vec<String> {
         None => format!("turn {}: cell not recorded", at + 1),
     });
     out
+}
+
+/// `a`: the records `--follow` read since the audit on screen, newest
+/// first, found in the newest set (a trajectory opens on Enter).
+pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
+    let head = &[
+        "record",
+        "kind",
+        "run",
+        "benchmark",
+        "task",
+        "budget",
+        "success",
+        "turns",
+    ];
+    let Some(a) = a else {
+        let mut t = TableData::new(
+            "appended",
+            format!(
+                "none appended since the audit on screen ({} trajectories)",
+                on_screen.trajectories.len()
+            ),
+            head,
+        );
+        t.push_text(
+            vec![
+                "with --follow, records appended to the logs show here at once, before their audit"
+                    .into(),
+            ],
+            Mark::None,
+            Target::None,
+        );
+        return t;
+    };
+    let at =
+        a.at.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+    let set_of = |read: u64| a.sets.iter().find(|s| s.0 == read).map(|s| s.1.as_ref());
+    let trajectory = |&(read, loc): &(u64, Loc)| {
+        set_of(read).and_then(|s| find(&s.trajectories, |x| x.loc, loc).map(|t| (s, t)))
+    };
+    let fresh = a.records.iter().filter(|r| trajectory(r).is_some()).count();
+    let mut t = TableData::new(
+        "appended",
+        format!(
+            "{} records appended since the audit on screen ({} trajectories; with them {}), the newest read at {:02}:{:02}:{:02} UTC — being audited; Enter: the trajectory",
+            a.records.len(),
+            on_screen.trajectories.len(),
+            on_screen.trajectories.len() + fresh,
+            at / 3600 % 24,
+            at / 60 % 60,
+            at % 60
+        ),
+        head,
+    );
+    let dash = || Cell::text("–");
+    let yes_no = |b: bool| Cell::text(if b { "yes" } else { "no" });
+    for r in a.records.iter().rev() {
+        let (read, loc) = *r;
+        let Some(set) = set_of(read) else { continue };
+        let place = Cell::text(set.loc_text(loc));
+        if let Some((set, tr)) = trajectory(r) {
+            t.push(
+                vec![
+                    place,
+                    Cell::text(if tr.is_training() {
+                        "training rollout"
+                    } else {
+                        "trajectory"
+                    }),
+                    Cell::text(set.name(tr.run)),
+                    Cell::text(set.name(tr.benchmark)),
+                    Cell::text(set.name(tr.task)),
+                    Cell::count(tr.budget),
+                    yes_no(tr.success),
+                    if tr.turns_known {
+                        Cell::count(tr.turns)
+                    } else {
+                        dash()
+                    },
+                ],
+                Mark::None,
+                Target::Trajectory(loc),
+            );
+        } else if let Some(p) = find(&set.probes, |x| x.loc, loc) {
+            t.push(
+                vec![
+                    place,
+                    Cell::text("probe"),
+                    dash(),
+                    Cell::text(set.name(p.benchmark)),
+                    Cell::text(set.name(p.task)),
+                    dash(),
+                    dash(),
+                    dash(),
+                ],
+                Mark::None,
+                Target::None,
+            );
+        } else {
+            let run = find(&set.checkpoints, |x| x.loc, loc)
+                .map(|c| (c.run, "checkpoint"))
+                .or_else(|| find(&set.run_decls, |x| x.loc, loc).map(|d| (d.run, "run")));
+            let (run, kind) = run.map_or((dash(), "record"), |(r, k)| (Cell::text(set.name(r)), k));
+            t.push(
+                vec![
+                    place,
+                    Cell::text(kind),
+                    run,
+                    dash(),
+                    dash(),
+                    dash(),
+                    dash(),
+                    dash(),
+                ],
+                Mark::None,
+                Target::None,
+            );
+        }
+    }
+    t
+}
+
+/// The record at `loc` of a list sorted by place.
+fn find<T>(records: &[T], loc_of: impl Fn(&T) -> Loc, loc: Loc) -> Option<&T> {
+    let i = records.partition_point(|r| loc_of(r) < loc);
+    records.get(i).filter(|r| loc_of(r) == loc)
 }
