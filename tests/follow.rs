@@ -257,26 +257,33 @@ fn reading_in_small_windows_gives_the_same_set() {
     grown_equals_full(&d, &b, &tb);
 }
 
+/// A folder `name` with `tasks` tasks × 4 samples of two runs in
+/// `eval.jsonl`, and the workbench's background jobs following it.
+fn followed(name: &str, tasks: usize) -> (PathBuf, rl_audit::jobs::Jobs) {
+    let d = temp_dir(name);
+    let eval = d.join("eval.jsonl");
+    let first: String = (0..tasks)
+        .flat_map(|t| (0..4).flat_map(move |i| [line("base", t, i), line("rl", t, i)]))
+        .collect();
+    std::fs::write(&eval, &first).unwrap();
+    let jobs = rl_audit::jobs::Jobs::start(rl_audit::loading::Source {
+        paths: vec![d],
+        follow: true,
+        ..Default::default()
+    })
+    .expect("worker");
+    (eval, jobs)
+}
+
 /// The workbench's background jobs with `--follow`: a read-on hands the
 /// appended records to the screen before their set's audit, in the same
 /// generation; it cancels no audit under way, and each set read gets its
 /// audit, in the order read.
 #[test]
 fn read_on_shows_appended_records_before_their_audit_and_cancels_none() {
-    use rl_audit::jobs::{Jobs, Outcome, Request};
+    use rl_audit::jobs::{Outcome, Request};
     use rl_audit::schema::Loc;
-    let d = temp_dir("follow_jobs");
-    let eval = d.join("eval.jsonl");
-    let first: String = (0..6)
-        .flat_map(|t| (0..4).flat_map(move |i| [line("base", t, i), line("rl", t, i)]))
-        .collect();
-    std::fs::write(&eval, &first).unwrap();
-    let jobs = Jobs::start(rl_audit::loading::Source {
-        paths: vec![d.clone()],
-        follow: true,
-        ..Default::default()
-    })
-    .expect("worker");
+    let (eval, jobs) = followed("follow_jobs", 6);
     let g = jobs.request(Request::Load(settings()));
     let next = || {
         let r = jobs
@@ -379,19 +386,8 @@ fn read_on_shows_appended_records_before_their_audit_and_cancels_none() {
 /// same while the record is there).
 #[test]
 fn a_bad_appended_record_is_reported_and_the_next_read_loads_whole() {
-    use rl_audit::jobs::{Jobs, Outcome, Request};
-    let d = temp_dir("follow_jobs_bad");
-    let eval = d.join("eval.jsonl");
-    let first: String = (0..3)
-        .flat_map(|t| (0..4).flat_map(move |i| [line("base", t, i), line("rl", t, i)]))
-        .collect();
-    std::fs::write(&eval, &first).unwrap();
-    let jobs = Jobs::start(rl_audit::loading::Source {
-        paths: vec![d.clone()],
-        follow: true,
-        ..Default::default()
-    })
-    .expect("worker");
+    use rl_audit::jobs::{Outcome, Request};
+    let (eval, jobs) = followed("follow_jobs_bad", 3);
     jobs.request(Request::Load(settings()));
     let next = || {
         jobs.results
