@@ -120,7 +120,9 @@ struct Busy {
 /// read-on) and an auditor. They are apart so that records appended to a
 /// live run show while the audit of the records before runs on: a
 /// read-on never cancels an audit (a run that writes steadily would
-/// otherwise never see one finish); the auditor, done, takes the newest set.
+/// otherwise never see one finish). The reader only parses what was
+/// appended; the auditor, done, merges everything read meanwhile in one
+/// pass and audits the newest set.
 pub struct Jobs {
     slot: Slot<Wanted>,
     pub results: Receiver<JobResult>,
