@@ -7,10 +7,10 @@ use std::io::{Read as _, Seek, SeekFrom};
 use std::path::PathBuf;
 
 use super::load::{
-    discover, io_text, merge_into, merge_parts, parse_file, preview, stamp, Appended, Chunk,
-    LoadOptions, Tracked, EDGE,
+    discover, io_text, merge_parts, parse_file, preview, stamp, Appended, Chunk, LoadOptions,
+    Tracked, EDGE,
 };
-use super::{Loc, LogSet};
+use super::{at_loc, Loc, LogSet};
 use crate::error::{Error, Result};
 
 /// What a follow-up load found.
@@ -204,15 +204,8 @@ impl Batch {
     /// checked as a full load checks, and where the appended records are
     /// (file order).
     pub fn merge(self, prev: &LogSet) -> Result<(LogSet, Vec<Loc>)> {
-        let Batch {
-            lines,
-            records,
-            grew,
-            chunks,
-            names,
-            opts,
-        } = self;
-        let set = merge_into(prev.clone(), &lines, &records, chunks, &names, &opts)?;
+        let (lines, grew) = (self.lines.clone(), self.grew.clone());
+        let set = merge_all(vec![self], prev)?;
         let mut fresh = Vec::new();
         for f in (0..grew.len()).filter(|&f| grew[f]) {
             let from = Loc {
@@ -259,9 +252,6 @@ fn appended<T>(
 ) {
     let a = records.partition_point(|r| loc(r) < from);
     let b = records.partition_point(|r| loc(r) < to);
-    let known = |l: Loc| {
-        let i = had.partition_point(|r| loc(r) < l);
-        had.get(i).is_some_and(|r| loc(r) == l)
-    };
+    let known = |l: Loc| at_loc(had, &loc, l).is_some();
     out.extend(records[a..b].iter().map(&loc).filter(|&l| !known(l)));
 }

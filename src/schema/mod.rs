@@ -20,6 +20,12 @@ use std::collections::{BTreeMap, HashMap};
 
 pub use load::{load, LoadOptions};
 
+/// The record at `loc` in `records`, sorted by place (found by bisection).
+pub fn at_loc<T>(records: &[T], loc_of: impl Fn(&T) -> Loc, loc: Loc) -> Option<&T> {
+    let i = records.partition_point(|r| loc_of(r) < loc);
+    records.get(i).filter(|r| loc_of(r) == loc)
+}
+
 /// Validates one JSON record on its own, as the loader would (for fuzzing
 /// and tools); cross-record checks (duplicates, conflicts) are not run.
 pub fn check_record(bytes: &[u8]) -> Result<(), crate::error::RecordError> {

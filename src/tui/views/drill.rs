@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::jobs::Loaded;
-use crate::schema::{Loc, LogSet};
+use crate::schema::{at_loc, Loc, LogSet};
 use crate::tui::app::Appended;
 use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
 
@@ -444,7 +444,7 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
             .map_or(0, |d| d.as_secs());
     let set_of = |read: u64| a.sets.iter().find(|s| s.0 == read).map(|s| s.1.as_ref());
     let trajectory = |&(read, loc): &(u64, Loc)| {
-        set_of(read).and_then(|s| find(&s.trajectories, |x| x.loc, loc).map(|t| (s, t)))
+        set_of(read).and_then(|s| at_loc(&s.trajectories, |x| x.loc, loc).map(|t| (s, t)))
     };
     let fresh = a.records.iter().filter(|r| trajectory(r).is_some()).count();
     let mut t = TableData::new(
@@ -489,7 +489,7 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
                 Mark::None,
                 Target::Trajectory(loc),
             );
-        } else if let Some(p) = find(&set.probes, |x| x.loc, loc) {
+        } else if let Some(p) = at_loc(&set.probes, |x| x.loc, loc) {
             t.push(
                 vec![
                     place,
@@ -505,9 +505,9 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
                 Target::None,
             );
         } else {
-            let run = find(&set.checkpoints, |x| x.loc, loc)
+            let run = at_loc(&set.checkpoints, |x| x.loc, loc)
                 .map(|c| (c.run, "checkpoint"))
-                .or_else(|| find(&set.run_decls, |x| x.loc, loc).map(|d| (d.run, "run")));
+                .or_else(|| at_loc(&set.run_decls, |x| x.loc, loc).map(|d| (d.run, "run")));
             let (run, kind) = run.map_or((dash(), "record"), |(r, k)| (Cell::text(set.name(r)), k));
             t.push(
                 vec![
@@ -526,10 +526,4 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
         }
     }
     t
-}
-
-/// The record at `loc` of a list sorted by place.
-fn find<T>(records: &[T], loc_of: impl Fn(&T) -> Loc, loc: Loc) -> Option<&T> {
-    let i = records.partition_point(|r| loc_of(r) < loc);
-    records.get(i).filter(|r| loc_of(r) == loc)
 }
