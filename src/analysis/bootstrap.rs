@@ -411,23 +411,7 @@ fn replicate_blocks_of<const W: usize>(
                     counts.resize(cl.len() * W, 0);
                 }
                 if direct {
-                    for (r, rng) in rngs.iter_mut().enumerate() {
-                        let (mut left, mut mass) = (m as u64, m as u64);
-                        for (k, size) in cl.size.iter().enumerate() {
-                            if left == 0 {
-                                break;
-                            }
-                            let x = if *size == mass {
-                                left
-                            } else {
-                                Binomial::new(left, *size as f64 / mass as f64)
-                                    .map_or(0, |d| d.sample(rng))
-                            };
-                            counts[k * W + r] = x as u32;
-                            left -= x;
-                            mass -= size;
-                        }
-                    }
+                    multinomial_block::<W>(counts, &cl.size, m as u64, &mut rngs);
                 } else if cl.len() < m {
                     class_counts::<W>(counts, &cl.of, draws);
                 }
@@ -467,6 +451,55 @@ fn replicate_blocks_of<const W: usize>(
         .collect();
     (blocks, stat_offset)
 }
+
+/// Each resample's class counts drawn directly as a multinomial over
+/// classes of sizes `size` (m clusters in all): class by class, the
+/// binomial of what is left with probability size_k / (clusters not yet
+/// passed), each resample from its own generator in class order — as one
+/// resample at a time would, so the same counts. Going class by class over
+/// the block lets resamples with as many left share the binomial's set-up
+/// (`Binomial::new`, a power for small means: a pure function of the two).
+fn multinomial_block<const W: usize>(
+    counts: &mut [u32],
+    size: &[u64],
+    m: u64,
+    rngs: &mut [Xoshiro256PlusPlus],
+) {
+    let mut left = [m; W];
+    let mut mass = m;
+    // (left, its binomial) met in this class, by left's low bits.
+    let mut seen: [Option<(u64, Option<Binomial>)>; SEEN] = [None; SEEN];
+    for (k, &size) in size.iter().enumerate() {
+        seen.iter_mut().for_each(|x| *x = None);
+        let p = size as f64 / mass as f64;
+        for (r, rng) in rngs.iter_mut().enumerate() {
+            let n = left[r];
+            if n == 0 {
+                continue;
+            }
+            let x = if size == mass {
+                n
+            } else {
+                let slot = &mut seen[n as usize % SEEN];
+                let d = match slot {
+                    Some((held, d)) if *held == n => *d,
+                    _ => {
+                        let d = Binomial::new(n, p).ok();
+                        *slot = Some((n, d));
+                        d
+                    }
+                };
+                d.map_or(0, |d| d.sample(rng))
+            };
+            counts[k * W + r] = x as u32;
+            left[r] -= x;
+        }
+        mass -= size;
+    }
+}
+
+/// Slots of [`multinomial_block`]'s table of binomials met in a class.
+const SEEN: usize = 128;
 
 /// Σ count × weight (into `w`) and Σ count × value per statistic (into
 /// `acc`, stat-major) over a family's classes, [`W`] resamples side by
@@ -794,6 +827,60 @@ mod tests {
             assert_eq!(wide, mid);
             assert_eq!(wide, narrow);
             assert!(wide[0].len() == 1000 && wide[2].iter().any(|&x| x != wide[2][0]));
+        }
+    }
+
+    #[test]
+    fn multinomial_blocks_are_each_resamples_own_draws() {
+        // Reference: one resample at a time, class by class, a binomial of
+        // what is left with probability size / (clusters not yet passed),
+        // stopping once nothing is left. Layouts: one class; a big class
+        // first (its binomial the same in every resample); many small
+        // classes (small means: the inversion method, many equal `left`s);
+        // a last class of everything left. Blocks of 1, 5 and 64 resamples.
+        fn reference(size: &[u64], m: u64, rng: &mut Xoshiro256PlusPlus) -> Vec<u32> {
+            let (mut left, mut mass) = (m, m);
+            let mut out = vec![0u32; size.len()];
+            for (k, &s) in size.iter().enumerate() {
+                if left == 0 {
+                    break;
+                }
+                let x = if s == mass {
+                    left
+                } else {
+                    Binomial::new(left, s as f64 / mass as f64).map_or(0, |d| d.sample(rng))
+                };
+                out[k] = x as u32;
+                left -= x;
+                mass -= s;
+            }
+            out
+        }
+        let layouts: Vec<Vec<u64>> = vec![
+            vec![40],
+            vec![3000, 200, 50, 5, 1, 1],
+            (0..120).map(|i| 1 + (i % 7)).collect(),
+            vec![1, 1, 2, 500, 9000],
+        ];
+        for size in &layouts {
+            let m: u64 = size.iter().sum();
+            for rr in [1usize, 5, 64] {
+                let mut rngs: Vec<_> = (0..rr).map(|r| resample_rng(11, 300 + r)).collect();
+                let mut counts = vec![0u32; size.len() * 64];
+                multinomial_block::<64>(&mut counts, size, m, &mut rngs);
+                for r in 0..rr {
+                    let got: Vec<u32> = (0..size.len()).map(|k| counts[k * 64 + r]).collect();
+                    let want = reference(size, m, &mut resample_rng(11, 300 + r));
+                    assert_eq!(got, want, "sizes {size:?}, resample {r} of {rr}");
+                    assert_eq!(got.iter().map(|&x| u64::from(x)).sum::<u64>(), m);
+                }
+                // Each generator was left where the reference leaves it.
+                for (r, rng) in rngs.iter_mut().enumerate() {
+                    let mut alone = resample_rng(11, 300 + r);
+                    reference(size, m, &mut alone);
+                    assert_eq!(rng.next_u64(), alone.next_u64());
+                }
+            }
         }
     }
 
