@@ -369,49 +369,63 @@ pub fn run_audit_staged(
     staged(&a);
     // After each part: its timing line, then the audit so far. The last
     // part's audit is handed on once the closing notes are in.
-    let mut done = |a: &mut Audit, part: Part, clock: &mut crate::stage::StageClock| {
-        clock.lap(part.title());
-        a.pending.retain(|p| *p != part);
-        if !a.pending.is_empty() {
-            staged(a);
-        }
-    };
-    a.pass = passkt::analyse(&passkt::PassInput { set, agg: &a.agg }, &pairs, settings);
-    crate::stage::release_freed_memory();
-    done(&mut a, Part::Pass, &mut clock);
-    a.categories = categories::analyse(
-        &passkt::PassInput { set, agg: &a.agg },
-        &pairs,
-        &a.pass.ks,
-        settings,
-    );
-    done(&mut a, Part::Categories, &mut clock);
-    a.failures = failures::analyse(set, &a.agg, &settings.levels);
-    done(&mut a, Part::Failures, &mut clock);
-    (a.dynamics, a.divergence) = dynamics::analyse(set);
-    done(&mut a, Part::Dynamics, &mut clock);
-    (a.cost_frontier, a.cost_winners) = cost::analyse(set, &a.agg, &a.pass, settings);
-    done(&mut a, Part::Cost, &mut clock);
-    a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
-    done(&mut a, Part::BudgetMix, &mut clock);
-    let mut cache = frozenlake::QCache::default();
-    a.matched = matched::analyse(set, &pairs, settings, &mut cache);
-    a.recovery = recovery::analyse(set, &pairs, settings, &mut cache);
-    drop(cache);
-    done(&mut a, Part::Matched, &mut clock);
-    a.likelihood = likelihood::analyse(set, &a.agg, &pairs, settings)?;
-    done(&mut a, Part::Likelihood, &mut clock);
+    macro_rules! done {
+        ($part:expr) => {{
+            let part: Part = $part;
+            clock.lap(part.title());
+            a.pending.retain(|p| *p != part);
+            if !a.pending.is_empty() {
+                staged(&a);
+            }
+        }};
+    }
+    // The likelihood and natural recovery read neither Pass@(K,T) nor each
+    // other: they run on a thread of their own beside the parts up to the
+    // matched states (which leave part of the second core idle), and are
+    // handed on in their turn. Each analysis draws from its own seeded
+    // streams, so no figure depends on what runs beside it.
+    let side = std::thread::scope(|scope| {
+        let (agg, pairs) = (&a.agg, &pairs[..]);
+        let side = scope.spawn(move || {
+            let l = likelihood::analyse(set, agg, pairs, settings);
+            (l, natural::analyse(set, agg, pairs, settings))
+        });
+        a.pass = passkt::analyse(&passkt::PassInput { set, agg }, pairs, settings);
+        crate::stage::release_freed_memory();
+        done!(Part::Pass);
+        a.categories =
+            categories::analyse(&passkt::PassInput { set, agg }, pairs, &a.pass.ks, settings);
+        done!(Part::Categories);
+        a.failures = failures::analyse(set, agg, &settings.levels);
+        done!(Part::Failures);
+        (a.dynamics, a.divergence) = dynamics::analyse(set);
+        done!(Part::Dynamics);
+        (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
+        done!(Part::Cost);
+        a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
+        done!(Part::BudgetMix);
+        let mut cache = frozenlake::QCache::default();
+        a.matched = matched::analyse(set, pairs, settings, &mut cache);
+        a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
+        drop(cache);
+        done!(Part::Matched);
+        side.join()
+    });
+    // A panic on that thread goes on as it would have on this one.
+    let (likelihood, natural) = side.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    a.likelihood = likelihood?;
+    done!(Part::Likelihood);
     a.llr_by_turn = likelihood::by_turn(set, &a.agg, &pairs, settings)?;
     crate::stage::release_freed_memory();
-    done(&mut a, Part::LlrByTurn, &mut clock);
-    (a.natural_recovery, a.natural_recovery_diff) = natural::analyse(set, &a.agg, &pairs, settings);
-    done(&mut a, Part::NaturalRecovery, &mut clock);
+    done!(Part::LlrByTurn);
+    (a.natural_recovery, a.natural_recovery_diff) = natural;
+    done!(Part::NaturalRecovery);
     if !patterns.is_empty() {
         let trajs = grep::candidates(set, &a.agg);
         let actions = set.actions_of(&trajs)?;
         a.grep = grep::analyse(set, &trajs, &actions, &patterns);
     }
-    done(&mut a, Part::Grep, &mut clock);
+    done!(Part::Grep);
     a.notes.extend(closing_notes(set, &a.agg, &pairs, settings));
     staged(&a);
     Ok(a)
