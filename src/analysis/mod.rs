@@ -388,7 +388,9 @@ pub fn run_audit_staged(
         let (agg, pairs) = (&a.agg, &pairs[..]);
         let side = scope.spawn(move || {
             let l = likelihood::analyse(set, agg, pairs, settings);
-            (l, natural::analyse(set, agg, pairs, settings))
+            let t = likelihood::by_turn(set, agg, pairs, settings);
+            crate::stage::release_freed_memory();
+            (l, t, natural::analyse(set, agg, pairs, settings))
         });
         a.pass = passkt::analyse(&passkt::PassInput { set, agg }, pairs, settings);
         crate::stage::release_freed_memory();
@@ -412,11 +414,10 @@ pub fn run_audit_staged(
         side.join()
     });
     // A panic on that thread goes on as it would have on this one.
-    let (likelihood, natural) = side.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let (likelihood, by_turn, natural) = side.unwrap_or_else(|p| std::panic::resume_unwind(p));
     a.likelihood = likelihood?;
     done!(Part::Likelihood);
-    a.llr_by_turn = likelihood::by_turn(set, &a.agg, &pairs, settings)?;
-    crate::stage::release_freed_memory();
+    a.llr_by_turn = by_turn?;
     done!(Part::LlrByTurn);
     (a.natural_recovery, a.natural_recovery_diff) = natural;
     done!(Part::NaturalRecovery);
