@@ -379,8 +379,8 @@ pub fn run_audit_staged(
             }
         }};
     }
-    // The likelihood and natural recovery read neither Pass@(K,T) nor each
-    // other: they run on a thread of their own beside the parts up to the
+    // The likelihood, its LLR by turn and natural recovery read neither
+    // Pass@(K,T) nor each other: they run on a thread of their own beside the parts up to the
     // matched states (which leave part of the second core idle), and are
     // handed on in their turn. Each analysis draws from its own seeded
     // streams, so no figure depends on what runs beside it.
