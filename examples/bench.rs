@@ -150,11 +150,11 @@ fn main() {
         .trajectories
         .iter()
         .filter(|t| !t.is_training())
-        .max_by_key(|t| t.loc.line)
+        .max_by_key(|t| t.loc.line())
         .map(|t| {
-            let name = set.files[t.loc.file as usize].clone();
+            let name = set.files[t.loc.file() as usize].clone();
             let t0 = Instant::now();
-            let ok = rl_audit::schema::load::read_record(&name, t.loc.line).is_ok();
+            let ok = rl_audit::schema::load::read_record(&name, t.loc.line()).is_ok();
             (t0.elapsed().as_secs_f64() * 1e3, ok)
         });
     let (first_frame, redraw_mean, redraw_max) = tui_timings(set, audit);

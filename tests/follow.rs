@@ -340,16 +340,7 @@ fn read_on_shows_appended_records_before_their_audit_and_cancels_none() {
         };
         assert_eq!(
             f.records,
-            vec![
-                Loc {
-                    file: 0,
-                    line: lines + 1
-                },
-                Loc {
-                    file: 0,
-                    line: lines + 2
-                }
-            ]
+            vec![Loc::new(0, lines + 1), Loc::new(0, lines + 2)]
         );
         lines += 2;
         // The records alone, as written, before they are merged.
@@ -408,7 +399,7 @@ fn a_bad_appended_record_is_reported_and_the_next_read_loads_whole() {
     let Outcome::Read(f) = r.outcome else {
         panic!("the good record shows first")
     };
-    assert_eq!(f.records, vec![rl_audit::schema::Loc { file: 0, line: 25 }]);
+    assert_eq!(f.records, vec![rl_audit::schema::Loc::new(0, 25)]);
     let failed = |o: Outcome| match o {
         Outcome::Failed(e) => e.to_string(),
         _ => panic!("the bad record stops the merge"),

@@ -68,7 +68,7 @@ fn pairing_rule_ties_reuse_and_boundary() {
     use rl_audit::analysis::likelihood::{length_matched_pairs, Scored};
     use rl_audit::schema::Loc;
     let s = |line: u64, len: u64| Scored {
-        loc: Loc { file: 0, line },
+        loc: Loc::new(0, line),
         len,
         llr: 0.0,
     };

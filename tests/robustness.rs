@@ -334,7 +334,7 @@ proptest! {
         rl in prop::collection::vec(1u64..200, 0..12),
         base in prop::collection::vec(1u64..200, 0..12),
     ) {
-        let s = |v: &[u64], off: u64| v.iter().enumerate().map(|(i, &len)| Scored { loc: Loc { file: 0, line: off + i as u64 }, len, llr: 0.0 }).collect::<Vec<_>>();
+        let s = |v: &[u64], off: u64| v.iter().enumerate().map(|(i, &len)| Scored { loc: Loc::new(0, off + i as u64), len, llr: 0.0 }).collect::<Vec<_>>();
         let (a, b) = (s(&rl, 0), s(&base, 100));
         let pairs = length_matched_pairs(&a, &b);
         let mut used_a = std::collections::HashSet::new();
@@ -443,7 +443,7 @@ fn what_a_step_does_not_hold_is_found_again_exactly() {
         let (a, b) = (set.strings.get("a").unwrap(), set.strings.get("b").unwrap());
         assert_eq!(set.trajectories.len(), n);
         for (i, t) in set.trajectories.iter().enumerate() {
-            assert_eq!(t.loc.line, i as u64 + 1);
+            assert_eq!(t.loc.line(), i as u64 + 1);
             let read = all_logps || (i % 2 == 0 && i % 10 != 4);
             let steps = set.steps_of(t);
             assert_eq!(steps.len(), 1 + i % 4);

@@ -275,6 +275,11 @@ fn a_damaged_summary_names_its_line_and_field() {
             "s.jsonl:2: log_line: must be ≥ 1, got 0",
         ),
         (
+            // 2^36: past the record numbers a location holds (36 bits).
+            format!("{header}\n{}\n", traj(",\"log_file\":\"x.jsonl\",\"log_line\":68719476736")),
+            "s.jsonl:2: log_line: must be ≤ 68719476735, got 68719476736",
+        ),
+        (
             format!("{header}\n{}\n", traj(",\"log_file\":\"x.jsonl\"")),
             "s.jsonl:2: log_line: required field is missing",
         ),

@@ -176,7 +176,7 @@ mod tests {
     use super::*;
 
     fn traj(turns: u32, success_turn: Option<u32>, termination: Termination) -> Trajectory {
-        let mut t = Trajectory::bare(crate::schema::Loc { file: 0, line: 1 }, 0, 0, 0, 8);
+        let mut t = Trajectory::bare(crate::schema::Loc::new(0, 1), 0, 0, 0, 8);
         t.success = success_turn.is_some();
         t.turns = turns;
         t.set_success_turn(success_turn);

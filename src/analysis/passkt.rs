@@ -532,8 +532,79 @@ pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
 /// (shared, not copied, between a section's table and the batch).
 type Grouped<G> = Vec<(G, PerTask)>;
 
-/// One statistic's (task, value) pairs, shared.
-type PerTask = Rc<Vec<(Id, f64)>>;
+/// One statistic's per-task values, shared.
+type PerTask = Rc<Column>;
+
+/// One statistic's value per task, over a task list shared with every
+/// other statistic of the benchmark over the same tasks: 8 bytes a task
+/// where (task, value) pairs took 16 — at 11 M rollouts these are most of
+/// the stage's memory (issue 20).
+struct Column {
+    tasks: Rc<[Id]>,
+    values: Vec<f64>,
+}
+
+impl Column {
+    fn new(lists: &mut TaskLists, pairs: Vec<(Id, f64)>) -> Column {
+        let values = pairs.iter().map(|x| x.1).collect();
+        Column {
+            tasks: lists.share(pairs.into_iter().map(|x| x.0).collect()),
+            values,
+        }
+    }
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    /// The mean over tasks, in task order (None over no task).
+    fn mean(&self) -> Option<f64> {
+        (!self.values.is_empty())
+            .then(|| self.values.iter().sum::<f64>() / self.values.len() as f64)
+    }
+}
+
+/// Two runs' (or modes') per-task values over the tasks where both have
+/// ≥ K rollouts ([`paired_values`] in columns).
+struct Paired {
+    tasks: Rc<[Id]>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Paired {
+    fn new(lists: &mut TaskLists, v: Vec<(Id, f64, f64)>) -> Paired {
+        Paired {
+            a: v.iter().map(|x| x.1).collect(),
+            b: v.iter().map(|x| x.2).collect(),
+            tasks: lists.share(v.into_iter().map(|x| x.0).collect()),
+        }
+    }
+    fn len(&self) -> usize {
+        self.a.len()
+    }
+    /// a − b per task, a column of the batch.
+    fn diffs(&self) -> PerTask {
+        Rc::new(Column {
+            tasks: Rc::clone(&self.tasks),
+            values: self.a.iter().zip(&self.b).map(|(a, b)| a - b).collect(),
+        })
+    }
+}
+
+/// A benchmark's distinct task lists, each held once by every column over
+/// it (the cells of one benchmark mostly cover the same tasks).
+#[derive(Default)]
+struct TaskLists(Vec<Rc<[Id]>>);
+
+impl TaskLists {
+    fn share(&mut self, tasks: Vec<Id>) -> Rc<[Id]> {
+        if let Some(l) = self.0.iter().find(|l| ***l == *tasks) {
+            return Rc::clone(l);
+        }
+        let l: Rc<[Id]> = tasks.into();
+        self.0.push(Rc::clone(&l));
+        l
+    }
+}
 
 /// (section, group within the section)
 type GroupTag = (usize, usize);
@@ -549,6 +620,8 @@ struct Batch {
     /// Per-task values, each tagged (section, group).
     items: Grouped<GroupTag>,
     sections: usize,
+    /// The task lists of the columns.
+    lists: TaskLists,
 }
 
 impl Batch {
@@ -573,9 +646,9 @@ impl Batch {
     fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
         // task list → group → members
         type Groups = BTreeMap<GroupTag, Vec<usize>>;
-        let mut sets: BTreeMap<Vec<Id>, Groups> = BTreeMap::new();
+        let mut sets: BTreeMap<Rc<[Id]>, Groups> = BTreeMap::new();
         for (i, (g, vals)) in self.items.iter().enumerate() {
-            sets.entry(vals.iter().map(|v| v.0).collect())
+            sets.entry(Rc::clone(&vals.tasks))
                 .or_default()
                 .entry(*g)
                 .or_default()
@@ -599,7 +672,10 @@ impl Batch {
                     .iter()
                     .map(|&i| {
                         let v = values[i].take().expect("a statistic is in one family");
-                        v.iter().map(|v| v.1).collect()
+                        match Rc::try_unwrap(v) {
+                            Ok(c) => c.values,
+                            Err(v) => v.values.clone(),
+                        }
                     })
                     .collect(),
                 weights: vec![1.0; tasks.len()],
@@ -613,10 +689,6 @@ impl Batch {
         }
         out
     }
-}
-
-fn mean_of(v: &[(Id, f64)]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
 }
 
 pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
@@ -695,7 +767,10 @@ fn cells<'a>(
     }
     let values: Grouped<(Id, u32, Mode)> = jobs
         .iter()
-        .map(|(r, k, l, m, counts)| ((*r, *l, *m), Rc::new(pass_values(counts, *k).0)))
+        .map(|(r, k, l, m, counts)| {
+            let col = Column::new(&mut batch.lists, pass_values(counts, *k).0);
+            ((*r, *l, *m), Rc::new(col))
+        })
         .collect();
     let range = batch.add(values.clone());
     let boot = s.boot;
@@ -704,7 +779,7 @@ fn cells<'a>(
             .zip(values)
             .zip(all[range].iter().copied())
             .map(|(((r, k, l, m, counts), (_, vals)), est)| {
-                let tasks = || vals.iter().map(|v| v.0).collect();
+                let tasks = || vals.tasks.to_vec();
                 let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 let seeds = contributing_seeds(input, b, *r, counts, *k);
                 let left_out = counts.len() - vals.len();
@@ -718,7 +793,7 @@ fn cells<'a>(
                     k: *k,
                     level: *l,
                     mode: *m,
-                    value: mean_of(&vals),
+                    value: vals.mean(),
                     ci: est.ci,
                     pass_all: super::stats::mean(&pass_all),
                     tasks: vals.len(),
@@ -904,6 +979,7 @@ fn advantages<'a>(
             for &k in ks {
                 let v = paired_values(&rl, &base, k);
                 if !v.is_empty() {
+                    let v = Paired::new(&mut batch.lists, v);
                     jobs.push((k, l, m, v, Rc::clone(&base), Rc::clone(&rl)));
                 }
             }
@@ -911,12 +987,7 @@ fn advantages<'a>(
     }
     let diffs: Grouped<(u32, Mode)> = jobs
         .iter()
-        .map(|(_, l, m, v, _, _)| {
-            (
-                (*l, *m),
-                Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
-            )
-        })
+        .map(|(_, l, m, v, _, _)| ((*l, *m), v.diffs()))
         .collect();
     let range = batch.add(diffs);
     let boot = s.boot;
@@ -930,7 +1001,7 @@ fn advantages<'a>(
                     input,
                     p.benchmark,
                     vec![(p.rl, rl_c), (p.base, base_c)],
-                    || v.iter().map(|x| x.0).collect(),
+                    || v.tasks.to_vec(),
                     *k,
                     &boot,
                     || est,
@@ -946,8 +1017,8 @@ fn advantages<'a>(
                     ),
                 ]);
                 let n = v.len() as f64;
-                let rl_pass = v.iter().map(|x| x.1).sum::<f64>() / n;
-                let base_pass = v.iter().map(|x| x.2).sum::<f64>() / n;
+                let rl_pass = v.a.iter().sum::<f64>() / n;
+                let base_pass = v.b.iter().sum::<f64>() / n;
                 let bench = input.name(p.benchmark);
                 let u = upper.iter().find(|u| u.benchmark == bench && u.level == *l);
                 Advantage {
@@ -991,7 +1062,7 @@ fn advantages<'a>(
 
 /// One cell of a family: its (task, Pass_RL, Pass_base) and both runs' counts.
 struct FamilyCell<'a> {
-    values: &'a [(Id, f64, f64)],
+    values: &'a Paired,
     base: &'a TaskCounts,
     rl: &'a TaskCounts,
     k: u64,
@@ -1014,7 +1085,7 @@ fn family_tests_of(
         .iter()
         .zip(cells)
         .filter(|(r, _)| !degenerate(r))
-        .flat_map(|(_, c)| c.values.iter().map(|x| x.0))
+        .flat_map(|(_, c)| c.values.tasks.iter().copied())
         .collect();
     let union: Vec<Id> = union.into_iter().collect();
     let multi = input.any_multi_seed(pair.benchmark, [pair.base, pair.rl]);
@@ -1026,7 +1097,7 @@ fn family_tests_of(
             .map(|c| {
                 (
                     vec![(pair.rl, c.rl), (pair.base, c.base)],
-                    c.values.iter().map(|x| x.0).collect(),
+                    c.values.tasks.to_vec(),
                     c.k,
                 )
             })
@@ -1050,7 +1121,8 @@ fn family_tests_of(
         .map(|c| {
             let mut sums = vec![0.0; union.len()];
             let mut weights = vec![0.0; union.len()];
-            for &(t, rl, base) in c.values.iter() {
+            let v = c.values;
+            for ((&t, &rl), &base) in v.tasks.iter().zip(&v.a).zip(&v.b) {
                 if let Ok(i) = union.binary_search(&t) {
                     sums[i] = rl - base;
                     weights[i] = 1.0;
@@ -1098,6 +1170,7 @@ fn mode_gaps<'a>(
             for &k in ks {
                 let v = paired_values(&native, &trunc, k);
                 if !v.is_empty() {
+                    let v = Paired::new(&mut batch.lists, v);
                     jobs.push((r, k, l, v, Rc::clone(&native), Rc::clone(&trunc)));
                 }
             }
@@ -1105,12 +1178,7 @@ fn mode_gaps<'a>(
     }
     let diffs: Grouped<(Id, u32)> = jobs
         .iter()
-        .map(|(r, _, l, v, _, _)| {
-            (
-                (*r, *l),
-                Rc::new(v.iter().map(|x| (x.0, x.1 - x.2)).collect()),
-            )
-        })
+        .map(|(r, _, l, v, _, _)| ((*r, *l), v.diffs()))
         .collect();
     let range = batch.add(diffs);
     let boot = *boot;
@@ -1119,7 +1187,7 @@ fn mode_gaps<'a>(
             .zip(all[range].iter().copied())
             .map(|((r, k, l, v, nat, tr), est)| {
                 // Native and truncated rollouts share the run's seed draw.
-                let tasks = || v.iter().map(|x| x.0).collect();
+                let tasks = || v.tasks.to_vec();
                 let sides = vec![(*r, &**nat), (*r, &**tr)];
                 let est = seed_aware(input, b, sides, tasks, *k, &boot, || est);
                 ModeGap {
@@ -1253,7 +1321,10 @@ fn token_budgets<'a>(
     }
     let values: Grouped<(Id, u64)> = jobs
         .iter()
-        .map(|(r, k, x, counts)| ((*r, *x), Rc::new(pass_values(counts, *k).0)))
+        .map(|(r, k, x, counts)| {
+            let col = Column::new(&mut batch.lists, pass_values(counts, *k).0);
+            ((*r, *x), Rc::new(col))
+        })
         .collect();
     let range = batch.add(values.clone());
     let boot = s.boot;
@@ -1263,14 +1334,14 @@ fn token_budgets<'a>(
         let cells = jobs.iter().zip(values).zip(all[range].iter().copied());
         rep.token
             .extend(cells.map(|(((r, k, x, counts), (_, vals)), est)| {
-                let tasks = || vals.iter().map(|v| v.0).collect();
+                let tasks = || vals.tasks.to_vec();
                 let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 TokenCell {
                     benchmark: input.name(b),
                     run: input.name(*r),
                     k: *k,
                     tokens: *x,
-                    value: mean_of(&vals),
+                    value: vals.mean(),
                     ci: est.ci,
                     tasks: vals.len(),
                     tasks_left_out: counts.len() - vals.len(),

@@ -208,14 +208,8 @@ impl Batch {
         let set = merge_all(vec![self], prev)?;
         let mut fresh = Vec::new();
         for f in (0..grew.len()).filter(|&f| grew[f]) {
-            let from = Loc {
-                file: f as u32,
-                line: lines[f] + 1,
-            };
-            let to = Loc {
-                file: f as u32 + 1,
-                line: 0,
-            };
+            let from = Loc::new(f as u32, lines[f] + 1);
+            let to = Loc::new(f as u32 + 1, 0);
             let span = (from, to);
             appended(
                 &set.trajectories,

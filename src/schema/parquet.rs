@@ -467,10 +467,7 @@ pub fn parse_trajectories(
         let mut set = LogSet::default();
         let mut errors = Vec::new();
         for i in a..b {
-            let loc = Loc {
-                file,
-                line: i as u64 + 1,
-            };
+            let loc = Loc::new(file, i as u64 + 1);
             let row = (|| -> std::result::Result<RawRecord, RecordError> {
                 let mut raw = RawRecord {
                     run: run.get(i, "run", "a string")?.map(Cow::Borrowed),
@@ -555,7 +552,7 @@ pub fn parse_trajectories(
             })();
             let added = row.and_then(|raw| set.add_raw(loc, raw));
             if let Err(e) = added {
-                errors.push((loc.line, e));
+                errors.push((loc.line(), e));
             }
         }
         (set, errors, (b - a) as u64)

@@ -178,7 +178,7 @@ struct Header<'a> {
 
 /// Where a record was read (the summarized load's file and record number).
 fn at(set: &LogSet, loc: Loc) -> (&str, u64) {
-    (set.file_name(loc), loc.line)
+    (set.file_name(loc), loc.line())
 }
 
 /// Ends a record's map with where it was read.
@@ -423,8 +423,8 @@ impl Serialize for CheckpointOut<'_> {
 pub(crate) fn relocate(set: &mut LogSet, names: &[String]) -> Vec<Option<u32>> {
     let mut plain = vec![false; names.len()];
     for loc in locs(set) {
-        if loc.file & Loc::ORIGIN == 0 {
-            plain[loc.file as usize] = true;
+        if loc.file() & Loc::ORIGIN == 0 {
+            plain[loc.file() as usize] = true;
         }
     }
     let mut all: Vec<String> = names
@@ -450,11 +450,12 @@ pub(crate) fn relocate(set: &mut LogSet, names: &[String]) -> Vec<Option<u32>> {
         .map(|i| index(set.origins.name(i)).unwrap_or(0))
         .collect();
     for loc in locs_mut(set) {
-        loc.file = if loc.file & Loc::ORIGIN != 0 {
-            origin[(loc.file & !Loc::ORIGIN) as usize]
+        let file = if loc.file() & Loc::ORIGIN != 0 {
+            origin[(loc.file() & !Loc::ORIGIN) as usize]
         } else {
-            loaded[loc.file as usize].unwrap_or(0)
+            loaded[loc.file() as usize].unwrap_or(0)
         };
+        *loc = Loc::new(file, loc.line());
     }
     set.summaries = names
         .iter()

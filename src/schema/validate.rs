@@ -116,14 +116,17 @@ impl LogSet {
                         format!("must be ≥ 1, got {l}"),
                     ));
                 }
+                if l as u64 > Loc::MAX_LINE {
+                    return Err(RecordError::impossible(
+                        "log_line",
+                        format!("must be ≤ {}, got {l}", Loc::MAX_LINE),
+                    ));
+                }
                 let id = self.origins.intern(f);
                 if id >= Loc::ORIGIN {
                     return Err(RecordError::impossible("log_file", "too many log files"));
                 }
-                Ok(Loc {
-                    file: Loc::ORIGIN | id,
-                    line: l as u64,
-                })
+                Ok(Loc::new(Loc::ORIGIN | id, l as u64))
             }
         }
     }

@@ -815,7 +815,7 @@ impl App {
                 self.marked = Some(loc);
                 self.message = Some(format!(
                     "marked record {}: x on another rollout compares the two",
-                    loc.line
+                    loc.line()
                 ));
             }
             Some(m) if m == loc => self.message = Some("unmarked".into()),

@@ -148,16 +148,16 @@ fn drill_title(app: &App) -> String {
         .map(|v| match v {
             View::Tasks { k, level, mode } => format!("tasks K={k} {level}% {}", mode.name()),
             View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
-            View::Trajectory(l) => format!("record {}", l.line),
+            View::Trajectory(l) => format!("record {}", l.line()),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
-            View::Compare(x, y) => format!("records {} | {}", x.line, y.line),
+            View::Compare(x, y) => format!("records {} | {}", x.line(), y.line()),
             View::Search(p) => format!("search /{p}/"),
             View::Appended => "appended".into(),
         })
         .collect();
     let marked = match (app.marked, app.stack.last()) {
         (Some(m), Some(View::Rollouts { .. })) => {
-            format!(" · marked record {} (x on another compares)", m.line)
+            format!(" · marked record {} (x on another compares)", m.line())
         }
         _ => String::new(),
     };

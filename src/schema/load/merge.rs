@@ -140,6 +140,12 @@ impl Merger {
                 format!("more than {MAX_RECORDS} records in the log set; split it (see README: going past one machine)"),
             ));
         }
+        if base + c.lines > Loc::MAX_LINE {
+            return Err(Error::file(
+                name,
+                format!("more than {} lines in one file; split it", Loc::MAX_LINE),
+            ));
+        }
         if let Some(l) = c.too_long {
             return Err(Error::file(
                 name,
@@ -147,10 +153,7 @@ impl Merger {
             ));
         }
         for (line, e) in c.errors {
-            let loc = Loc {
-                file: c.file,
-                line: base + line,
-            };
+            let loc = Loc::new(c.file, base + line);
             if self.lenient {
                 *self.out.skipped.entry(e.reason.name()).or_default() += 1;
             } else if self.first_error.is_none() {
@@ -197,7 +200,7 @@ impl Merger {
             // Records from summaries: located at their logs, in their order.
             let index = crate::schema::summary::relocate(&mut out, names);
             limit =
-                limit.and_then(|l| index[l.file as usize].map(|file| Loc { file, line: l.line }));
+                limit.and_then(|l| index[l.file() as usize].map(|file| Loc::new(file, l.line())));
             out.trajectories.sort_by_key(|t| t.loc);
             out.probes.sort_by_key(|p| p.loc);
             out.checkpoints.sort_by_key(|c| c.loc);
@@ -216,8 +219,8 @@ impl Merger {
 
 pub(super) fn record_error(names: &[String], loc: Loc, error: RecordError) -> Error {
     Error::Record {
-        file: names[loc.file as usize].clone(),
-        line: loc.line,
+        file: names[loc.file() as usize].clone(),
+        line: loc.line(),
         error,
     }
 }
@@ -281,11 +284,11 @@ pub(super) fn append(out: &mut LogSet, mut set: LogSet, line_base: u64) {
         .map(|i| Loc::ORIGIN | out.origins.intern(set.origins.name(i)))
         .collect();
     let place = |loc: &mut Loc| {
-        if loc.file & Loc::ORIGIN != 0 {
-            loc.file = origins[(loc.file & !Loc::ORIGIN) as usize];
+        *loc = if loc.file() & Loc::ORIGIN != 0 {
+            Loc::new(origins[(loc.file() & !Loc::ORIGIN) as usize], loc.line())
         } else {
-            loc.line += line_base;
-        }
+            Loc::new(loc.file(), loc.line() + line_base)
+        };
     };
     let shift = |s: Span, by: usize| Span {
         start: s.start + by as u32,

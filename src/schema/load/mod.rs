@@ -90,6 +90,13 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
     let mut notes = Vec::new();
     let mut ignored = Vec::new();
     let files = discover(paths, opts, &mut notes, &mut ignored)?;
+    if files.len() >= Loc::MAX_FILES as usize {
+        return Err(Error::Usage(format!(
+            "{} log files: at most {} can be read together; audit them in shards (see README: going past one machine)",
+            files.len(),
+            Loc::MAX_FILES - 1
+        )));
+    }
     // rLLM episode folders: converted in one pass (budgets span every run).
     let mut prepared = match &opts.mapping {
         Some(_) => BTreeMap::new(),

@@ -87,10 +87,7 @@ pub(super) fn parse_chunk(
             continue;
         }
         c.records += 1;
-        let loc = Loc {
-            file,
-            line: c.lines,
-        };
+        let loc = Loc::new(file, c.lines);
         let added = match &opts.mapping {
             Some(m) => add_mapped(&mut c.set, m, loc, line, |v| {
                 let positions = positions.next(&position_paths, v);
@@ -202,13 +199,10 @@ pub(super) fn parse_step_rows(
         positions: &[],
     };
     for (first, rec) in m.map_steps(&rows, &cx) {
-        let loc = Loc {
-            file,
-            line: row_lines[first],
-        };
+        let loc = Loc::new(file, row_lines[first]);
         let bytes = serde_json::to_vec(&rec).unwrap_or_default();
         if let Err(e) = c.set.add_json(loc, &bytes) {
-            c.errors.push((loc.line, explain_mapped(m, e)));
+            c.errors.push((loc.line(), explain_mapped(m, e)));
         }
     }
     c.errors.sort_by_key(|e| e.0);
@@ -224,8 +218,7 @@ pub(crate) fn parsed_chunk(
 ) -> Chunk {
     // Chunk line bases are added later.
     for t in &mut set.trajectories {
-        t.loc.file = file;
-        t.loc.line -= *base;
+        t.loc = Loc::new(file, t.loc.line() - *base);
     }
     let errors = errors.into_iter().map(|(l, e)| (l - *base, e)).collect();
     *base += rows;

@@ -13,8 +13,8 @@ impl LogSet {
     /// Re-reads the record at `loc` from where it was loaded: its file, or
     /// the embedded bytes it came from (the bundled demo).
     pub fn read_record(&self, loc: Loc) -> Result<serde_json::Value> {
-        let embedded = self.embedded.get(loc.file as usize).copied().flatten();
-        read_record_from(self.file_name(loc), loc.line, embedded)
+        let embedded = self.embedded.get(loc.file() as usize).copied().flatten();
+        read_record_from(self.file_name(loc), loc.line(), embedded)
     }
 }
 
@@ -182,7 +182,7 @@ impl LogSet {
         let mut by_file: BTreeMap<u32, Vec<(u64, usize)>> = BTreeMap::new();
         for (k, &i) in trajs.iter().enumerate() {
             let loc = self.trajectories[i].loc;
-            by_file.entry(loc.file).or_default().push((loc.line, k));
+            by_file.entry(loc.file()).or_default().push((loc.line(), k));
         }
         for (file, mut wanted) in by_file {
             wanted.sort_unstable();
@@ -216,7 +216,7 @@ impl LogSet {
                 }
             } else {
                 for (line, k) in wanted {
-                    let v = self.read_record(Loc { file, line })?;
+                    let v = self.read_record(Loc::new(file, line))?;
                     out[k] = of(&v);
                 }
             }

@@ -14,7 +14,7 @@ pub fn reading(set: &LogSet, loc: Loc) -> TableData {
     let name = set.file_name(loc).to_string();
     let mut t = TableData::new(
         "trajectory",
-        format!("{name}:{} — reading…", loc.line),
+        format!("{name}:{} — reading…", loc.line()),
         &["turn"],
     );
     t.push_text(
@@ -32,7 +32,7 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
     let name = set.file_name(loc).to_string();
     let mut t = TableData::new(
         "trajectory",
-        format!("{name}:{}", loc.line),
+        format!("{name}:{}", loc.line()),
         &[
             "turn",
             "action",
@@ -62,7 +62,7 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
             .iter()
             .filter_map(|k| v.get(*k).map(|x| format!("{k}={x}")))
             .collect();
-            t.title = format!("{name}:{} — {}", loc.line, head.join(" "));
+            t.title = format!("{name}:{} — {}", loc.line(), head.join(" "));
             for st in v
                 .get("steps")
                 .and_then(|s| s.as_array())
