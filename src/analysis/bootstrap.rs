@@ -7,9 +7,9 @@ use std::hash::{BuildHasher, Hasher};
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
+use super::binomial::Binomial;
 use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
 use crate::schema::FirstSeen;
 
@@ -206,6 +206,7 @@ struct Scratch {
     rows: Vec<u32>,
     counts: Vec<u32>,
     acc: Vec<f64>,
+    binomials: Binomials,
 }
 
 /// A family of distinct values (one cluster per class): each class's
@@ -391,6 +392,7 @@ fn replicate_blocks_of<const W: usize>(
                 rows,
                 counts,
                 acc,
+                binomials,
             } = scratch;
             draws_f.clear();
             let mut rngs: Vec<Xoshiro256PlusPlus> =
@@ -411,7 +413,7 @@ fn replicate_blocks_of<const W: usize>(
                     counts.resize(cl.len() * W, 0);
                 }
                 if direct {
-                    multinomial_block::<W>(counts, &cl.size, m as u64, &mut rngs);
+                    multinomial_block::<W>(counts, &cl.size, m as u64, &mut rngs, binomials);
                 } else if cl.len() < m {
                     class_counts::<W>(counts, &cl.of, draws);
                 }
@@ -458,19 +460,21 @@ fn replicate_blocks_of<const W: usize>(
 /// passed), each resample from its own generator in class order — as one
 /// resample at a time would, so the same counts. Going class by class over
 /// the block lets resamples with as many left share the binomial's set-up
-/// (`Binomial::new`, a power for small means: a pure function of the two).
+/// (`Binomial::new`, a pure function of the two), kept in `made` from
+/// block to block: the binomials of a class recur across resamples.
 fn multinomial_block<const W: usize>(
     counts: &mut [u32],
     size: &[u64],
     m: u64,
     rngs: &mut [Xoshiro256PlusPlus],
+    made: &mut Binomials,
 ) {
+    if made.len() > MADE {
+        made.clear();
+    }
     let mut left = [m; W];
     let mut mass = m;
-    // (left, its binomial) met in this class, by left's low bits.
-    let mut seen: [Option<(u64, Option<Binomial>)>; SEEN] = [None; SEEN];
     for (k, &size) in size.iter().enumerate() {
-        seen.iter_mut().for_each(|x| *x = None);
         let p = size as f64 / mass as f64;
         for (r, rng) in rngs.iter_mut().enumerate() {
             let n = left[r];
@@ -480,16 +484,10 @@ fn multinomial_block<const W: usize>(
             let x = if size == mass {
                 n
             } else {
-                let slot = &mut seen[n as usize % SEEN];
-                let d = match slot {
-                    Some((held, d)) if *held == n => *d,
-                    _ => {
-                        let d = Binomial::new(n, p).ok();
-                        *slot = Some((n, d));
-                        d
-                    }
-                };
-                d.map_or(0, |d| d.sample(rng))
+                let d = made
+                    .entry((n, p.to_bits()))
+                    .or_insert_with(|| Binomial::new(n, p));
+                d.as_ref().map_or(0, |d| d.sample(rng))
             };
             counts[k * W + r] = x as u32;
             left[r] -= x;
@@ -498,8 +496,11 @@ fn multinomial_block<const W: usize>(
     }
 }
 
-/// Slots of [`multinomial_block`]'s table of binomials met in a class.
-const SEEN: usize = 128;
+/// The binomials a worker has set up, by (n, p's bits).
+type Binomials = crate::schema::FastMap<(u64, u64), Option<Binomial>>;
+
+/// The most binomials a worker keeps (about 1.5 MB).
+const MADE: usize = 8192;
 
 /// Σ count × weight (into `w`) and Σ count × value per statistic (into
 /// `acc`, stat-major) over a family's classes, [`W`] resamples side by
@@ -848,7 +849,9 @@ mod tests {
                 let x = if s == mass {
                     left
                 } else {
-                    Binomial::new(left, s as f64 / mass as f64).map_or(0, |d| d.sample(rng))
+                    // rand_distr's own binomial: the reference for ours.
+                    rand_distr::Binomial::new(left, s as f64 / mass as f64)
+                        .map_or(0, |d| rand_distr::Distribution::sample(&d, rng))
                 };
                 out[k] = x as u32;
                 left -= x;
@@ -862,12 +865,14 @@ mod tests {
             (0..120).map(|i| 1 + (i % 7)).collect(),
             vec![1, 1, 2, 500, 9000],
         ];
+        // One worker's binomials, kept across blocks and layouts.
+        let mut made = Binomials::default();
         for size in &layouts {
             let m: u64 = size.iter().sum();
             for rr in [1usize, 5, 64] {
                 let mut rngs: Vec<_> = (0..rr).map(|r| resample_rng(11, 300 + r)).collect();
                 let mut counts = vec![0u32; size.len() * 64];
-                multinomial_block::<64>(&mut counts, size, m, &mut rngs);
+                multinomial_block::<64>(&mut counts, size, m, &mut rngs, &mut made);
                 for r in 0..rr {
                     let got: Vec<u32> = (0..size.len()).map(|k| counts[k * 64 + r]).collect();
                     let want = reference(size, m, &mut resample_rng(11, 300 + r));

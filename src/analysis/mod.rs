@@ -1,6 +1,7 @@
 //! The analyses of SPEC §2. Pure: a loaded [`LogSet`] in, result structs out.
 //! Headless reports and the TUI both read the same [`Audit`].
 
+pub mod binomial;
 pub mod bootstrap;
 pub mod budgetmix;
 pub mod categories;
