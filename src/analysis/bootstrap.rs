@@ -259,7 +259,37 @@ fn bootstrap_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate
 /// the m cluster ids per resample — the joint replicates of SPEC §4.2,
 /// where each statistic's own clusters are those of non-zero weight.
 pub fn cluster_bootstrap_replicates(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
-    let classes = families.iter().map(Classes::new).collect();
+    replicates_of_classes(families.iter().map(Classes::new).collect(), cfg)
+}
+
+/// A family reduced to what the bootstrap reads of it (its classes: 4
+/// bytes a cluster when its values repeat), to be bootstrapped later beside
+/// others over as many clusters.
+pub struct Reduced(Classes);
+
+impl Reduced {
+    pub fn new(f: &Family) -> Reduced {
+        Reduced(Classes::new(f))
+    }
+    /// How many clusters (m).
+    pub fn clusters(&self) -> usize {
+        self.0.clusters()
+    }
+}
+
+/// [`cluster_bootstrap_replicates`] of families reduced one by one (all
+/// over the same m clusters): each family's replicates are those it gets
+/// alone or with any others — a draw depends only on the seed, the
+/// resample and m — so families gathered from several analyses share one
+/// draw of the cluster ids per resample.
+pub fn cluster_bootstrap_replicates_of(
+    families: Vec<Reduced>,
+    cfg: &Bootstrap,
+) -> Vec<Vec<Vec<f64>>> {
+    replicates_of_classes(families.into_iter().map(|r| r.0).collect(), cfg)
+}
+
+fn replicates_of_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
     passes(classes, cfg, true, |cls, live, direct| {
         let (blocks, offsets) = replicate_blocks(cls, live, direct, cfg);
         cls.iter()

@@ -699,7 +699,8 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     };
     rep.upper = upper_bounds(input, &s.levels);
     let tokens = TokenScan::of(input);
-    let mut advantage: Vec<(usize, Vec<Advantage>)> = Vec::new();
+    // Every pair's rows, their §4.2 tests waiting for the joint draws.
+    let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
     // One benchmark at a time. Its statistics share resample draws only
     // with one another (every draw is made from the same seeds, so which
     // statistics are batched together changes no result), and only one
@@ -717,9 +718,10 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         let finish_tokens = token_budgets(input, &tokens, b, &ks, s, &mut batch);
         let all = batch.run(&s.boot);
         rep.cells.extend(finish_cells(&all));
-        for (i, f) in finish_advantages {
-            advantage.push((i, f(&all, &rep.upper)));
-        }
+        pending.extend(finish_advantages.into_iter().map(|(i, f)| {
+            let (rows, tests) = f(&all, &rep.upper);
+            (i, rows, tests)
+        }));
         rep.mode_gap.extend(finish_gaps(&all));
         finish_tokens(&all, &mut rep);
     }
@@ -732,6 +734,9 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             b.mode,
         ))
     });
+    joint_family_tests(&mut pending, s);
+    let mut advantage: Vec<(usize, Vec<Advantage>)> =
+        pending.into_iter().map(|(i, rows, _)| (i, rows)).collect();
     // In the order of the pairs.
     advantage.sort_by_key(|a| a.0);
     rep.advantage = advantage.into_iter().flat_map(|a| a.1).collect();
@@ -970,7 +975,7 @@ fn advantages<'a>(
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
-) -> impl FnOnce(&[Estimate], &[UpperBound]) -> Vec<Advantage> + 'a {
+) -> impl FnOnce(&[Estimate], &[UpperBound]) -> (Vec<Advantage>, FamilyTests) + 'a {
     let mut jobs = Vec::new();
     for &l in &s.levels {
         for m in Mode::BOTH {
@@ -1053,10 +1058,60 @@ fn advantages<'a>(
             })
             .collect();
         let tests = family_tests_of(input, p, &rows, &fam, &boot, adjust, min_effect);
-        for (r, t) in rows.iter_mut().zip(tests) {
-            r.test = t;
+        if let FamilyTests::Done(tests) = &tests {
+            for (r, t) in rows.iter_mut().zip(tests) {
+                r.test = *t;
+            }
         }
-        rows
+        (rows, tests)
+    }
+}
+
+/// A pair's §4.2 tests: done, or its family's cells reduced and waiting for
+/// their joint replicates — drawn once for every pair over as many tasks,
+/// whatever its benchmark (the same draws each would get alone: a draw
+/// depends only on the seed, the resample and the number of tasks), where
+/// each pair drew them anew (8 draws of 26,000 tasks × 10,000 at 11 M
+/// rollouts).
+enum FamilyTests {
+    Done(Vec<super::multiplicity::CellTest>),
+    Joint(Vec<super::bootstrap::Reduced>),
+}
+
+/// The waiting tests of the pairs, each family bootstrapped with the others
+/// over as many tasks; sets every row's test.
+fn joint_family_tests(pending: &mut [(usize, Vec<Advantage>, FamilyTests)], s: &Settings) {
+    use super::multiplicity::{family_tests, CellInput};
+    // m → (pair, cells) in pair order.
+    let mut by_m: BTreeMap<usize, Vec<(usize, Vec<super::bootstrap::Reduced>)>> = BTreeMap::new();
+    for (j, (_, _, tests)) in pending.iter_mut().enumerate() {
+        if let FamilyTests::Joint(cells) = std::mem::replace(tests, FamilyTests::Done(Vec::new())) {
+            let m = cells.first().map_or(0, |c| c.clusters());
+            by_m.entry(m).or_default().push((j, cells));
+        }
+    }
+    for (_, pairs) in by_m {
+        let sizes: Vec<(usize, usize)> = pairs.iter().map(|(j, c)| (*j, c.len())).collect();
+        let all = pairs.into_iter().flat_map(|(_, c)| c).collect();
+        let mut reps = super::bootstrap::cluster_bootstrap_replicates_of(all, &s.boot).into_iter();
+        for (j, n) in sizes {
+            let reps: Vec<Vec<Vec<f64>>> = reps.by_ref().take(n).collect();
+            let rows = &mut pending[j].1;
+            let inputs: Vec<CellInput> = rows
+                .iter()
+                .zip(&reps)
+                .map(|(r, rep)| CellInput {
+                    delta: r.delta,
+                    degenerate: !matches!(r.ci, Ci::Interval(..)),
+                    replicates: &rep[0],
+                    tasks: r.tasks,
+                })
+                .collect();
+            let tests = family_tests(&inputs, s.boot.resamples, s.adjust, s.min_effect, true);
+            for (r, t) in rows.iter_mut().zip(tests) {
+                r.test = t;
+            }
+        }
     }
 }
 
@@ -1077,7 +1132,7 @@ fn family_tests_of(
     boot: &Bootstrap,
     adjust: super::multiplicity::Adjust,
     min_effect: f64,
-) -> Vec<super::multiplicity::CellTest> {
+) -> FamilyTests {
     use super::multiplicity::{family_tests, CellInput};
     let degenerate = |r: &Advantage| !matches!(r.ci, Ci::Interval(..));
     // U: the union of the live cells' tasks, in name (= id) order.
@@ -1114,42 +1169,53 @@ fn family_tests_of(
                 tasks: r.tasks,
             })
             .collect();
-        return family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed);
+        return FamilyTests::Done(family_tests(
+            &inputs,
+            boot.resamples,
+            adjust,
+            min_effect,
+            single_seed,
+        ));
     }
-    let families: Vec<Family> = cells
-        .iter()
-        .map(|c| {
-            let mut sums = vec![0.0; union.len()];
-            let mut weights = vec![0.0; union.len()];
-            let v = c.values;
-            for ((&t, &rl), &base) in v.tasks.iter().zip(&v.a).zip(&v.b) {
-                if let Ok(i) = union.binary_search(&t) {
-                    sums[i] = rl - base;
-                    weights[i] = 1.0;
+    if union.is_empty() {
+        let inputs: Vec<CellInput> = rows
+            .iter()
+            .map(|r| CellInput {
+                delta: r.delta,
+                degenerate: degenerate(r),
+                replicates: &[],
+                tasks: r.tasks,
+            })
+            .collect();
+        return FamilyTests::Done(family_tests(
+            &inputs,
+            boot.resamples,
+            adjust,
+            min_effect,
+            single_seed,
+        ));
+    }
+    // Each cell's family over U, reduced as it is made.
+    FamilyTests::Joint(
+        cells
+            .iter()
+            .map(|c| {
+                let mut sums = vec![0.0; union.len()];
+                let mut weights = vec![0.0; union.len()];
+                let v = c.values;
+                for ((&t, &rl), &base) in v.tasks.iter().zip(&v.a).zip(&v.b) {
+                    if let Ok(i) = union.binary_search(&t) {
+                        sums[i] = rl - base;
+                        weights[i] = 1.0;
+                    }
                 }
-            }
-            Family {
-                sums: vec![sums],
-                weights,
-            }
-        })
-        .collect();
-    let reps = if union.is_empty() {
-        vec![vec![Vec::new()]; families.len()]
-    } else {
-        super::bootstrap::cluster_bootstrap_replicates(&families, boot)
-    };
-    let inputs: Vec<CellInput> = rows
-        .iter()
-        .zip(&reps)
-        .map(|(r, rep)| CellInput {
-            delta: r.delta,
-            degenerate: degenerate(r),
-            replicates: &rep[0],
-            tasks: r.tasks,
-        })
-        .collect();
-    family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed)
+                super::bootstrap::Reduced::new(&Family {
+                    sums: vec![sums],
+                    weights,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Registers a benchmark's mode gaps; the returned function builds them.
