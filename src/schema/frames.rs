@@ -184,8 +184,12 @@ const PART_ROWS: usize = 1 << 18;
 
 /// Reduces the evaluation rollouts with a lazy group-by, a part of the
 /// tasks at a time (a task's rollouts are all in one part, so each group
-/// is whole); each task's figures come from its groups'.
+/// is whole); each task's figures come from its groups'. Parts are reduced
+/// on both cores, two at a time, and put together in part order: their
+/// tasks are disjoint, so what each adds is what it would add alone (at
+/// 11 M rollouts, 42 parts reduced one by one left a core idle for 3 s).
 pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
+    use rayon::prelude::*;
     let seeds = run_seeds(set);
     let rows = set.trajectories.iter().filter(|t| !t.is_training()).count();
     // A rollout's part: its task id modulo the number of parts.
@@ -197,11 +201,27 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         }
     }
     let mut out = EvalAggregates::default();
-    for rows in members {
-        let df = evaluation_frame(set, &seeds, &rows)?;
-        drop(rows);
-        if df.height() > 0 {
-            reduce_groups(df, &mut out)?;
+    let threads = rayon::current_num_threads().max(1);
+    let mut members = members.into_iter();
+    loop {
+        let wave: Vec<Vec<u32>> = members.by_ref().take(threads).collect();
+        if wave.is_empty() {
+            break;
+        }
+        let reduced: Vec<Result<EvalAggregates>> = wave
+            .into_par_iter()
+            .map(|rows| {
+                let mut part = EvalAggregates::default();
+                let df = evaluation_frame(set, &seeds, &rows)?;
+                drop(rows);
+                if df.height() > 0 {
+                    reduce_groups(df, &mut part)?;
+                }
+                Ok(part)
+            })
+            .collect();
+        for part in reduced {
+            add_part(&mut out, part?);
         }
     }
     merge_aggregates(set, &mut out);
@@ -285,6 +305,27 @@ fn reduce_groups(df: DataFrame, out: &mut EvalAggregates) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// A part's aggregates into the whole: its tasks are its own, so its
+/// entries are new; its success turns go to the end of the column.
+fn add_part(out: &mut EvalAggregates, part: EvalAggregates) {
+    let base = out.turns.len() as u32;
+    out.turns.extend(part.turns);
+    for (key, info) in part.tasks {
+        let e = out.tasks.entry(key).or_insert(info);
+        e.full_budget = e.full_budget.max(info.full_budget);
+        e.min_turns = e.min_turns.max(info.min_turns);
+    }
+    for (key, groups) in part.groups {
+        out.groups
+            .entry(key)
+            .or_default()
+            .extend(groups.into_iter().map(|mut g| {
+                g.turns.start += base;
+                g
+            }));
+    }
 }
 
 /// Adds `--summarize` shards: counts add, success turns concatenate.
