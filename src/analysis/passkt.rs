@@ -1067,6 +1067,29 @@ fn advantages<'a>(
     }
 }
 
+/// §4.2's tests of a family's rows, row i's joint replicates `reps(i)`.
+fn cell_tests<'r>(
+    rows: &[Advantage],
+    reps: impl Fn(usize) -> &'r [f64],
+    boot: &Bootstrap,
+    adjust: super::multiplicity::Adjust,
+    min_effect: f64,
+    single_seed: bool,
+) -> Vec<super::multiplicity::CellTest> {
+    use super::multiplicity::{family_tests, CellInput};
+    let inputs: Vec<CellInput> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| CellInput {
+            delta: r.delta,
+            degenerate: !matches!(r.ci, Ci::Interval(..)),
+            replicates: reps(i),
+            tasks: r.tasks,
+        })
+        .collect();
+    family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed)
+}
+
 /// A pair's §4.2 tests: done, or its family's cells reduced and waiting for
 /// their joint replicates — drawn once for every pair over as many tasks,
 /// whatever its benchmark (the same draws each would get alone: a draw
@@ -1081,7 +1104,6 @@ enum FamilyTests {
 /// The waiting tests of the pairs, each family bootstrapped with the others
 /// over as many tasks; sets every row's test.
 fn joint_family_tests(pending: &mut [(usize, Vec<Advantage>, FamilyTests)], s: &Settings) {
-    use super::multiplicity::{family_tests, CellInput};
     // m → (pair, cells) in pair order.
     let mut by_m: BTreeMap<usize, Vec<(usize, Vec<super::bootstrap::Reduced>)>> = BTreeMap::new();
     for (j, (_, _, tests)) in pending.iter_mut().enumerate() {
@@ -1097,17 +1119,7 @@ fn joint_family_tests(pending: &mut [(usize, Vec<Advantage>, FamilyTests)], s: &
         for (j, n) in sizes {
             let reps: Vec<Vec<Vec<f64>>> = reps.by_ref().take(n).collect();
             let rows = &mut pending[j].1;
-            let inputs: Vec<CellInput> = rows
-                .iter()
-                .zip(&reps)
-                .map(|(r, rep)| CellInput {
-                    delta: r.delta,
-                    degenerate: !matches!(r.ci, Ci::Interval(..)),
-                    replicates: &rep[0],
-                    tasks: r.tasks,
-                })
-                .collect();
-            let tests = family_tests(&inputs, s.boot.resamples, s.adjust, s.min_effect, true);
+            let tests = cell_tests(rows, |i| &reps[i][0], &s.boot, s.adjust, s.min_effect, true);
             for (r, t) in rows.iter_mut().zip(tests) {
                 r.test = t;
             }
@@ -1133,7 +1145,6 @@ fn family_tests_of(
     adjust: super::multiplicity::Adjust,
     min_effect: f64,
 ) -> FamilyTests {
-    use super::multiplicity::{family_tests, CellInput};
     let degenerate = |r: &Advantage| !matches!(r.ci, Ci::Interval(..));
     // U: the union of the live cells' tasks, in name (= id) order.
     let union: BTreeSet<Id> = rows
@@ -1159,41 +1170,12 @@ fn family_tests_of(
             .collect();
         let (sides, seed_cells) = seed_cells(input, pair.benchmark, &union, &specs);
         let reps = super::seeds::replicates(union.len(), &sides, &seed_cells, boot);
-        let inputs: Vec<CellInput> = rows
-            .iter()
-            .zip(&reps)
-            .map(|(r, rep)| CellInput {
-                delta: r.delta,
-                degenerate: degenerate(r),
-                replicates: rep,
-                tasks: r.tasks,
-            })
-            .collect();
-        return FamilyTests::Done(family_tests(
-            &inputs,
-            boot.resamples,
-            adjust,
-            min_effect,
-            single_seed,
-        ));
+        let tests = cell_tests(rows, |i| &reps[i], boot, adjust, min_effect, single_seed);
+        return FamilyTests::Done(tests);
     }
     if union.is_empty() {
-        let inputs: Vec<CellInput> = rows
-            .iter()
-            .map(|r| CellInput {
-                delta: r.delta,
-                degenerate: degenerate(r),
-                replicates: &[],
-                tasks: r.tasks,
-            })
-            .collect();
-        return FamilyTests::Done(family_tests(
-            &inputs,
-            boot.resamples,
-            adjust,
-            min_effect,
-            single_seed,
-        ));
+        let tests = cell_tests(rows, |_| &[], boot, adjust, min_effect, single_seed);
+        return FamilyTests::Done(tests);
     }
     // Each cell's family over U, reduced as it is made.
     FamilyTests::Joint(
