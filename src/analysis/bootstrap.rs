@@ -254,14 +254,6 @@ fn bootstrap_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate
     })
 }
 
-/// Every statistic's replicates, resample by resample (`out[f][s][b]`;
-/// NaN where resample b drew no cluster of weight), from one shared draw of
-/// the m cluster ids per resample — the joint replicates of SPEC §4.2,
-/// where each statistic's own clusters are those of non-zero weight.
-pub fn cluster_bootstrap_replicates(families: &[Family], cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
-    replicates_of_classes(families.iter().map(Classes::new).collect(), cfg)
-}
-
 /// A family reduced to what the bootstrap reads of it (its classes: 4
 /// bytes a cluster when its values repeat), to be bootstrapped later beside
 /// others over as many clusters.
@@ -277,19 +269,19 @@ impl Reduced {
     }
 }
 
-/// [`cluster_bootstrap_replicates`] of families reduced one by one (all
-/// over the same m clusters): each family's replicates are those it gets
-/// alone or with any others — a draw depends only on the seed, the
+/// Every statistic's replicates, resample by resample (`out[f][s][b]`;
+/// NaN where resample b drew no cluster of weight), from one shared draw of
+/// the m cluster ids per resample — the joint replicates of SPEC §4.2,
+/// where each statistic's own clusters are those of non-zero weight. The
+/// families (all over the same m clusters) get the replicates each gets
+/// alone or beside any others — a draw depends only on the seed, the
 /// resample and m — so families gathered from several analyses share one
 /// draw of the cluster ids per resample.
 pub fn cluster_bootstrap_replicates_of(
     families: Vec<Reduced>,
     cfg: &Bootstrap,
 ) -> Vec<Vec<Vec<f64>>> {
-    replicates_of_classes(families.into_iter().map(|r| r.0).collect(), cfg)
-}
-
-fn replicates_of_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Vec<f64>>> {
+    let classes = families.into_iter().map(|r| r.0).collect();
     passes(classes, cfg, true, |cls, live, direct| {
         let (blocks, offsets) = replicate_blocks(cls, live, direct, cfg);
         cls.iter()
