@@ -7,9 +7,9 @@ pub(crate) enum Decoded {
     Lines(Vec<u8>, Vec<String>),
     /// Already parsed by columns (a `--summarize` shard).
     Parsed(Vec<crate::schema::parquet::ParsedRows>),
-    /// Parquet trajectories, to parse by columns
-    /// ([`crate::schema::parquet::parse_trajectories`]).
-    Frame(polars::prelude::DataFrame),
+    /// Parquet trajectories in slices of consecutive rows, to parse by
+    /// columns ([`crate::schema::parquet::parse_trajectories`]).
+    Frames(Vec<polars::prelude::DataFrame>),
     Skip(String),
 }
 
@@ -32,7 +32,7 @@ pub(crate) fn decode(
         }
         Format::Parquet => match crate::schema::parquet::read_parquet(name, raw)? {
             crate::schema::parquet::ParquetData::Lines(b) => lines(b),
-            crate::schema::parquet::ParquetData::Trajectories(df) => Ok(Decoded::Frame(df)),
+            crate::schema::parquet::ParquetData::Trajectories(parts) => Ok(Decoded::Frames(parts)),
             crate::schema::parquet::ParquetData::Aggregates(part) => {
                 Ok(Decoded::Parsed(vec![*part]))
             }

@@ -250,11 +250,20 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         }
                         names.push(name);
                     }
-                    Decoded::Frame(df) => {
+                    Decoded::Frames(frames) => {
                         let mut base = 0;
-                        crate::schema::parquet::parse_trajectories(index, &df, &mut |part| {
-                            merger.push(parsed_chunk(index, part, &mut base), &name)
-                        })?;
+                        let mut row0 = 0;
+                        for df in frames {
+                            crate::schema::parquet::parse_trajectories(
+                                index,
+                                row0,
+                                &df,
+                                &mut |part| {
+                                    merger.push(parsed_chunk(index, part, &mut base), &name)
+                                },
+                            )?;
+                            row0 += df.height();
+                        }
                         names.push(name);
                     }
                 }
@@ -477,7 +486,7 @@ pub fn load_sources(sources: &[(&str, &'static [u8])], opts: &LoadOptions) -> Re
                 format_of(Path::new(name)).ok_or_else(|| Error::file(name, "not a log file"))?;
             match decode(name, fmt, raw, opts, true)? {
                 Decoded::Lines(b, _) => Ok(b),
-                Decoded::Parsed(_) | Decoded::Frame(_) => {
+                Decoded::Parsed(_) | Decoded::Frames(_) => {
                     Err(Error::file(name, "embedded Parquet is not supported"))
                 }
                 Decoded::Skip(note) => Err(Error::file(name, note)),
