@@ -247,3 +247,55 @@ fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {
     ParquetWriter::new(&mut out).finish(df).unwrap();
     out
 }
+
+/// The loading gauge counts bytes on disk and records as they go into the
+/// set, whatever the format: a Parquet file (decoded by columns) or a
+/// gzip one (whose decompressed bytes outnumber its own) ends the load at
+/// exactly its size and its rows, like plain JSON Lines.
+#[test]
+fn the_loading_gauge_ends_at_the_files_sizes_and_records() {
+    use std::io::Write;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::Arc;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large");
+    let d = temp_dir("parquet_gauge");
+    // Parquet trajectories beside the JSON Lines probes and checkpoints,
+    // the training rollouts gzip-compressed.
+    for f in ["eval-000.parquet", "probes.jsonl", "checkpoints.jsonl"] {
+        std::fs::copy(root.join("parquet").join(f), d.join(f)).unwrap();
+    }
+    let train = std::fs::read(root.join("jsonl/train-000.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&train).unwrap();
+    std::fs::write(d.join("train-000.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    // Every record of the set: the JSON Lines files' lines, one a record.
+    let lines = |f: &str| {
+        std::fs::read_to_string(root.join("jsonl").join(f))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count() as u64
+    };
+    let records: u64 = [
+        "eval-000.jsonl",
+        "train-000.jsonl",
+        "probes.jsonl",
+        "checkpoints.jsonl",
+    ]
+    .into_iter()
+    .map(lines)
+    .sum();
+    let on_disk: u64 = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let progress = Arc::new(rl_audit::schema::load::Progress::default());
+    let opts = rl_audit::schema::LoadOptions {
+        progress: Some(progress.clone()),
+        ..Default::default()
+    };
+    rl_audit::schema::load(&[d.clone()], &opts).expect("the set loads");
+    assert_eq!(progress.bytes_total.load(Relaxed), on_disk);
+    assert_eq!(progress.bytes_done.load(Relaxed), on_disk);
+    assert_eq!(progress.records.load(Relaxed), records);
+}

@@ -109,15 +109,26 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
         )?,
     };
     let mut lenient_skips: Vec<SkipReason> = Vec::new();
-    if let Some(p) = &opts.progress {
-        let total = files
-            .iter()
-            .filter_map(|f| std::fs::metadata(&f.0).ok())
-            .map(|m| m.len())
-            .sum();
-        p.bytes_total
-            .store(total, std::sync::atomic::Ordering::Relaxed);
-    }
+    // The gauge's bytes: each file's on disk.
+    let sizes: Vec<u64> = match &opts.progress {
+        Some(p) => {
+            let sizes: Vec<u64> = files
+                .iter()
+                .map(|f| std::fs::metadata(&f.0).map_or(0, |m| m.len()))
+                .collect();
+            p.bytes_total
+                .store(sizes.iter().sum(), std::sync::atomic::Ordering::Relaxed);
+            sizes
+        }
+        None => Vec::new(),
+    };
+    // Records parsed by columns, counted as they go into the set.
+    let count_rows = |rows: u64| {
+        if let Some(p) = &opts.progress {
+            p.records
+                .fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
     // One file at a time, each parsed in parallel chunks, while a reader
     // thread reads ahead. Plain JSON Lines come in windows of whole lines,
     // so a big file's bytes are never all in memory beside its records;
@@ -155,7 +166,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 .into_result()
                 .map_err(|e| Error::file(name, io_text(&e)))
         };
-        for (p, named) in &files {
+        for (i, (p, named)) in files.iter().enumerate() {
             if opts.cancel.is_cancelled() {
                 return Err(Error::Cancelled);
             }
@@ -168,11 +179,14 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 loaded: None,
             };
             let index = names.len() as u32;
+            // Read whole (not in windows of its own bytes): its bytes count
+            // in the gauge once it is done.
+            let whole = prepared.contains_key(p) || !windowed(p);
             if let Some(prep) = prepared.remove(p) {
                 next(&name)?;
                 match prep {
                     super::rllm::Prepared::Record(line) => {
-                        for c in parse_file(index, &name, &line, opts) {
+                        for c in parse_file(index, &name, &line, false, opts) {
                             merger.push(c, &name)?;
                         }
                         names.push(name);
@@ -205,7 +219,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                             }
                             Ok(())
                         },
-                        || parse_file(index, &name, &bytes, opts),
+                        || parse_file(index, &name, &bytes, true, opts),
                     );
                     merged?;
                     // The window before's chunk-local sets are freed: hand that back.
@@ -236,7 +250,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                     Decoded::Lines(bytes, more) => {
                         notes.extend(more);
-                        let parsed = parse_file(index, &name, &bytes, opts);
+                        let parsed = parse_file(index, &name, &bytes, false, opts);
                         drop(bytes);
                         for c in parsed {
                             merger.push(c, &name)?;
@@ -246,6 +260,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     Decoded::Parsed(parts) => {
                         let mut base = 0;
                         for part in parts {
+                            count_rows(part.2);
                             merger.push(parsed_chunk(index, part, &mut base), &name)?;
                         }
                         names.push(name);
@@ -259,6 +274,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                                 row0,
                                 &df,
                                 &mut |part| {
+                                    count_rows(part.2);
                                     merger.push(parsed_chunk(index, part, &mut base), &name)
                                 },
                             )?;
@@ -269,6 +285,10 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 }
                 // The file's frame and chunk-local sets are freed: hand that back.
                 crate::stage::release_freed_memory();
+            }
+            if let (true, Some(pr), Some(size)) = (whole, &opts.progress, sizes.get(i)) {
+                pr.bytes_done
+                    .fetch_add(*size, std::sync::atomic::Ordering::Relaxed);
             }
             tracked.files.push(file);
         }
@@ -511,7 +531,7 @@ pub(super) fn parse_all(
     let chunks = contents
         .iter()
         .enumerate()
-        .flat_map(|(i, bytes)| parse_file(i as u32, &names[i], bytes, opts))
+        .flat_map(|(i, bytes)| parse_file(i as u32, &names[i], bytes, true, opts))
         .collect();
     merge(chunks, names, opts)
 }

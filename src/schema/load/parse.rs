@@ -233,8 +233,17 @@ pub(crate) fn parsed_chunk(
     }
 }
 
-/// Parses one file's bytes in parallel chunks.
-pub(crate) fn parse_file(file: u32, name: &str, bytes: &[u8], opts: &LoadOptions) -> Vec<Chunk> {
+/// Parses one file's bytes in parallel chunks, counting its records into
+/// the progress counters — and its bytes, when they are the file's own
+/// (`own`; not when decompressed or converted: the gauge counts bytes on
+/// disk, and the caller counts such a file's when it is done).
+pub(crate) fn parse_file(
+    file: u32,
+    name: &str,
+    bytes: &[u8],
+    own: bool,
+    opts: &LoadOptions,
+) -> Vec<Chunk> {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(m) = opts
         .mapping
@@ -255,7 +264,9 @@ pub(crate) fn parse_file(file: u32, name: &str, bytes: &[u8], opts: &LoadOptions
         .map(|(j, b)| {
             let c = parse_chunk(file, name, b, j + 1 == n, opts);
             if let Some(p) = &opts.progress {
-                p.bytes_done.fetch_add(b.len() as u64, Relaxed);
+                if own {
+                    p.bytes_done.fetch_add(b.len() as u64, Relaxed);
+                }
                 p.records.fetch_add(c.records, Relaxed);
             }
             c
