@@ -90,8 +90,8 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
         md,
         "\nRecords: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints, {} run declarations.",
         counts["trajectory"],
-        set.trajectories.iter().filter(|t| !t.is_training()).count(),
-        set.trajectories.iter().filter(|t| t.is_training()).count(),
+        audit.agg.evaluation,
+        counts["trajectory"].saturating_sub(audit.agg.evaluation),
         counts["probe"],
         counts["checkpoint"],
         counts["run"]

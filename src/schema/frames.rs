@@ -166,6 +166,9 @@ pub struct EvalAggregates {
     /// Every group's success turns, each group's a run of this column (see
     /// [`BudgetGroup::success_turns`]).
     pub turns: Vec<u32>,
+    /// How many evaluation rollouts (the rest of the trajectories are
+    /// training rollouts): counted once, read by every view of the inputs.
+    pub evaluation: u64,
 }
 
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
@@ -226,6 +229,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
     }
     merge_aggregates(set, &mut out);
     out.seeds = seeds;
+    out.evaluation = rows as u64;
     Ok(out)
 }
 

@@ -138,41 +138,46 @@ const SLICE_ROWS: usize = 16384;
 /// it) — 186 → 125–135 ms a gen_large file of 100,000 rows in two slices,
 /// the frames as big together as the whole.
 pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
-    let rows = ParquetReader::new(std::io::Cursor::new(&raw[..]))
-        .num_rows()
-        .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))?;
-    let pieces = rayon::current_num_threads().min(rows / SLICE_ROWS).max(1);
-    let parts: Vec<DataFrame> = (0..pieces)
-        .into_par_iter()
-        .map(|k| {
-            let (a, b) = (rows * k / pieces, rows * (k + 1) / pieces);
-            read_frame(name, &raw, (pieces > 1).then_some((a, b - a)))
-        })
-        .collect::<Result<_>>()?;
-    let kinds = |df: &DataFrame, all: &dyn Fn(Option<&str>) -> bool| match df.column("kind") {
-        Err(_) => None,
-        Ok(c) => Some(
-            c.as_materialized_series()
-                .str()
-                .is_ok_and(|s| s.iter().all(all)),
+    let unreadable =
+        |e: PolarsError| Error::file(name, format!("not a readable Parquet file: {e}"));
+    let mut reader = ParquetReader::new(std::io::Cursor::new(&raw[..]));
+    let rows = reader.num_rows().map_err(unreadable)?;
+    // The kinds of rows, from that column alone when there is one.
+    let kinds = match reader.schema().map_err(unreadable)?.get("kind") {
+        None => None,
+        Some(_) => Some(
+            ParquetReader::new(std::io::Cursor::new(&raw[..]))
+                .with_columns(Some(vec!["kind".into()]))
+                .finish()
+                .map_err(unreadable)?,
         ),
     };
-    let height: usize = parts.iter().map(DataFrame::height).sum();
-    let all_aggregates = parts
-        .iter()
-        .all(|df| kinds(df, &|k| k == Some("aggregate")).unwrap_or(false));
-    let all_trajectories = parts
-        .iter()
-        .all(|df| kinds(df, &|k| matches!(k, None | Some("trajectory"))).unwrap_or(true));
-    if all_trajectories && height > 0 {
-        drop(raw);
+    let all = |ok: &dyn Fn(Option<&str>) -> bool| {
+        kinds.as_ref().map(|df| {
+            df.column("kind").is_ok_and(|c| {
+                c.as_materialized_series()
+                    .str()
+                    .is_ok_and(|s| s.iter().all(ok))
+            })
+        })
+    };
+    let all_aggregates = all(&|k| k == Some("aggregate")).unwrap_or(false);
+    let all_trajectories = all(&|k| matches!(k, None | Some("trajectory"))).unwrap_or(true);
+    drop(kinds);
+    if all_trajectories && rows > 0 {
+        let pieces = rayon::current_num_threads().min(rows / SLICE_ROWS).max(1);
+        let parts: Vec<DataFrame> = (0..pieces)
+            .into_par_iter()
+            .map(|k| {
+                let (a, b) = (rows * k / pieces, rows * (k + 1) / pieces);
+                read_frame(name, &raw, (pieces > 1).then_some((a, b - a)))
+            })
+            .collect::<Result<_>>()?;
         return Ok(ParquetData::Trajectories(parts));
     }
-    // Other kinds (rare) are read whole.
-    drop(parts);
     let df = read_frame(name, &raw, None)?;
     drop(raw);
-    if all_aggregates && height > 0 {
+    if all_aggregates && rows > 0 {
         return aggregates_by_columns(name, &df).map(|p| ParquetData::Aggregates(Box::new(p)));
     }
     records_from_frame(name, &df).map(ParquetData::Lines)

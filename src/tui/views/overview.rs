@@ -44,7 +44,7 @@ pub fn findings(l: &Loaded) -> TableData {
 /// What was loaded, in a few lines.
 pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let c = set.record_counts();
-    let eval = set.trajectories.iter().filter(|t| !t.is_training()).count();
+    let eval = a.agg.evaluation;
     let mut lines = vec![
         format!(
             "{} file(s): {}",
@@ -60,7 +60,7 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
             "records: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints",
             c["trajectory"],
             eval,
-            c["trajectory"] as usize - eval,
+            c["trajectory"].saturating_sub(eval),
             c["probe"],
             c["checkpoint"]
         ),
