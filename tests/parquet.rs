@@ -294,7 +294,7 @@ fn the_loading_gauge_ends_at_the_files_sizes_and_records() {
         progress: Some(progress.clone()),
         ..Default::default()
     };
-    rl_audit::schema::load(&[d.clone()], &opts).expect("the set loads");
+    rl_audit::schema::load(std::slice::from_ref(&d), &opts).expect("the set loads");
     assert_eq!(progress.bytes_total.load(Relaxed), on_disk);
     assert_eq!(progress.bytes_done.load(Relaxed), on_disk);
     assert_eq!(progress.records.load(Relaxed), records);
