@@ -142,7 +142,7 @@ pub fn read_more(
             p.bytes_total
                 .fetch_add(tail.len() as u64, std::sync::atomic::Ordering::Relaxed);
         }
-        let parsed = parse_file(a.index, &name, tail, true, opts);
+        let parsed = parse_file(a.index, &name, tail, (1, 1), opts);
         let deferred = parsed.last().is_some_and(|c| c.deferred);
         let added: u64 = parsed.iter().map(|c| c.records).sum();
         let rel = Appended::after(a.index, tail, deferred, added);

@@ -122,11 +122,13 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
         }
         None => Vec::new(),
     };
-    // Records parsed by columns, counted as they go into the set.
-    let count_rows = |rows: u64| {
+    // Records parsed by columns, counted as they go into the set, with their
+    // share of the file's bytes (`of`: the file's bytes on disk and rows).
+    let count_rows = |rows: u64, of: (u64, u64)| {
         if let Some(p) = &opts.progress {
-            p.records
-                .fetch_add(rows, std::sync::atomic::Ordering::Relaxed);
+            use std::sync::atomic::Ordering::Relaxed;
+            p.records.fetch_add(rows, Relaxed);
+            p.bytes_done.fetch_add(on_disk(rows, of), Relaxed);
         }
     };
     // One file at a time, each parsed in parallel chunks, while a reader
@@ -180,13 +182,18 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             };
             let index = names.len() as u32;
             // Read whole (not in windows of its own bytes): its bytes count
-            // in the gauge once it is done.
+            // in the gauge in shares as it is parsed, exactly once it is done.
             let whole = prepared.contains_key(p) || !windowed(p);
+            let size = sizes.get(i).copied().unwrap_or(0);
+            let before = opts
+                .progress
+                .as_ref()
+                .map(|p| p.bytes_done.load(std::sync::atomic::Ordering::Relaxed));
             if let Some(prep) = prepared.remove(p) {
                 next(&name)?;
                 match prep {
                     super::rllm::Prepared::Record(line) => {
-                        for c in parse_file(index, &name, &line, false, opts) {
+                        for c in parse_file(index, &name, &line, (size, line.len() as u64), opts) {
                             merger.push(c, &name)?;
                         }
                         names.push(name);
@@ -219,7 +226,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                             }
                             Ok(())
                         },
-                        || parse_file(index, &name, &bytes, true, opts),
+                        || parse_file(index, &name, &bytes, (1, 1), opts),
                     );
                     merged?;
                     // The window before's chunk-local sets are freed: hand that back.
@@ -250,7 +257,8 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                     Decoded::Lines(bytes, more) => {
                         notes.extend(more);
-                        let parsed = parse_file(index, &name, &bytes, false, opts);
+                        let parsed =
+                            parse_file(index, &name, &bytes, (size, bytes.len() as u64), opts);
                         drop(bytes);
                         for c in parsed {
                             merger.push(c, &name)?;
@@ -259,8 +267,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                     Decoded::Parsed(parts) => {
                         let mut base = 0;
+                        let rows = parts.iter().map(|p| p.2).sum();
                         for part in parts {
-                            count_rows(part.2);
+                            count_rows(part.2, (size, rows));
                             merger.push(parsed_chunk(index, part, &mut base), &name)?;
                         }
                         names.push(name);
@@ -268,13 +277,14 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     Decoded::Frames(frames) => {
                         let mut base = 0;
                         let mut row0 = 0;
+                        let rows = frames.iter().map(|f| f.height() as u64).sum();
                         for df in frames {
                             crate::schema::parquet::parse_trajectories(
                                 index,
                                 row0,
                                 &df,
                                 &mut |part| {
-                                    count_rows(part.2);
+                                    count_rows(part.2, (size, rows));
                                     merger.push(parsed_chunk(index, part, &mut base), &name)
                                 },
                             )?;
@@ -286,9 +296,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 // The file's frame and chunk-local sets are freed: hand that back.
                 crate::stage::release_freed_memory();
             }
-            if let (true, Some(pr), Some(size)) = (whole, &opts.progress, sizes.get(i)) {
+            if let (true, Some(pr), Some(before)) = (whole, &opts.progress, before) {
                 pr.bytes_done
-                    .fetch_add(*size, std::sync::atomic::Ordering::Relaxed);
+                    .store(before + size, std::sync::atomic::Ordering::Relaxed);
             }
             tracked.files.push(file);
         }
@@ -531,7 +541,7 @@ pub(super) fn parse_all(
     let chunks = contents
         .iter()
         .enumerate()
-        .flat_map(|(i, bytes)| parse_file(i as u32, &names[i], bytes, true, opts))
+        .flat_map(|(i, bytes)| parse_file(i as u32, &names[i], bytes, (1, 1), opts))
         .collect();
     merge(chunks, names, opts)
 }

@@ -233,15 +233,25 @@ pub(crate) fn parsed_chunk(
     }
 }
 
-/// Parses one file's bytes in parallel chunks, counting its records into
-/// the progress counters — and its bytes, when they are the file's own
-/// (`own`; not when decompressed or converted: the gauge counts bytes on
-/// disk, and the caller counts such a file's when it is done).
+/// `n` of a file's `of.1` units (bytes parsed, rows) as bytes on disk (`of.0`
+/// in all).
+pub(crate) fn on_disk(n: u64, of: (u64, u64)) -> u64 {
+    if of.0 == of.1 {
+        n
+    } else {
+        (u128::from(n) * u128::from(of.0) / u128::from(of.1.max(1))) as u64
+    }
+}
+
+/// Parses one file's bytes in parallel chunks, counting its records and
+/// bytes into the progress counters. The gauge counts bytes on disk: `disk`
+/// = (the file's bytes on disk, the bytes parsed here) scales each chunk's
+/// when they differ (decompressed or converted); (1, 1) for a file's own.
 pub(crate) fn parse_file(
     file: u32,
     name: &str,
     bytes: &[u8],
-    own: bool,
+    disk: (u64, u64),
     opts: &LoadOptions,
 ) -> Vec<Chunk> {
     use std::sync::atomic::Ordering::Relaxed;
@@ -264,9 +274,8 @@ pub(crate) fn parse_file(
         .map(|(j, b)| {
             let c = parse_chunk(file, name, b, j + 1 == n, opts);
             if let Some(p) = &opts.progress {
-                if own {
-                    p.bytes_done.fetch_add(b.len() as u64, Relaxed);
-                }
+                p.bytes_done
+                    .fetch_add(on_disk(b.len() as u64, disk), Relaxed);
                 p.records.fetch_add(c.records, Relaxed);
             }
             c
