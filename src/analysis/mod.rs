@@ -211,7 +211,10 @@ pub struct Audit {
     pub natural_recovery_diff: Vec<natural::RecoveryDiff>,
     /// `--grep`: matching rollouts and their success, per pattern.
     pub grep: Vec<grep::GrepRow>,
-    pub agg: EvalAggregates,
+    /// Shared: a partial audit handed to the workbench after each part is a
+    /// clone, and the aggregates are most of it (at 11 M rollouts tens of
+    /// MB; the rest is the parts' results).
+    pub agg: std::sync::Arc<EvalAggregates>,
     pub notes: Vec<String>,
     /// The parts not computed yet (empty once the audit is complete): the
     /// workbench shows each panel as soon as its parts are in.
@@ -362,7 +365,7 @@ pub fn run_audit_staged(
     let mut a = Audit {
         settings: settings.clone(),
         pairs: names,
-        agg,
+        agg: std::sync::Arc::new(agg),
         notes,
         pending: Part::ALL.to_vec(),
         ..Default::default()
