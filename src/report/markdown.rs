@@ -91,7 +91,7 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
         "\nRecords: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints, {} run declarations.",
         counts["trajectory"],
         audit.agg.evaluation,
-        counts["trajectory"].saturating_sub(audit.agg.evaluation),
+        audit.agg.training,
         counts["probe"],
         counts["checkpoint"],
         counts["run"]

@@ -166,9 +166,10 @@ pub struct EvalAggregates {
     /// Every group's success turns, each group's a run of this column (see
     /// [`BudgetGroup::success_turns`]).
     pub turns: Vec<u32>,
-    /// How many evaluation rollouts (the rest of the trajectories are
-    /// training rollouts): counted once, read by every view of the inputs.
+    /// How many evaluation and training rollouts: counted once, read by
+    /// every view of the inputs.
     pub evaluation: u64,
+    pub training: u64,
 }
 
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
@@ -230,6 +231,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
     merge_aggregates(set, &mut out);
     out.seeds = seeds;
     out.evaluation = rows as u64;
+    out.training = (set.trajectories.len() - rows) as u64;
     Ok(out)
 }
 
@@ -316,20 +318,14 @@ fn reduce_groups(df: DataFrame, out: &mut EvalAggregates) -> Result<()> {
 fn add_part(out: &mut EvalAggregates, part: EvalAggregates) {
     let base = out.turns.len() as u32;
     out.turns.extend(part.turns);
-    for (key, info) in part.tasks {
-        let e = out.tasks.entry(key).or_insert(info);
-        e.full_budget = e.full_budget.max(info.full_budget);
-        e.min_turns = e.min_turns.max(info.min_turns);
-    }
-    for (key, groups) in part.groups {
-        out.groups
-            .entry(key)
-            .or_default()
-            .extend(groups.into_iter().map(|mut g| {
+    out.tasks.extend(part.tasks);
+    out.groups
+        .extend(part.groups.into_iter().map(|(key, mut groups)| {
+            for g in &mut groups {
                 g.turns.start += base;
-                g
-            }));
-    }
+            }
+            (key, groups)
+        }));
 }
 
 /// Adds `--summarize` shards: counts add, success turns concatenate.

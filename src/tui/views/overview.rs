@@ -44,7 +44,6 @@ pub fn findings(l: &Loaded) -> TableData {
 /// What was loaded, in a few lines.
 pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let c = set.record_counts();
-    let eval = a.agg.evaluation;
     let mut lines = vec![
         format!(
             "{} file(s): {}",
@@ -58,11 +57,7 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
         ),
         format!(
             "records: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints",
-            c["trajectory"],
-            eval,
-            c["trajectory"].saturating_sub(eval),
-            c["probe"],
-            c["checkpoint"]
+            c["trajectory"], a.agg.evaluation, a.agg.training, c["probe"], c["checkpoint"]
         ),
     ];
     if let Some((_, parts)) = set.skipped_summary() {
