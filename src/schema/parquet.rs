@@ -166,13 +166,16 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     drop(kinds);
     if all_trajectories && rows > 0 {
         let pieces = rayon::current_num_threads().min(rows / SLICE_ROWS).max(1);
-        let parts: Vec<DataFrame> = (0..pieces)
+        // The first failing slice's error, in row order (the same whichever
+        // core fails first).
+        let parts: Vec<Result<DataFrame>> = (0..pieces)
             .into_par_iter()
             .map(|k| {
                 let (a, b) = (rows * k / pieces, rows * (k + 1) / pieces);
                 read_frame(name, &raw, (pieces > 1).then_some((a, b - a)))
             })
-            .collect::<Result<_>>()?;
+            .collect();
+        let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
         return Ok(ParquetData::Trajectories(parts));
     }
     let df = read_frame(name, &raw, None)?;
