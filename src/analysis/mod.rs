@@ -16,6 +16,7 @@ pub mod multiplicity;
 pub mod natural;
 pub mod passkt;
 pub mod probes;
+pub mod ragged;
 pub mod recovery;
 pub mod seeds;
 pub mod stats;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use super::bootstrap::{cluster_bootstrap_made, Family};
+use super::ragged::Ragged;
 use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
@@ -65,7 +66,10 @@ pub fn in_cell(tr: &Trajectory, info: TaskInfo, level: u32, mode: Mode) -> bool 
 /// One task's rollouts in one (run, level, mode) cell: (seed, n, c) per
 /// seed of the run (one entry, seed `None`, for a run with at most one
 /// seed); empty when it has no rollouts there.
-pub type SeedCounts = Vec<(Option<Id>, u64, u64)>;
+pub type SeedCounts = Vec<SeedCount>;
+
+/// (seed, n, c) of one task in one cell.
+pub type SeedCount = (Option<Id>, u64, u64);
 
 /// (n, c) per seed of one task in one (run, level, mode) cell.
 /// `turns` is [`EvalAggregates::turns`].
@@ -217,13 +221,13 @@ pub(crate) fn seed_aware(
 }
 
 /// (n, c) of a task's cell pooled over seeds (what a table shows).
-pub fn pooled(c: &SeedCounts) -> Option<(u64, u64)> {
+pub fn pooled(c: &[SeedCount]) -> Option<(u64, u64)> {
     (!c.is_empty()).then(|| c.iter().fold((0, 0), |a, x| (a.0 + x.1, a.1 + x.2)))
 }
 
 /// SPEC §4.3: a task's value — the mean, over the seeds with ≥ K rollouts,
 /// of the per-(task, seed) estimator; `None` when no seed has K.
-pub fn seed_mean(c: &SeedCounts, k: u64, est: impl Fn(u64, u64, u64) -> f64) -> Option<f64> {
+pub fn seed_mean(c: &[SeedCount], k: u64, est: impl Fn(u64, u64, u64) -> f64) -> Option<f64> {
     let v: Vec<f64> = c
         .iter()
         .filter(|x| x.1 >= k)
@@ -415,8 +419,62 @@ pub struct PassReport {
     pub mode_gap: Vec<ModeGap>,
 }
 
-/// Per-task (n, c) per seed of every task in a cell, in task-id order.
-pub type TaskCounts = BTreeMap<Id, SeedCounts>;
+/// Per-task (n, c) per seed of every task in a cell, in task-id order:
+/// every task's entries in one column ([`Ragged`]), 36 bytes a task of a
+/// one-seed run (a map of per-task `Vec`s took about 85 — at 11 M
+/// rollouts a benchmark's 42 cells of them were a fifth of Pass@(K,T)'s
+/// memory).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskCounts {
+    tasks: Vec<Id>,
+    counts: Ragged<SeedCount>,
+}
+
+impl TaskCounts {
+    /// Appends a task's entries (tasks come in id order; a task with no
+    /// entry is not added).
+    pub fn push(&mut self, task: Id, entries: impl IntoIterator<Item = SeedCount>) {
+        debug_assert!(self.tasks.last().is_none_or(|&t| t < task));
+        self.counts.push(entries);
+        if self.counts.last_len() == 0 {
+            self.counts.pop();
+        } else {
+            self.tasks.push(task);
+        }
+    }
+    /// Appends one entry to `task`, the last task or a new one after it.
+    pub fn push_entry(&mut self, task: Id, entry: SeedCount) {
+        if self.tasks.last() == Some(&task) {
+            self.counts.push_to_last(entry);
+        } else {
+            self.push(task, [entry]);
+        }
+    }
+    /// A task's entries, when it has any.
+    pub fn get(&self, task: &Id) -> Option<&[SeedCount]> {
+        let i = self.tasks.binary_search(task).ok()?;
+        Some(self.counts.get(i))
+    }
+    /// (task, its entries), in task order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Id, &[SeedCount])> {
+        self.tasks.iter().zip(self.counts.iter())
+    }
+    pub fn values(&self) -> impl Iterator<Item = &[SeedCount]> {
+        self.counts.iter()
+    }
+    /// How many tasks.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+    /// Lets go of spare capacity.
+    fn shrink_to_fit(&mut self) {
+        self.tasks.shrink_to_fit();
+        self.counts.shrink_to_fit();
+    }
+}
 
 /// Everything needed to compute cells: aggregates plus the benchmark layout.
 pub struct PassInput<'a> {
@@ -444,15 +502,16 @@ impl PassInput<'_> {
     }
     /// (n, c) per seed per task of one run's cell.
     pub fn counts(&self, bench: Id, run: Id, level: u32, mode: Mode) -> TaskCounts {
-        let mut out = TaskCounts::new();
+        let mut out = TaskCounts::default();
         for (task, info) in self.tasks(bench) {
             if let Some(groups) = self.agg.groups.get(&(bench, run, task)) {
-                let c = cell_counts(&self.agg.turns, groups, info, level, mode);
-                if !c.is_empty() {
-                    out.insert(task, c);
-                }
+                out.push(
+                    task,
+                    cell_counts(&self.agg.turns, groups, info, level, mode),
+                );
             }
         }
+        out.shrink_to_fit();
         out
     }
     /// Whether any of `runs` has two or more seeds in the benchmark.
@@ -519,7 +578,7 @@ pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
 pub fn pass_values(counts: &TaskCounts, k: u64) -> (Vec<(Id, f64)>, usize) {
     let mut left_out = 0;
     let mut v = Vec::new();
-    for (&task, c) in counts {
+    for (&task, c) in counts.iter() {
         match seed_mean(c, k, pass_at_k) {
             Some(x) => v.push((task, x)),
             None => left_out += 1,
@@ -1344,16 +1403,14 @@ fn token_budgets<'a>(
             let per_x: Vec<Rc<TaskCounts>> = xs
                 .iter()
                 .map(|&x| {
-                    let mut counts = TaskCounts::new();
+                    let mut counts = TaskCounts::default();
                     for (key, (n, toks)) in
                         per.range((b, r, 0, None)..=(b, r, Id::MAX, Some(Id::MAX)))
                     {
-                        counts.entry(key.2).or_default().push((
-                            key.3,
-                            *n,
-                            toks.partition_point(|&u| u <= x) as u64,
-                        ));
+                        let solved = toks.partition_point(|&u| u <= x) as u64;
+                        counts.push_entry(key.2, (key.3, *n, solved));
                     }
+                    counts.shrink_to_fit();
                     Rc::new(counts)
                 })
                 .collect();
