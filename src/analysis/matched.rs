@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::frozenlake::QCache;
-use super::probes::{clustered_mean, pair_states, share_of, verdict_counts, PairState};
+use super::probes::{
+    clustered_means, clusters_of, pair_states, share_of, verdict_counts, PairState,
+};
 use super::stats::{median, wilson, Estimate};
 use super::{Pair, Settings};
 use crate::schema::LogSet;
@@ -46,12 +48,12 @@ pub struct Matched {
     pub unscored: u64,
 }
 
-fn half(states: &[&PairState], s: &Settings) -> Half {
+fn half(states: &[&PairState], mean_diff: Option<Estimate>) -> Half {
     let (n, better, _, _) = verdict_counts(states);
     Half {
         states: n,
         better: share_of(better, n),
-        mean_diff: clustered_mean(states, PairState::diff, &s.boot),
+        mean_diff,
     }
 }
 
@@ -101,6 +103,15 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             .copied()
             .filter(|x| x.turn as f64 > m)
             .collect();
+        // The three means' bootstraps at once (each as alone).
+        let [whole_diff, early_diff, late_diff]: [Option<Estimate>; 3] = clustered_means(
+            [&scored, &early, &late]
+                .map(|sts| clusters_of(sts, PairState::diff))
+                .to_vec(),
+            &s.boot,
+        )
+        .try_into()
+        .expect("three estimates");
         out.push(Matched {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),
@@ -111,11 +122,11 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             tie: share_of(t, n),
             worse: share_of(w, n),
             shares_ci: [wilson(b, n), wilson(t, n), wilson(w, n)],
-            mean_diff: clustered_mean(&scored, PairState::diff, &s.boot),
+            mean_diff: whole_diff,
             by_turn,
             median_turn: med,
-            early: half(&early, s),
-            late: half(&late, s),
+            early: half(&early, early_diff),
+            late: half(&late, late_diff),
             unscored,
         });
     }

@@ -6,7 +6,7 @@
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
-use super::bootstrap::cluster_bootstrap;
+use super::bootstrap::cluster_bootstrap_each;
 use super::frozenlake::QCache;
 use super::stats::{Bootstrap, Cluster, Estimate};
 use super::{Pair, Settings};
@@ -135,12 +135,9 @@ fn state_of(
     })
 }
 
-/// Mean of a per-state figure with its cluster bootstrap over tasks.
-pub fn clustered_mean(
-    states: &[&PairState],
-    f: impl Fn(&PairState) -> Option<f64>,
-    boot: &Bootstrap,
-) -> Option<Estimate> {
+/// A per-state figure summed per task, in task order: the clusters of its
+/// cluster bootstrap (none when no state has the figure).
+pub fn clusters_of(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>) -> Vec<Cluster> {
     let mut by_task: std::collections::BTreeMap<Id, Cluster> = Default::default();
     for s in states {
         if let Some(x) = f(s) {
@@ -152,11 +149,20 @@ pub fn clustered_mean(
             c.weight += 1.0;
         }
     }
-    if by_task.is_empty() {
-        return None;
-    }
-    let clusters: Vec<Cluster> = by_task.into_values().collect();
-    Some(cluster_bootstrap(&clusters, boot))
+    by_task.into_values().collect()
+}
+
+/// Means of per-state figures with their cluster bootstraps over tasks,
+/// each estimate exactly the one it has alone (`cluster_bootstrap_each`: sets over as many tasks
+/// share each resample's draw of them); `None` for a set of no cluster.
+pub fn clustered_means(sets: Vec<Vec<Cluster>>, boot: &Bootstrap) -> Vec<Option<Estimate>> {
+    let live: Vec<bool> = sets.iter().map(|c| !c.is_empty()).collect();
+    let mut each =
+        cluster_bootstrap_each(sets.into_iter().filter(|c| !c.is_empty()).collect(), boot)
+            .into_iter();
+    live.into_iter()
+        .map(|l| if l { each.next() } else { None })
+        .collect()
 }
 
 /// (states with a verdict, better, tie, worse).
@@ -175,4 +181,33 @@ pub fn verdict_counts(states: &[&PairState]) -> (u64, u64, u64, u64) {
 
 pub fn share_of(k: u64, n: u64) -> Option<f64> {
     (n > 0).then(|| k as f64 / n as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::bootstrap::cluster_bootstrap;
+
+    #[test]
+    fn means_bootstrapped_together_are_each_alone_and_none_without_clusters() {
+        // Two sets over 40 tasks (they share each resample's draw of ids)
+        // and one over 7, around an empty one.
+        let set = |n: usize, step: f64| -> Vec<Cluster> {
+            (0..n)
+                .map(|i| Cluster {
+                    sum: (i as f64 * step).fract() * 3.0,
+                    weight: 1.0 + (i % 3) as f64,
+                })
+                .collect()
+        };
+        let sets = vec![set(40, 0.618), Vec::new(), set(40, 0.414), set(7, 0.732)];
+        let boot = Bootstrap::default();
+        let got = clustered_means(sets.clone(), &boot);
+        let want: Vec<Option<Estimate>> = sets
+            .iter()
+            .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, &boot)))
+            .collect();
+        assert_eq!(got, want);
+        assert!(got[1].is_none() && got.iter().filter(|e| e.is_some()).count() == 3);
+    }
 }

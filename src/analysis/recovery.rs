@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::frozenlake::QCache;
-use super::probes::{clustered_mean, pair_states, share_of, verdict_counts, PairState};
+use super::probes::{
+    clustered_means, clusters_of, pair_states, share_of, verdict_counts, PairState,
+};
 use super::stats::{wilson, Estimate};
 use super::{Pair, Settings};
 use crate::schema::{Id, LogSet};
@@ -77,6 +79,9 @@ fn breakdown(key: String, turn: Option<u32>, states: &[&PairState]) -> Breakdown
     }
 }
 
+/// A per-state figure of a recovery mean.
+type Figure = fn(&PairState) -> Option<f64>;
+
 fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? - b?)
 }
@@ -101,6 +106,19 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             .map(|(src, sts)| breakdown(set.name(*src).to_string(), None, sts))
             .collect();
         sources.sort_by(|a, b| a.key.cmp(&b.key));
+        // The six means' bootstraps at once (each as alone).
+        let figures: [Figure; 6] = [
+            |x| x.corrects[0],
+            |x| x.corrects[1],
+            |x| x.terminal[0],
+            |x| x.terminal[1],
+            |x| diff(x.corrects[1], x.corrects[0]),
+            |x| diff(x.terminal[1], x.terminal[0]),
+        ];
+        let sets = figures.iter().map(|f| clusters_of(&refs, f)).collect();
+        let [c0, c1, t0, t1, cd, td]: [Option<Estimate>; 6] = clustered_means(sets, &s.boot)
+            .try_into()
+            .expect("six estimates");
         out.push(Recovery {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),
@@ -109,20 +127,10 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             scored: n,
             better: share_of(b, n),
             better_ci: wilson(b, n),
-            correction: [
-                clustered_mean(&refs, |x| x.corrects[0], &s.boot),
-                clustered_mean(&refs, |x| x.corrects[1], &s.boot),
-            ],
-            terminal_success: [
-                clustered_mean(&refs, |x| x.terminal[0], &s.boot),
-                clustered_mean(&refs, |x| x.terminal[1], &s.boot),
-            ],
-            correction_diff: clustered_mean(&refs, |x| diff(x.corrects[1], x.corrects[0]), &s.boot),
-            terminal_success_diff: clustered_mean(
-                &refs,
-                |x| diff(x.terminal[1], x.terminal[0]),
-                &s.boot,
-            ),
+            correction: [c0, c1],
+            terminal_success: [t0, t1],
+            correction_diff: cd,
+            terminal_success_diff: td,
             by_source: sources,
             by_turn: by_turn
                 .iter()
