@@ -104,14 +104,10 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             .filter(|x| x.turn as f64 > m)
             .collect();
         // The three means' bootstraps at once (each as alone).
-        let [whole_diff, early_diff, late_diff]: [Option<Estimate>; 3] = clustered_means(
-            [&scored, &early, &late]
-                .map(|sts| clusters_of(sts, PairState::diff))
-                .to_vec(),
+        let [whole_diff, early_diff, late_diff] = clustered_means(
+            [&scored, &early, &late].map(|sts| clusters_of(sts, PairState::diff)),
             &s.boot,
-        )
-        .try_into()
-        .expect("three estimates");
+        );
         out.push(Matched {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),

@@ -1319,7 +1319,12 @@ type TokenKey = (Id, Id, Id, Option<Id>);
 /// and seed, full-budget rollouts and their tokens up to success; per
 /// benchmark, every such rollout's total and how many were left out.
 struct TokenScan {
-    per: BTreeMap<TokenKey, (u64, Vec<u64>)>,
+    /// Every (bench, run, task, seed) in order, its rollouts and (`used`)
+    /// its solved ones' tokens up to success, sorted — in columns, not a
+    /// map entry and a `Vec` a key (~40 MB of the scan's 86 at 11 M).
+    keys: Vec<TokenKey>,
+    n: Vec<u64>,
+    used: Ragged<u64>,
     totals: BTreeMap<Id, Vec<u64>>,
     left_out: BTreeMap<Id, u64>,
 }
@@ -1358,14 +1363,36 @@ impl TokenScan {
                 e.1.push(used);
             }
         }
-        for v in per.values_mut() {
-            v.1.sort_unstable();
-        }
-        TokenScan {
-            per,
+        let mut scan = TokenScan {
+            keys: Vec::with_capacity(per.len()),
+            n: Vec::with_capacity(per.len()),
+            used: Ragged::default(),
             totals,
             left_out,
+        };
+        for (key, (n, mut used)) in per {
+            used.sort_unstable();
+            scan.keys.push(key);
+            scan.n.push(n);
+            scan.used.push(used);
         }
+        scan.used.shrink_to_fit();
+        scan.totals.values_mut().for_each(Vec::shrink_to_fit);
+        scan
+    }
+    /// The entries of (bench, run) keys in `runs`, in key order: (key, n, used).
+    fn range(
+        &self,
+        b: Id,
+        runs: std::ops::RangeInclusive<Id>,
+    ) -> impl Iterator<Item = (&TokenKey, u64, &[u64])> {
+        let lo = self
+            .keys
+            .partition_point(|k| (k.0, k.1) < (b, *runs.start()));
+        let hi = self
+            .keys
+            .partition_point(|k| (k.0, k.1) <= (b, *runs.end()));
+        (lo..hi).map(|i| (&self.keys[i], self.n[i], self.used.get(i)))
     }
 }
 
@@ -1380,7 +1407,6 @@ fn token_budgets<'a>(
     s: &Settings,
     batch: &mut Batch,
 ) -> impl FnOnce(&[Estimate], &mut PassReport) + 'a {
-    let per = &scan.per;
     let mut jobs = Vec::new();
     let mut budgets = BTreeMap::new();
     let mut lefts = BTreeMap::new();
@@ -1396,19 +1422,16 @@ fn token_budgets<'a>(
         };
         xs.dedup();
         budgets.insert(input.name(b), xs.clone());
-        let range = (b, 0, 0, None)..=(b, Id::MAX, Id::MAX, Some(Id::MAX));
-        let runs: BTreeSet<Id> = per.range(range).map(|(k, _)| k.1).collect();
+        let runs: BTreeSet<Id> = scan.range(b, 0..=Id::MAX).map(|(k, _, _)| k.1).collect();
         for r in runs {
             // Each token budget's counts, shared by every K.
             let per_x: Vec<Rc<TaskCounts>> = xs
                 .iter()
                 .map(|&x| {
                     let mut counts = TaskCounts::default();
-                    for (key, (n, toks)) in
-                        per.range((b, r, 0, None)..=(b, r, Id::MAX, Some(Id::MAX)))
-                    {
+                    for (key, n, toks) in scan.range(b, r..=r) {
                         let solved = toks.partition_point(|&u| u <= x) as u64;
-                        counts.push_entry(key.2, (key.3, *n, solved));
+                        counts.push_entry(key.2, (key.3, n, solved));
                     }
                     counts.shrink_to_fit();
                     Rc::new(counts)

@@ -155,14 +155,15 @@ pub fn clusters_of(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>)
 /// Means of per-state figures with their cluster bootstraps over tasks,
 /// each estimate exactly the one it has alone (`cluster_bootstrap_each`: sets over as many tasks
 /// share each resample's draw of them); `None` for a set of no cluster.
-pub fn clustered_means(sets: Vec<Vec<Cluster>>, boot: &Bootstrap) -> Vec<Option<Estimate>> {
-    let live: Vec<bool> = sets.iter().map(|c| !c.is_empty()).collect();
+pub fn clustered_means<const N: usize>(
+    sets: [Vec<Cluster>; N],
+    boot: &Bootstrap,
+) -> [Option<Estimate>; N] {
+    let live = sets.each_ref().map(|c| !c.is_empty());
     let mut each =
         cluster_bootstrap_each(sets.into_iter().filter(|c| !c.is_empty()).collect(), boot)
             .into_iter();
-    live.into_iter()
-        .map(|l| if l { each.next() } else { None })
-        .collect()
+    live.map(|l| if l { each.next() } else { None })
 }
 
 /// (states with a verdict, better, tie, worse).
@@ -200,14 +201,14 @@ mod tests {
                 })
                 .collect()
         };
-        let sets = vec![set(40, 0.618), Vec::new(), set(40, 0.414), set(7, 0.732)];
+        let sets = [set(40, 0.618), Vec::new(), set(40, 0.414), set(7, 0.732)];
         let boot = Bootstrap::default();
         let got = clustered_means(sets.clone(), &boot);
         let want: Vec<Option<Estimate>> = sets
             .iter()
             .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, &boot)))
             .collect();
-        assert_eq!(got, want);
+        assert_eq!(got.to_vec(), want);
         assert!(got[1].is_none() && got.iter().filter(|e| e.is_some()).count() == 3);
     }
 }

@@ -115,10 +115,8 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             |x| diff(x.corrects[1], x.corrects[0]),
             |x| diff(x.terminal[1], x.terminal[0]),
         ];
-        let sets = figures.iter().map(|f| clusters_of(&refs, f)).collect();
-        let [c0, c1, t0, t1, cd, td]: [Option<Estimate>; 6] = clustered_means(sets, &s.boot)
-            .try_into()
-            .expect("six estimates");
+        let [c0, c1, t0, t1, cd, td] =
+            clustered_means(figures.map(|f| clusters_of(&refs, f)), &s.boot);
         out.push(Recovery {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),
