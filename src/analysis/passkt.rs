@@ -435,11 +435,10 @@ impl TaskCounts {
     /// entry is not added).
     pub fn push(&mut self, task: Id, entries: impl IntoIterator<Item = SeedCount>) {
         debug_assert!(self.tasks.last().is_none_or(|&t| t < task));
-        self.counts.push(entries);
-        if self.counts.last_len() == 0 {
-            self.counts.pop();
-        } else {
+        let mut entries = entries.into_iter().peekable();
+        if entries.peek().is_some() {
             self.tasks.push(task);
+            self.counts.push(entries);
         }
     }
     /// Appends one entry to `task`, the last task or a new one after it.

@@ -153,8 +153,9 @@ pub fn clusters_of(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>)
 }
 
 /// Means of per-state figures with their cluster bootstraps over tasks,
-/// each estimate exactly the one it has alone (`cluster_bootstrap_each`: sets over as many tasks
-/// share each resample's draw of them); `None` for a set of no cluster.
+/// each estimate exactly the one it has alone (`cluster_bootstrap_each`:
+/// sets over as many tasks share each resample's draw of them); `None` for
+/// a set of no cluster.
 pub fn clustered_means<const N: usize>(
     sets: [Vec<Cluster>; N],
     boot: &Bootstrap,

@@ -33,19 +33,6 @@ impl<T> Ragged<T> {
         self.items.push(item);
         *self.ends.last_mut().expect("a list to append to") = self.items.len();
     }
-    /// The items of the last list.
-    pub fn last_len(&self) -> usize {
-        match self.ends.len() {
-            0 => 0,
-            n => self.ends[n - 1] - n.checked_sub(2).map_or(0, |j| self.ends[j]),
-        }
-    }
-    /// Drops the last list.
-    pub fn pop(&mut self) {
-        if self.ends.pop().is_some() {
-            self.items.truncate(self.ends.last().copied().unwrap_or(0));
-        }
-    }
     /// List i.
     pub fn get(&self, i: usize) -> &[T] {
         let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
@@ -82,16 +69,10 @@ mod tests {
         r.push([3]);
         r.push_to_last(4);
         assert_eq!(r.len(), 3);
-        assert_eq!(r.last_len(), 2);
         let lists: Vec<&[u8]> = r.iter().collect();
         assert_eq!(lists, vec![&[1, 2][..], &[][..], &[3, 4][..]]);
-        r.pop();
-        assert_eq!(r.iter().collect::<Vec<_>>(), vec![&[1, 2][..], &[][..]]);
-        assert_eq!(r.last_len(), 0);
-        r.pop();
-        r.pop();
-        r.pop();
-        assert!(r.is_empty());
-        assert_eq!(r.last_len(), 0);
+        r.shrink_to_fit();
+        assert_eq!(r.get(1), &[] as &[u8]);
+        assert_eq!(r.get(2), &[3, 4]);
     }
 }
