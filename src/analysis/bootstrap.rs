@@ -614,7 +614,9 @@ fn draw_block<const W: usize>(
 ) {
     let mu = m as usize;
     rows.clear();
-    rows.resize(rngs.len() * mu, 0);
+    // A row for every resample of the block; those past the last resample
+    // stay zero, as their draws do.
+    rows.resize(W * mu, 0);
     for (row, rng) in rows.chunks_exact_mut(mu).zip(rngs.iter_mut()) {
         // Two 32-bit draws from each 64-bit output.
         for _ in 0..mu / 2 {
@@ -627,12 +629,27 @@ fn draw_block<const W: usize>(
             row[bounded_from(x, rng, m) as usize] += 1;
         }
     }
-    const TILE: usize = 16;
+    if W >= 8 {
+        transpose::<W, 8>(draws, rows, mu);
+    } else {
+        transpose::<W, 4>(draws, rows, mu);
+    }
+}
+
+/// `draws[i * W + r] = rows[r * mu + i]`, a tile of clusters at a time, `G`
+/// rows at a time: each cluster's `G` counts gathered and stored as one
+/// run. Storing them one at a time was about a third of [`draw_block`]'s
+/// time (`c200k`: its share of the run's samples 19.9 → 14.9 %).
+#[inline(always)]
+fn transpose<const W: usize, const G: usize>(draws: &mut [u32], rows: &[u32], mu: usize) {
+    const TILE: usize = 64;
     for i0 in (0..mu).step_by(TILE) {
-        let i1 = (i0 + TILE).min(mu);
-        for (r, row) in rows.chunks_exact(mu).enumerate() {
-            for i in i0..i1 {
-                draws[i * W + r] = row[i];
+        let n = TILE.min(mu - i0);
+        for r0 in (0..W).step_by(G) {
+            let src: [&[u32]; G] = std::array::from_fn(|j| &rows[(r0 + j) * mu + i0..][..n]);
+            for (k, dst) in draws[i0 * W..].chunks_exact_mut(W).take(n).enumerate() {
+                let v: [u32; G] = std::array::from_fn(|j| src[j][k]);
+                dst[r0..r0 + G].copy_from_slice(&v);
             }
         }
     }
