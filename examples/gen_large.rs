@@ -4,11 +4,13 @@
 //! natively at 25/50/75%, plus probes, checkpoints and BudgetMix training
 //! rollouts — as JSON Lines and as Parquet. Deterministic (seeded).
 //!
-//!     cargo run --release --example gen_large -- [N] [OUTDIR] [STEPS]
+//!     cargo run --release --example gen_large -- [N] [OUTDIR] [STEPS] [TEXT]
 //!
 //! STEPS scales every budget (evaluation and training) by STEPS / 8, so
 //! rollouts take about STEPS steps each; without it the set is exactly the
-//! one this example always wrote.
+//! one this example always wrote. TEXT (characters) makes every step's
+//! observation that long and its action a quarter of it, as real agents'
+//! are (without it: `call_3()`, `ok 5`); `-` for STEPS keeps the budgets.
 //!
 //! OUTDIR/jsonl/*.jsonl and OUTDIR/parquet/*.parquet hold the same records.
 
@@ -42,6 +44,38 @@ struct Traj {
     turns: u32,
     train: Option<(u32, String)>,
     steps: Vec<Step>,
+}
+
+/// TEXT, when given.
+static TEXT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+
+/// `base` padded with lorem ipsum to `len` characters.
+fn padded(base: String, len: usize) -> String {
+    const FILL: &str = " lorem ipsum dolor sit amet, consectetur adipiscing elit,";
+    let mut s = base;
+    while s.len() < len {
+        s.push_str(FILL);
+    }
+    s.truncate(len.max(1));
+    s
+}
+
+/// Step `i`'s action.
+fn action(i: usize) -> String {
+    let a = format!("call_{}()", i % 7);
+    match TEXT.get().copied().flatten() {
+        Some(n) => padded(a, n / 4),
+        None => a,
+    }
+}
+
+/// Step `i`'s observation.
+fn observation(i: usize) -> String {
+    let o = format!("ok {i}");
+    match TEXT.get().copied().flatten() {
+        Some(n) => padded(o, n),
+        None => o,
+    }
 }
 
 struct Step {
@@ -124,10 +158,10 @@ fn json_line(t: &Traj, out: &mut String) {
         }
         let _ = write!(
             out,
-            r#"{{"turn":{},"action":"call_{}()","observation":"ok {}","output_tokens":{},"logp":{{"qwen3-4b":{:.3},"qwen3-4b-grpo":{:.3}}},"error":{}"#,
+            r#"{{"turn":{},"action":"{}","observation":"{}","output_tokens":{},"logp":{{"qwen3-4b":{:.3},"qwen3-4b-grpo":{:.3}}},"error":{}"#,
             i + 1,
-            i % 7,
-            i,
+            action(i),
+            observation(i),
             s.tokens,
             s.logp_base,
             s.logp_rl,
@@ -151,6 +185,8 @@ fn json_line(t: &Traj, out: &mut String) {
 fn parquet(trajs: &[Traj], path: &Path) -> PolarsResult<()> {
     let n_steps: usize = trajs.iter().map(|t| t.steps.len()).sum();
     let mut turn = Vec::with_capacity(n_steps);
+    let mut actions = Vec::with_capacity(n_steps);
+    let mut observations = Vec::with_capacity(n_steps);
     let mut tokens = Vec::with_capacity(n_steps);
     let mut error = Vec::with_capacity(n_steps);
     let mut lp_run: Vec<&str> = Vec::with_capacity(2 * n_steps);
@@ -160,6 +196,8 @@ fn parquet(trajs: &[Traj], path: &Path) -> PolarsResult<()> {
     for t in trajs {
         for (i, s) in t.steps.iter().enumerate() {
             turn.push(i as i64 + 1);
+            actions.push(action(i));
+            observations.push(observation(i));
             tokens.push(s.tokens as i64);
             error.push(s.error);
             lp_run.extend(["qwen3-4b", "qwen3-4b-grpo"]);
@@ -186,6 +224,8 @@ fn parquet(trajs: &[Traj], path: &Path) -> PolarsResult<()> {
         n_steps,
         [
             Series::new("turn".into(), turn),
+            Series::new("action".into(), actions),
+            Series::new("observation".into(), observations),
             Series::new("output_tokens".into(), tokens),
             logp_lists.with_name("logp".into()).into_series(),
             Series::new("error".into(), error),
@@ -288,7 +328,12 @@ fn main() {
     let out = PathBuf::from(args.get(2).cloned().unwrap_or_else(|| "large-logs".into()));
     let steps: Option<u32> = args
         .get(3)
+        .filter(|x| *x != "-")
         .map(|x| x.parse().expect("STEPS: a whole number"));
+    let text: Option<usize> = args
+        .get(4)
+        .map(|x| x.parse().expect("TEXT: a whole number of characters"));
+    TEXT.set(text).expect("set once");
     // Budgets of ~8-step rollouts, scaled to `steps`.
     let scaled = |b: u32| steps.map_or(b, |s| (b * s).div_ceil(8).max(1));
     for d in ["jsonl", "parquet"] {

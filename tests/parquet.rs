@@ -242,6 +242,87 @@ fn a_bad_row_past_the_first_parts_names_its_row() {
     assert_eq!(r["inputs"]["records"]["trajectory"], n as u64 - 1);
 }
 
+/// The trajectory reader decodes only the columns the audit reads: of the
+/// steps' structs not their actions and observations, of the top level not
+/// a trainer's own columns (a prompt), row group by row group. A file of
+/// many row groups with both audits as the same rows written as one row
+/// group without them, and a bad row in its thirteenth row group (past the
+/// first of the two slices decoded side by side) is named by its row.
+#[test]
+fn unread_columns_and_row_groups_change_nothing() {
+    let n = 40_000usize;
+    let bad = 37_000usize;
+    let frame = |text: bool| {
+        let steps_of = |i: usize| 1 + i % 3;
+        let n_steps: usize = (0..n).map(steps_of).sum();
+        let turn: Vec<i64> = (0..n).flat_map(|i| 1..=steps_of(i) as i64).collect();
+        let tokens: Vec<i64> = (0..n_steps).map(|j| 10 + (j % 17) as i64).collect();
+        let error: Vec<bool> = (0..n_steps).map(|j| j % 5 == 0).collect();
+        let mut fields = vec![Series::new("turn".into(), turn)];
+        if text {
+            let action: Vec<String> = (0..n_steps).map(|j| format!("call_{j}()")).collect();
+            let obs: Vec<String> = (0..n_steps).map(|j| "x".repeat(j % 300)).collect();
+            fields.push(Series::new("action".into(), action));
+            fields.push(Series::new("observation".into(), obs));
+        }
+        fields.push(Series::new("output_tokens".into(), tokens));
+        fields.push(Series::new("error".into(), error));
+        let st = StructChunked::from_series("steps".into(), n_steps, fields.iter())
+            .unwrap()
+            .into_series();
+        let mut at = 0i64;
+        let steps: ListChunked = (0..n)
+            .map(|i| {
+                let s = st.slice(at, steps_of(i));
+                at += steps_of(i) as i64;
+                Some(s)
+            })
+            .collect();
+        let budget: Vec<i64> = (1..=n).map(|i| if i == bad { 0 } else { 4 }).collect();
+        let turns: Vec<i64> = (0..n).map(|i| steps_of(i) as i64).collect();
+        let mut df = df!(
+            "run" => (0..n).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>(),
+            "method" => (0..n).map(|i| ["base", "grpo"][i % 2]).collect::<Vec<_>>(),
+            "benchmark" => vec!["b"; n],
+            "task" => (0..n).map(|i| format!("t{}", i / 16)).collect::<Vec<_>>(),
+            "sample" => (0..n).map(|i| (i / 2 % 8) as i64).collect::<Vec<_>>(),
+            "budget" => budget,
+            "max_budget" => vec![4i64; n],
+            "success" => (0..n).map(|i| i % 3 != 1).collect::<Vec<_>>(),
+            "turns" => turns,
+        )
+        .unwrap();
+        if text {
+            let prompt: Vec<String> = (0..n).map(|i| format!("solve task {i}")).collect();
+            df.with_column(Column::new("prompt".into(), prompt))
+                .unwrap();
+        }
+        df.with_column(steps.into_series().with_name("steps".into()).into_column())
+            .unwrap();
+        df
+    };
+    let mut out = Vec::new();
+    ParquetWriter::new(&mut out)
+        .with_row_group_size(Some(3000))
+        .finish(&mut frame(true))
+        .unwrap();
+    let err = strict_failure("parquet_groups", "x.parquet", &out);
+    assert!(err.contains(&format!("x.parquet:{bad}: budget:")), "{err}");
+    let d = temp_dir("parquet_groups_lenient");
+    std::fs::write(d.join("groups.parquet"), &out).unwrap();
+    std::fs::write(d.join("plain.parquet"), parquet_bytes(&mut frame(false))).unwrap();
+    let args = ["--lenient", "--resamples", "50"];
+    let a = audit_json(&d.join("groups.parquet"), &d.join("a"), &args);
+    let b = audit_json(&d.join("plain.parquet"), &d.join("b"), &args);
+    assert_eq!(a["inputs"]["records"]["trajectory"], n as u64 - 1);
+    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
+    for (k, v) in b.as_object().unwrap() {
+        if k != "inputs" {
+            assert_eq!(v, &a[k], "section {k} differs");
+        }
+    }
+}
+
 fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {
     let mut out = Vec::new();
     ParquetWriter::new(&mut out).finish(df).unwrap();

@@ -168,15 +168,18 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
         let pieces = rayon::current_num_threads().min(rows / SLICE_ROWS).max(1);
         // The first failing slice's error, in row order (the same whichever
         // core fails first).
-        let parts: Vec<Result<DataFrame>> = (0..pieces)
+        let file = TrajectoryFile::new(raw).map_err(unreadable)?;
+        let parts: Vec<Result<Vec<DataFrame>>> = (0..pieces)
             .into_par_iter()
             .map(|k| {
                 let (a, b) = (rows * k / pieces, rows * (k + 1) / pieces);
-                read_frame(name, &raw, (pieces > 1).then_some((a, b - a)))
+                file.frames(a..b).map_err(unreadable)
             })
             .collect();
         let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-        return Ok(ParquetData::Trajectories(parts));
+        return Ok(ParquetData::Trajectories(
+            parts.into_iter().flatten().collect(),
+        ));
     }
     let df = read_frame(name, &raw, None)?;
     drop(raw);
@@ -184,6 +187,142 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
         return aggregates_by_columns(name, &df).map(|p| ParquetData::Aggregates(Box::new(p)));
     }
     records_from_frame(name, &df).map(ParquetData::Lines)
+}
+
+/// The step fields [`parse_trajectories`] reads.
+const STEP_FIELDS: &[&str] = &[
+    "turn",
+    "output_tokens",
+    "error",
+    "reward",
+    "budget_total",
+    "budget_remaining",
+    "logp",
+];
+
+/// A trajectory file read by the columns [`parse_trajectories`] reads:
+/// the trajectory fields, and of `steps` (a list of structs) only
+/// [`STEP_FIELDS`]. The other leaves (actions, observations, whatever else
+/// a trainer stores) are neither decompressed nor decoded: polars' reader
+/// projects whole top-level columns only, and the steps' other fields were
+/// most of a load's decoding. Each column is decoded by polars-io's own
+/// deserializer (`_internal::to_deserializer`, what its reader calls per
+/// column and row group) from the column chunks of the leaves kept.
+struct TrajectoryFile {
+    bytes: polars_buffer::Buffer<u8>,
+    meta: polars_parquet::read::FileMetadata,
+    /// Each column read: its field as decoded, and which of its leaves
+    /// (in the file's order) are kept (`None`: all).
+    columns: Vec<(ArrowField, Option<Vec<bool>>)>,
+}
+
+impl TrajectoryFile {
+    fn new(raw: Vec<u8>) -> PolarsResult<TrajectoryFile> {
+        let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
+        let schema = polars_io::parquet::read::infer_schema(&meta)?;
+        let columns = schema
+            .iter_values()
+            .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
+            .map(|f| match pruned_steps(f) {
+                Some((f, keep)) => (f, Some(keep)),
+                None => (f.clone(), None),
+            })
+            .collect();
+        Ok(TrajectoryFile {
+            bytes: polars_buffer::Buffer::from_vec(raw),
+            meta,
+            columns,
+        })
+    }
+
+    /// Rows `rows`, one frame per row group they meet.
+    fn frames(&self, rows: std::ops::Range<usize>) -> PolarsResult<Vec<DataFrame>> {
+        use polars_io::parquet::read::_internal::to_deserializer;
+        let mut frames = Vec::new();
+        let mut first = 0;
+        for rg in &self.meta.row_groups {
+            let (start, end) = (first, first + rg.num_rows());
+            first = end;
+            let (a, b) = (rows.start.max(start), rows.end.min(end));
+            if a >= b {
+                continue;
+            }
+            let columns = self
+                .columns
+                .iter()
+                .map(|(field, keep)| {
+                    let Some(leaves) = rg.columns_under_root_iter(&field.name) else {
+                        return Ok(Column::full_null(
+                            field.name.clone(),
+                            b - a,
+                            &DataType::from_arrow_field(field),
+                        ));
+                    };
+                    if keep.as_ref().is_some_and(|k| k.len() != leaves.len()) {
+                        polars_bail!(ComputeError: "steps: {} column chunks in a row group, the schema has {}", leaves.len(), keep.as_ref().map_or(0, Vec::len));
+                    }
+                    let chunks = leaves
+                        .enumerate()
+                        .filter(|(i, _)| keep.as_ref().is_none_or(|k| k[*i]))
+                        .map(|(_, m)| {
+                            let r = m.byte_range();
+                            (m, self.bytes.clone().sliced(r.start as usize..r.end as usize))
+                        })
+                        .collect();
+                    let filter = polars_parquet::read::Filter::new_ranged(a - start, b - start);
+                    let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
+                    Ok(Series::try_from((field, arrays))?.into_column())
+                })
+                .collect::<PolarsResult<Vec<Column>>>()?;
+            frames.push(DataFrame::new(b - a, columns)?);
+        }
+        Ok(frames)
+    }
+}
+
+/// `steps` as a list of structs of the [`STEP_FIELDS`] it has, and which
+/// of its leaves (in the file's order) those are; `None` when it is not a
+/// list of structs (it is then read whole, and its type reported).
+fn pruned_steps(steps: &ArrowField) -> Option<(ArrowField, Vec<bool>)> {
+    if steps.name != "steps" {
+        return None;
+    }
+    let (ArrowDataType::List(item) | ArrowDataType::LargeList(item)) = &steps.dtype else {
+        return None;
+    };
+    let ArrowDataType::Struct(fields) = &item.dtype else {
+        return None;
+    };
+    let mut keep = Vec::new();
+    let mut kept = Vec::new();
+    for f in fields {
+        let wanted = STEP_FIELDS.contains(&f.name.as_str());
+        keep.extend(std::iter::repeat_n(
+            wanted,
+            polars_parquet::read::n_columns(&f.dtype),
+        ));
+        if wanted {
+            kept.push(f.clone());
+        }
+    }
+    if kept.is_empty() || kept.len() == fields.len() {
+        return None;
+    }
+    let item = Box::new(ArrowField {
+        dtype: ArrowDataType::Struct(kept),
+        ..(**item).clone()
+    });
+    let dtype = match &steps.dtype {
+        ArrowDataType::LargeList(_) => ArrowDataType::LargeList(item),
+        _ => ArrowDataType::List(item),
+    };
+    Some((
+        ArrowField {
+            dtype,
+            ..steps.clone()
+        },
+        keep,
+    ))
 }
 
 /// A column as typed values, or the reason every row's value is the wrong
