@@ -420,7 +420,7 @@ fn replicate_blocks_of<const W: usize>(
             let mut rngs: Vec<Xoshiro256PlusPlus> =
                 (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
             if !direct {
-                draws.clear();
+                // Every entry is written by `draw_block`: not zeroed first.
                 draws.resize(m * W, 0);
                 draw_block::<W>(draws, rows, &mut rngs, m32);
             }
@@ -603,8 +603,9 @@ fn estimates(
 }
 
 /// Draws m cluster ids for each resample of a block, counting them per
-/// cluster: `draws[i * W + r]`. Each resample counts into its own
-/// cache-resident row first; the rows are then transposed tile by tile.
+/// cluster: `draws[i * W + r]`, every entry of `draws` (`m * W`) written.
+/// Each resample counts into its own cache-resident row first; the rows are
+/// then transposed tile by tile.
 #[inline(never)]
 fn draw_block<const W: usize>(
     draws: &mut [u32],
