@@ -189,7 +189,8 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     records_from_frame(name, &df).map(ParquetData::Lines)
 }
 
-/// The step fields [`parse_trajectories`] reads.
+/// The step fields [`parse_trajectories`] reads (checked there in debug
+/// builds): the only ones [`TrajectoryFile`] decodes.
 const STEP_FIELDS: &[&str] = &[
     "turn",
     "output_tokens",
@@ -595,7 +596,10 @@ pub fn parse_trajectories(
     let (success, reward, group) = (bools(s("success")), floats(s("reward")), groups(s("group")));
     let steps = lists(s("steps"));
     let step_lists: Option<&Lists> = steps.as_ref().ok().and_then(|o| o.as_ref());
-    let f = |n: &str| step_lists.and_then(|l| field(&l.inner, n));
+    let f = |n: &str| {
+        debug_assert!(STEP_FIELDS.contains(&n), "{n}: not decoded (STEP_FIELDS)");
+        step_lists.and_then(|l| field(&l.inner, n))
+    };
     let (t_s, o_s, e_s, r_s, bt_s, br_s, lp_s) = (
         f("turn"),
         f("output_tokens"),
