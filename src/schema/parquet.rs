@@ -136,7 +136,10 @@ const SLICE_ROWS: usize = 16384;
 /// The rows are decoded in slices side by side, one a core: a frame's
 /// decoding is otherwise one core's work (its `steps` column is most of
 /// it) — 186 → 125–135 ms a gen_large file of 100,000 rows in two slices,
-/// the frames as big together as the whole.
+/// the frames as big together as the whole. Each slice decodes every page
+/// of its row group before its own rows too (polars' ranged filter), so
+/// two slices cost ~15 % more CPU than one whole decode (README, session
+/// 20: slices one after another and decoding ahead were tried).
 pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     let unreadable =
         |e: PolarsError| Error::file(name, format!("not a readable Parquet file: {e}"));
