@@ -71,10 +71,11 @@ impl Screen {
         self.text()
     }
     /// Keys that open a trajectory, then frames until its background
-    /// re-read has arrived (at most 5 s).
+    /// re-read has arrived (at most 60 s: a debug build on a loaded 2-core
+    /// machine took over 5 s to search the demo's every action).
     fn keys_then_read(&mut self, keys: &str) -> String {
         let mut screen = self.keys(keys);
-        for _ in 0..100 {
+        for _ in 0..1200 {
             if !screen.contains("reading") {
                 break;
             }

@@ -25,13 +25,7 @@ pub fn candidates(set: &LogSet, agg: &EvalAggregates) -> Vec<usize> {
     set.trajectories
         .iter()
         .enumerate()
-        .filter(|(_, t)| {
-            !t.is_training()
-                && agg
-                    .tasks
-                    .get(&(t.benchmark, t.task))
-                    .is_some_and(|i| i.full_budget == t.budget)
-        })
+        .filter(|(_, t)| agg.at_full_budget(t))
         .map(|(i, _)| i)
         .collect()
 }

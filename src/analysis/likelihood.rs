@@ -128,14 +128,10 @@ pub fn analyse(
             .trajectories
             .iter()
             .filter(|t| {
-                !t.is_training()
-                    && t.benchmark == pair.benchmark
+                t.benchmark == pair.benchmark
                     && t.success
                     && runs.contains(&t.run)
-                    && agg
-                        .tasks
-                        .get(&(t.benchmark, t.task))
-                        .is_some_and(|i| i.full_budget == t.budget)
+                    && agg.at_full_budget(t)
             })
             .collect();
         if succ.is_empty() {
@@ -291,79 +287,181 @@ pub struct LlrTurn {
     pub ci: super::stats::Ci,
 }
 
+/// Clusters the LLR by turn gathers before bootstrapping them: a window of
+/// turns holds about this many (16 bytes each, and 32 more each while its
+/// bootstrap runs). All (turn, task) cells of a run at once were a million
+/// at 25,000 tasks × 40 turns, the peak of the whole audit there.
+const WINDOW_CLUSTERS: usize = 1 << 18;
+
 /// Per pair, per producing run, per turn: the pooled mean over the steps at
 /// that turn of logp[rl] − logp[base], over successful full-budget
 /// evaluation rollouts whose steps all carry both; a cluster bootstrap over
 /// tasks (each resample pools the drawn tasks' steps at that turn).
+///
+/// A run's turns go in windows of about [`WINDOW_CLUSTERS`] cells, each
+/// window reading the rollouts' log-probabilities again; every set is
+/// bootstrapped exactly as alone, so the windows change no figure.
 pub fn by_turn(
     set: &LogSet,
     agg: &EvalAggregates,
     pairs: &[Pair],
     s: &Settings,
 ) -> Result<Vec<LlrTurn>> {
+    by_turn_in_windows(set, agg, pairs, s, WINDOW_CLUSTERS)
+}
+
+/// [`by_turn`] with windows of about `most` clusters.
+fn by_turn_in_windows(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    s: &Settings,
+    most: usize,
+) -> Result<Vec<LlrTurn>> {
     let mut window = LogpWindow::default();
-    // Every (pair, run, turn) cell's clusters first; then one batch of
-    // bootstraps, each exactly as alone.
-    // (pair, run, turn, steps, mean)
-    let mut cells_out: Vec<(&Pair, Id, u32, f64, f64)> = Vec::new();
-    let mut sets: Vec<Vec<Cluster>> = Vec::new();
+    let mut out = Vec::new();
     for pair in pairs {
         for run in [pair.base, pair.rl] {
-            // turn → task → (Σ diff, steps)
-            let mut cells: BTreeMap<u32, BTreeMap<Id, (f64, f64)>> = BTreeMap::new();
-            for t in set.trajectories.iter().filter(|t| {
-                !t.is_training()
-                    && t.benchmark == pair.benchmark
-                    && t.run == run
-                    && t.success
-                    && agg
-                        .tasks
-                        .get(&(t.benchmark, t.task))
-                        .is_some_and(|i| i.full_budget == t.budget)
-            }) {
-                let steps = set.steps_with_logps(t, &mut window)?;
-                let diffs: Option<Vec<(u32, f64)>> = steps
-                    .iter()
-                    .map(|st| Some((st.turn, st.logp_of(pair.rl)? - st.logp_of(pair.base)?)))
-                    .collect();
-                let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
-                    continue;
-                };
-                for (turn, d) in diffs {
-                    let e = cells
-                        .entry(turn)
-                        .or_default()
-                        .entry(t.task)
-                        .or_insert((0.0, 0.0));
-                    e.0 += d;
-                    e.1 += 1.0;
+            let mut rollouts: Vec<&Trajectory> = set
+                .trajectories
+                .iter()
+                .filter(|t| {
+                    t.benchmark == pair.benchmark
+                        && t.run == run
+                        && t.success
+                        && agg.at_full_budget(t)
+                })
+                .collect();
+            // Task by task (stable: a task's rollouts keep their order, so
+            // each cell sums its steps as it always has), tasks in id order.
+            rollouts.sort_by_key(|t| t.task);
+            let windows = turn_windows(set, &rollouts, most);
+            for (lo, hi) in windows {
+                let in_window = |turn: u32| (lo..=hi).contains(&turn);
+                // turn → its clusters, task by task in id order.
+                let mut cells: BTreeMap<u32, Vec<Cluster>> = BTreeMap::new();
+                // The current task's turn → (Σ diff, steps).
+                let mut task: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+                for group in rollouts.chunk_by(|a, b| a.task == b.task) {
+                    for t in group {
+                        if !set.steps_of(t).into_iter().any(|st| in_window(st.turn)) {
+                            continue;
+                        }
+                        let steps = set.steps_with_logps(t, &mut window)?;
+                        let diffs: Option<Vec<(u32, f64)>> = steps
+                            .iter()
+                            .map(|st| {
+                                Some((st.turn, st.logp_of(pair.rl)? - st.logp_of(pair.base)?))
+                            })
+                            .collect();
+                        let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
+                            continue;
+                        };
+                        for (turn, d) in diffs.into_iter().filter(|(turn, _)| in_window(*turn)) {
+                            let e = task.entry(turn).or_insert((0.0, 0.0));
+                            e.0 += d;
+                            e.1 += 1.0;
+                        }
+                    }
+                    for (turn, (sum, weight)) in std::mem::take(&mut task) {
+                        cells.entry(turn).or_default().push(Cluster { sum, weight });
+                    }
                 }
-            }
-            for (turn, tasks) in cells {
-                let clusters: Vec<Cluster> = tasks
-                    .values()
-                    .map(|&(sum, weight)| Cluster { sum, weight })
-                    .collect();
-                let steps: f64 = clusters.iter().map(|c| c.weight).sum();
-                let mean = clusters.iter().map(|c| c.sum).sum::<f64>() / steps;
-                cells_out.push((pair, run, turn, steps, mean));
-                sets.push(clusters);
+                let mut rows = Vec::with_capacity(cells.len());
+                let mut sets = Vec::with_capacity(cells.len());
+                for (turn, clusters) in cells {
+                    let steps: f64 = clusters.iter().map(|c| c.weight).sum();
+                    let mean = clusters.iter().map(|c| c.sum).sum::<f64>() / steps;
+                    rows.push((turn, steps, mean));
+                    sets.push(clusters);
+                }
+                let estimates = cluster_bootstrap_each(sets, &s.boot);
+                out.extend(
+                    rows.into_iter()
+                        .zip(estimates)
+                        .map(|((turn, steps, mean), e)| LlrTurn {
+                            benchmark: set.name(pair.benchmark).to_string(),
+                            base: set.name(pair.base).to_string(),
+                            rl: set.name(pair.rl).to_string(),
+                            run: set.name(run).to_string(),
+                            turn,
+                            steps: steps as u64,
+                            mean,
+                            ci: e.ci,
+                        }),
+                );
+                crate::stage::release_freed_memory();
             }
         }
     }
-    let estimates = cluster_bootstrap_each(sets, &s.boot);
-    Ok(cells_out
-        .into_iter()
-        .zip(estimates)
-        .map(|((pair, run, turn, steps, mean), e)| LlrTurn {
-            benchmark: set.name(pair.benchmark).to_string(),
-            base: set.name(pair.base).to_string(),
-            rl: set.name(pair.rl).to_string(),
-            run: set.name(run).to_string(),
-            turn,
-            steps: steps as u64,
-            mean,
-            ci: e.ci,
-        })
-        .collect())
+    Ok(out)
+}
+
+/// Consecutive ranges of turns (inclusive), in order, each with at most
+/// `most` (turn, task) cells among `rollouts` (sorted by task), or one turn
+/// with more; counted from the steps' turns alone.
+fn turn_windows(set: &LogSet, rollouts: &[&Trajectory], most: usize) -> Vec<(u32, u32)> {
+    // turn → (last task counted, tasks with a step at that turn)
+    let mut cells: BTreeMap<u32, (Id, usize)> = BTreeMap::new();
+    for t in rollouts {
+        for st in set.steps_of(t) {
+            let e = cells.entry(st.turn).or_insert((t.task, 0));
+            if e.1 == 0 || e.0 != t.task {
+                *e = (t.task, e.1 + 1);
+            }
+        }
+    }
+    let mut windows: Vec<(u32, u32)> = Vec::new();
+    let mut held = 0;
+    for (turn, (_, n)) in cells {
+        match windows.last_mut() {
+            Some(w) if held + n <= most => {
+                w.1 = turn;
+                held += n;
+            }
+            _ => {
+                windows.push((turn, turn));
+                held = n;
+            }
+        }
+    }
+    windows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The windows are a matter of memory alone: one turn a window and all
+    /// turns in one give the same rows, figure for figure.
+    #[test]
+    fn by_turn_windows_change_no_figure() {
+        let set = crate::demo::load_demo(&Default::default()).unwrap();
+        let mut s = Settings::default();
+        s.boot.resamples = 200;
+        let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
+        let agg = crate::schema::frames::eval_aggregates(&set).unwrap();
+        let rollouts: Vec<&Trajectory> = set
+            .trajectories
+            .iter()
+            .filter(|t| !t.is_training() && t.run == pairs[0].rl)
+            .collect();
+        let mut turns: Vec<u32> = rollouts
+            .iter()
+            .flat_map(|t| set.steps_of(t).into_iter().map(|st| st.turn))
+            .collect();
+        turns.sort_unstable();
+        turns.dedup();
+        assert!(turns.len() > 1, "{turns:?}");
+        let single: Vec<(u32, u32)> = turns.iter().map(|&t| (t, t)).collect();
+        assert_eq!(turn_windows(&set, &rollouts, 1), single);
+        assert_eq!(
+            turn_windows(&set, &rollouts, usize::MAX),
+            [(turns[0], turns[turns.len() - 1])]
+        );
+        let rows = |most| format!("{:?}", by_turn_in_windows(&set, &agg, &pairs, &s, most));
+        let one = rows(usize::MAX);
+        assert!(one.contains("LlrTurn"), "{one}");
+        assert_eq!(rows(1), one);
+    }
 }

@@ -385,20 +385,31 @@ pub fn run_audit_staged(
         }};
     }
     // The likelihood, its LLR by turn and natural recovery read neither
-    // Pass@(K,T) nor each other: they run on a thread of their own beside the parts up to the
-    // matched states (which leave part of the second core idle), and are
-    // handed on in their turn. Each analysis draws from its own seeded
-    // streams, so no figure depends on what runs beside it.
+    // Pass@(K,T) nor each other: they run on a thread of their own beside the
+    // parts up to the matched states (which leave part of the second core
+    // idle), and are handed on in their turn. Each analysis draws from its
+    // own seeded streams, so no figure depends on what runs beside it.
+    // Natural recovery (a few counts a task) runs beside Pass@(K,T); the
+    // likelihood and its LLR by turn wait until Pass@(K,T) has freed its
+    // per-cell tables, so that their memory, which grows with steps (one
+    // f64 a step for the step NLL median; a window of (turn, task)
+    // clusters), does not add to that peak (README, session 21).
+    let (pass_done, after_pass) = std::sync::mpsc::channel::<()>();
     let side = std::thread::scope(|scope| {
         let (agg, pairs) = (&a.agg, &pairs[..]);
         let side = scope.spawn(move || {
+            let n = natural::analyse(set, agg, pairs, settings);
+            // Err: the main thread is gone (it panicked); go on regardless.
+            let _ = after_pass.recv();
             let l = likelihood::analyse(set, agg, pairs, settings);
+            crate::stage::release_freed_memory();
             let t = likelihood::by_turn(set, agg, pairs, settings);
             crate::stage::release_freed_memory();
-            (l, t, natural::analyse(set, agg, pairs, settings))
+            (l, t, n)
         });
         a.pass = passkt::analyse(&passkt::PassInput { set, agg }, pairs, settings);
         crate::stage::release_freed_memory();
+        let _ = pass_done.send(());
         done!(Part::Pass);
         a.categories =
             categories::analyse(&passkt::PassInput { set, agg }, pairs, &a.pass.ks, settings);

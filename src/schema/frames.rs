@@ -172,6 +172,18 @@ pub struct EvalAggregates {
     pub training: u64,
 }
 
+impl EvalAggregates {
+    /// Whether `t` is an evaluation rollout at its task's full budget
+    /// B(task) (what `--grep` and the likelihood analyses read).
+    pub fn at_full_budget(&self, t: &super::Trajectory) -> bool {
+        !t.is_training()
+            && self
+                .tasks
+                .get(&(t.benchmark, t.task))
+                .is_some_and(|i| i.full_budget == t.budget)
+    }
+}
+
 fn u32s(df: &DataFrame, name: &str) -> Result<Vec<Option<u32>>> {
     let c = df.column(name).map_err(polars_bug)?;
     let ca = c.u32().map_err(polars_bug)?;
