@@ -106,9 +106,9 @@ pub type ParsedRows = (LogSet, Vec<(u64, RecordError)>, u64);
 
 /// A trajectory Parquet file read by columns, or any other kind as records.
 pub enum ParquetData {
-    /// Trajectory rows, in slices of consecutive rows, for
-    /// [`parse_trajectories`].
-    Trajectories(Vec<DataFrame>),
+    /// Trajectory rows, decoded a window at a time
+    /// ([`TrajectoryFile::frame`]) for [`parse_trajectories`].
+    Trajectories(Box<TrajectoryFile>),
     /// A `--summarize` shard: per-task aggregates.
     Aggregates(Box<ParsedRows>),
     Lines(Vec<u8>),
@@ -128,18 +128,9 @@ fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<D
         .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))
 }
 
-/// Rows a Parquet file has at least per slice decoded on its own.
-const SLICE_ROWS: usize = 16384;
-
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
-/// `trajectory`) take the columnar fast path, validated by the same rules.
-/// The rows are decoded in slices side by side, one a core: a frame's
-/// decoding is otherwise one core's work (its `steps` column is most of
-/// it) — 186 → 125–135 ms a gen_large file of 100,000 rows in two slices,
-/// the frames as big together as the whole. Each slice decodes every page
-/// of its row group before its own rows too (polars' ranged filter), so
-/// two slices cost ~15 % more CPU than one whole decode (README, session
-/// 20: slices one after another and decoding ahead were tried).
+/// `trajectory`) take the columnar fast path ([`TrajectoryFile`]),
+/// validated by the same rules.
 pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     let unreadable =
         |e: PolarsError| Error::file(name, format!("not a readable Parquet file: {e}"));
@@ -168,21 +159,8 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     let all_trajectories = all(&|k| matches!(k, None | Some("trajectory"))).unwrap_or(true);
     drop(kinds);
     if all_trajectories && rows > 0 {
-        let pieces = rayon::current_num_threads().min(rows / SLICE_ROWS).max(1);
-        // The first failing slice's error, in row order (the same whichever
-        // core fails first).
         let file = TrajectoryFile::new(raw).map_err(unreadable)?;
-        let parts: Vec<Result<Vec<DataFrame>>> = (0..pieces)
-            .into_par_iter()
-            .map(|k| {
-                let (a, b) = (rows * k / pieces, rows * (k + 1) / pieces);
-                file.frames(a..b).map_err(unreadable)
-            })
-            .collect();
-        let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-        return Ok(ParquetData::Trajectories(
-            parts.into_iter().flatten().collect(),
-        ));
+        return Ok(ParquetData::Trajectories(Box::new(file)));
     }
     let df = read_frame(name, &raw, None)?;
     drop(raw);
@@ -204,27 +182,76 @@ const STEP_FIELDS: &[&str] = &[
     "logp",
 ];
 
+/// Values (levels) of one column chunk a window of rows decodes at most,
+/// about: a row group whose step leaves hold more is decoded in windows
+/// of consecutive rows, each parsed and dropped before the one after the
+/// next is decoded. A decoded step is ~100 bytes (the log-probabilities'
+/// run names as 16-byte string views are a quarter of it): a window of
+/// 2¹⁷ log-probabilities, 65,536 steps of two runs, is ~6 MB whatever the
+/// file's size.
+const WINDOW_VALUES: usize = 1 << 17;
+
 /// A trajectory file read by the columns [`parse_trajectories`] reads:
 /// the trajectory fields, and of `steps` (a list of structs) only
 /// [`STEP_FIELDS`]. The other leaves (actions, observations, whatever else
 /// a trainer stores) are neither decompressed nor decoded: polars' reader
 /// projects whole top-level columns only, and the steps' other fields were
-/// most of a load's decoding. Each column is decoded by polars-io's own
-/// deserializer (`_internal::to_deserializer`, what its reader calls per
-/// column and row group) from the column chunks of the leaves kept.
-struct TrajectoryFile {
+/// most of a load's decoding.
+///
+/// The rows are decoded in windows ([`WINDOW_VALUES`]) leaf by leaf, one
+/// leaf a core, by polars-parquet's own decoder (`column_iter_to_arrays`,
+/// what polars-io's reader calls per column and row group), each leaf from
+/// only the data pages that hold the window's rows: polars' row filter
+/// decodes the levels of every page of a column chunk, so windows over a
+/// whole chunk would cost quadratic time (README, session 20). The step
+/// leaves of a window are put back together as one `steps` list of structs.
+pub struct TrajectoryFile {
+    /// The kept leaves' column chunks, one after another.
     bytes: polars_buffer::Buffer<u8>,
+    /// Each chunk kept: (its first byte in the file, in `bytes`, its length).
+    chunks: Vec<(usize, usize, usize)>,
     meta: polars_parquet::read::FileMetadata,
     /// Each column read: its field as decoded, and which of its leaves
     /// (in the file's order) are kept (`None`: all).
     columns: Vec<(ArrowField, Option<Vec<bool>>)>,
+    /// The windows: (row group, its rows).
+    windows: Vec<(usize, std::ops::Range<usize>)>,
+    /// Per row group decoded in more than one window, each kept leaf's
+    /// pages (columns in order, leaves in the file's order); and the
+    /// leaf's last decoded rows, for the next windows they cover.
+    pages: Vec<Option<Vec<std::sync::Mutex<LeafPages>>>>,
+}
+
+/// A column chunk's pages, their rows, and its last decoded rows.
+struct LeafPages {
+    /// The dictionary page's bytes, header included (empty without one).
+    dict: std::ops::Range<usize>,
+    pages: Vec<PageSpan>,
+    /// Rows (in the row group) decoded last, and their array.
+    last: Option<(std::ops::Range<usize>, ArrayRef)>,
+}
+
+/// A data page: its bytes in its column chunk (header included), its
+/// values (levels), the rows (records) begun before it, and whether its
+/// first value begins one.
+struct PageSpan {
+    bytes: std::ops::Range<usize>,
+    values: usize,
+    row: usize,
+    starts: bool,
 }
 
 impl TrajectoryFile {
     fn new(raw: Vec<u8>) -> PolarsResult<TrajectoryFile> {
+        Self::with_window(raw, WINDOW_VALUES)
+    }
+
+    /// [`TrajectoryFile::new`] with windows of about `window_values`
+    /// values of a column chunk.
+    fn with_window(raw: Vec<u8>, window_values: usize) -> PolarsResult<TrajectoryFile> {
         let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
         let schema = polars_io::parquet::read::infer_schema(&meta)?;
-        let columns = schema
+        let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
             .iter_values()
             .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
             .map(|f| match pruned_steps(f) {
@@ -232,55 +259,502 @@ impl TrajectoryFile {
                 None => (f.clone(), None),
             })
             .collect();
-        Ok(TrajectoryFile {
-            bytes: polars_buffer::Buffer::from_vec(raw),
+        let mut file = TrajectoryFile {
+            bytes: polars_buffer::Buffer::from_vec(Vec::new()),
+            chunks: Vec::new(),
             meta,
             columns,
+            windows: Vec::new(),
+            pages: Vec::new(),
+        };
+        // Only the kept leaves' column chunks stay: of a file of actions and
+        // observations, a small part.
+        let mut kept: Vec<std::ops::Range<usize>> = (0..file.meta.row_groups.len())
+            .map(|g| file.leaves(g))
+            .collect::<PolarsResult<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.2)
+            .map(|m| {
+                let r = m.byte_range();
+                r.start as usize..r.end as usize
+            })
+            .collect();
+        kept.sort_by_key(|r| r.start);
+        let mut bytes = Vec::with_capacity(kept.iter().map(|r| r.len()).sum());
+        for r in kept {
+            if file.chunks.last().is_some_and(|c| c.0 + c.2 > r.start) {
+                continue;
+            }
+            let slice = raw.get(r.clone()).ok_or_else(
+                || polars_err!(ComputeError: "a column chunk at bytes {r:?}, past the file's end"),
+            )?;
+            file.chunks.push((r.start, bytes.len(), r.len()));
+            bytes.extend_from_slice(slice);
+        }
+        drop(raw);
+        file.bytes = polars_buffer::Buffer::from_vec(bytes);
+        for (g, rg) in file.meta.row_groups.iter().enumerate() {
+            let rows = rg.num_rows();
+            let leaves = file.leaves(g)?;
+            let values = leaves
+                .iter()
+                .filter_map(|l| l.2)
+                .map(|m| m.num_values().max(0) as usize)
+                .max()
+                .unwrap_or(0);
+            let n = values.div_ceil(window_values.max(1)).clamp(1, rows.max(1));
+            let pages = if n > 1 && leaves.iter().all(|l| l.1.is_some()) {
+                let pages = leaves
+                    .par_iter()
+                    .map(|l| match l.2 {
+                        Some(m) => file.index_pages(m).map(std::sync::Mutex::new),
+                        None => Ok(std::sync::Mutex::new(LeafPages {
+                            dict: 0..0,
+                            pages: Vec::new(),
+                            last: None,
+                        })),
+                    })
+                    .collect::<PolarsResult<Vec<_>>>()?;
+                Some(pages)
+            } else {
+                None
+            };
+            // Without a page index (a column not split into leaves), one window.
+            let n = if pages.is_some() { n } else { 1 };
+            file.pages.push(pages);
+            file.windows
+                .extend((0..n).map(|k| (g, rows * k / n..rows * (k + 1) / n)));
+        }
+        file.windows.retain(|(_, r)| !r.is_empty());
+        Ok(file)
+    }
+
+    /// The file's rows.
+    pub fn rows(&self) -> usize {
+        self.meta.num_rows
+    }
+
+    /// How many windows the rows are decoded in.
+    pub fn windows(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Row group `g`'s kept leaves, columns in order: (column, the field
+    /// to decode the leaf alone with — `None` when the column is decoded
+    /// whole —, its chunk; `None` when the row group lacks the column).
+    #[allow(clippy::type_complexity)]
+    fn leaves(
+        &self,
+        g: usize,
+    ) -> PolarsResult<
+        Vec<(
+            usize,
+            Option<ArrowField>,
+            Option<&polars_parquet::read::ColumnChunkMetadata>,
+        )>,
+    > {
+        let rg = &self.meta.row_groups[g];
+        let mut out = Vec::new();
+        for (c, (field, keep)) in self.columns.iter().enumerate() {
+            let Some(leaves) = rg.columns_under_root_iter(&field.name) else {
+                out.push((c, Some(field.clone()), None));
+                continue;
+            };
+            let leaves: Vec<_> = leaves.collect();
+            if keep.as_ref().is_some_and(|k| k.len() != leaves.len()) {
+                polars_bail!(ComputeError: "steps: {} column chunks in a row group, the schema has {}", leaves.len(), keep.as_ref().map_or(0, Vec::len));
+            }
+            let kept: Vec<_> = leaves
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep.as_ref().is_none_or(|k| k[*i]))
+                .map(|(_, m)| m)
+                .collect();
+            let split = kept.len() == 1 || splittable(&field.dtype);
+            for (j, m) in kept.into_iter().enumerate() {
+                out.push((c, split.then(|| only_leaf(field, j)), Some(m)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A column chunk's bytes.
+    fn chunk(&self, m: &polars_parquet::read::ColumnChunkMetadata) -> polars_buffer::Buffer<u8> {
+        let r = m.byte_range();
+        let (start, len) = (r.start as usize, (r.end - r.start) as usize);
+        let k = self
+            .chunks
+            .partition_point(|c| c.0 <= start)
+            .saturating_sub(1);
+        match self.chunks.get(k) {
+            Some(&(at, to, n)) if at <= start && start + len <= at + n => {
+                let to = to + (start - at);
+                self.bytes.clone().sliced(to..to + len)
+            }
+            _ => polars_buffer::Buffer::from_vec(Vec::new()),
+        }
+    }
+
+    /// A reader of `values` values of the pages in `bytes`.
+    fn page_reader(
+        m: &polars_parquet::read::ColumnChunkMetadata,
+        bytes: polars_buffer::Buffer<u8>,
+        values: usize,
+    ) -> polars_parquet::read::PageReader {
+        let meta = polars_parquet::parquet::read::PageMetaData::new(
+            0,
+            values as i64,
+            m.compression(),
+            m.descriptor().descriptor.clone(),
+        );
+        polars_parquet::read::PageReader::new_with_page_meta(
+            std::io::Cursor::new(bytes),
+            meta,
+            vec![],
+            usize::MAX,
+        )
+    }
+
+    /// A column chunk's pages and the rows each begins: page headers read
+    /// one by one, the repetition levels of nested columns decoded.
+    fn index_pages(
+        &self,
+        m: &polars_parquet::read::ColumnChunkMetadata,
+    ) -> PolarsResult<LeafPages> {
+        use polars_parquet::parquet::compression::DecompressionContext;
+        use polars_parquet::parquet::encoding::hybrid_rle::{HybridRleChunk, HybridRleDecoder};
+        use polars_parquet::parquet::page::{split_buffer, CompressedPage, Page};
+        let chunk = self.chunk(m);
+        let total = m.num_values().max(0) as usize;
+        let mut r = Self::page_reader(m, chunk.clone(), total);
+        r.read_dict()?;
+        let dict_end = r.into_inner().0.position() as usize;
+        let max_rep = m.descriptor().descriptor.max_rep_level;
+        let bits = polars_parquet::parquet::read::levels::get_bit_width(max_rep);
+        let (mut pages, mut pos, mut row, mut seen) = (Vec::new(), dict_end, 0, 0);
+        let (mut ctx, mut buf, mut levels) = (DecompressionContext::Unset, Vec::new(), Vec::new());
+        while seen < total && pos < chunk.len() {
+            let mut r = Self::page_reader(m, chunk.clone().sliced(pos..chunk.len()), 1);
+            let Some(page) = r.next() else { break };
+            let end = pos + r.into_inner().0.position() as usize;
+            let CompressedPage::Data(page) = page? else {
+                polars_bail!(ComputeError: "a dictionary page after the first page of a column chunk");
+            };
+            let values = page.num_values();
+            let (begun, starts) = if max_rep == 0 {
+                (values, true)
+            } else {
+                let Page::Data(page) = polars_parquet::parquet::read::decompress(
+                    CompressedPage::Data(page),
+                    &mut buf,
+                    &mut ctx,
+                )?
+                else {
+                    polars_bail!(ComputeError: "a data page decompressed as a dictionary");
+                };
+                let rep = split_buffer(&page)?.rep;
+                let (mut begun, mut first) = (0, None);
+                for c in HybridRleDecoder::new(rep, bits, values).into_chunk_iter() {
+                    match c? {
+                        HybridRleChunk::Rle(v, n) => {
+                            if n > 0 {
+                                first.get_or_insert(v);
+                            }
+                            begun += if v == 0 { n } else { 0 };
+                        }
+                        HybridRleChunk::Bitpacked(d) => {
+                            levels.clear();
+                            d.collect_into(&mut levels);
+                            if let Some(&v) = levels.first() {
+                                first.get_or_insert(v);
+                            }
+                            begun += levels.iter().filter(|&&v| v == 0).count();
+                        }
+                    }
+                }
+                (begun, first == Some(0))
+            };
+            pages.push(PageSpan {
+                bytes: pos..end,
+                values,
+                row,
+                starts,
+            });
+            (row, seen, pos) = (row + begun, seen + values, end);
+        }
+        Ok(LeafPages {
+            dict: 0..dict_end,
+            pages,
+            last: None,
         })
     }
 
-    /// Rows `rows`, one frame per row group they meet.
-    fn frames(&self, rows: std::ops::Range<usize>) -> PolarsResult<Vec<DataFrame>> {
+    /// Window `w`'s rows as a frame.
+    pub fn frame(&self, w: usize) -> PolarsResult<DataFrame> {
         use polars_io::parquet::read::_internal::to_deserializer;
-        let mut frames = Vec::new();
-        let mut first = 0;
-        for rg in &self.meta.row_groups {
-            let (start, end) = (first, first + rg.num_rows());
-            first = end;
-            let (a, b) = (rows.start.max(start), rows.end.min(end));
-            if a >= b {
+        let (g, ref rows) = self.windows[w];
+        let (a, b) = (rows.start, rows.end);
+        let leaves = self.leaves(g)?;
+        let group_rows = self.meta.row_groups[g].num_rows();
+        let decoded = leaves
+            .par_iter()
+            .enumerate()
+            .map(|(i, (c, leaf, m))| -> PolarsResult<Option<ArrayRef>> {
+                let Some(m) = m else { return Ok(None) };
+                let Some(leaf) = leaf else {
+                    // A column decoded whole: all its kept leaves at once.
+                    if leaves[..i].iter().any(|l| l.0 == *c) {
+                        return Ok(None);
+                    }
+                    let (field, _) = &self.columns[*c];
+                    let chunks = leaves
+                        .iter()
+                        .filter(|l| l.0 == *c)
+                        .filter_map(|l| l.2.map(|m| (m, self.chunk(m))))
+                        .collect();
+                    let filter = polars_parquet::read::Filter::new_ranged(a, b);
+                    let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
+                    return one_array(arrays).map(Some);
+                };
+                match &self.pages[g] {
+                    None => {
+                        let filter = polars_parquet::read::Filter::new_ranged(a, b);
+                        let chunks = vec![(*m, self.chunk(m))];
+                        let (arrays, _) = to_deserializer(chunks, leaf.clone(), Some(filter))?;
+                        one_array(arrays).map(Some)
+                    }
+                    Some(pages) => {
+                        let mut p = pages[i].lock().unwrap_or_else(|e| e.into_inner());
+                        self.window_of_leaf(m, leaf, &mut p, a..b, group_rows)
+                            .map(Some)
+                    }
+                }
+            })
+            .collect::<PolarsResult<Vec<_>>>()?;
+        let mut columns = Vec::new();
+        for (c, (field, _)) in self.columns.iter().enumerate() {
+            let parts: Vec<ArrayRef> = leaves
+                .iter()
+                .zip(&decoded)
+                .filter(|(l, _)| l.0 == c)
+                .filter_map(|(_, d)| d.clone())
+                .collect();
+            if parts.is_empty() {
+                columns.push(Column::full_null(
+                    field.name.clone(),
+                    b - a,
+                    &DataType::from_arrow_field(field),
+                ));
                 continue;
             }
-            let columns = self
-                .columns
-                .iter()
-                .map(|(field, keep)| {
-                    let Some(leaves) = rg.columns_under_root_iter(&field.name) else {
-                        return Ok(Column::full_null(
-                            field.name.clone(),
-                            b - a,
-                            &DataType::from_arrow_field(field),
-                        ));
-                    };
-                    if keep.as_ref().is_some_and(|k| k.len() != leaves.len()) {
-                        polars_bail!(ComputeError: "steps: {} column chunks in a row group, the schema has {}", leaves.len(), keep.as_ref().map_or(0, Vec::len));
-                    }
-                    let chunks = leaves
-                        .enumerate()
-                        .filter(|(i, _)| keep.as_ref().is_none_or(|k| k[*i]))
-                        .map(|(_, m)| {
-                            let r = m.byte_range();
-                            (m, self.bytes.clone().sliced(r.start as usize..r.end as usize))
-                        })
-                        .collect();
-                    let filter = polars_parquet::read::Filter::new_ranged(a - start, b - start);
-                    let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
-                    Ok(Series::try_from((field, arrays))?.into_column())
-                })
-                .collect::<PolarsResult<Vec<Column>>>()?;
-            frames.push(DataFrame::new(b - a, columns)?);
+            let array = assemble(&field.dtype, parts)?;
+            columns.push(Series::try_from((field, vec![array]))?.into_column());
         }
-        Ok(frames)
+        DataFrame::new(b - a, columns)
+    }
+
+    /// Rows `rows` of one leaf, from the pages that hold them; the rows up
+    /// to the end of the last of those pages are kept for the next windows.
+    fn window_of_leaf(
+        &self,
+        m: &polars_parquet::read::ColumnChunkMetadata,
+        leaf: &ArrowField,
+        p: &mut LeafPages,
+        rows: std::ops::Range<usize>,
+        group_rows: usize,
+    ) -> PolarsResult<ArrayRef> {
+        let (a, b) = (rows.start, rows.end);
+        // The rows decoded last that this window begins with; the pages
+        // decoded next begin where they end, so each page is decoded about
+        // once.
+        let mut from = a;
+        let mut head = None;
+        if let Some((r, array)) = p.last.take() {
+            if r.start <= a && b <= r.end {
+                let out = array.sliced(a - r.start, b - a);
+                p.last = Some((r, array));
+                return Ok(out);
+            }
+            if r.start <= a && a < r.end {
+                head = Some(array.sliced(a - r.start, r.end - a));
+                from = r.end;
+            }
+        }
+        let pages = &p.pages;
+        polars_ensure!(!pages.is_empty(), ComputeError: "{}: a column chunk without data pages", leaf.name);
+        // From the last page that begins a row at or before `from` to the
+        // first after it that begins a row at or after `b` (exclusive).
+        let first = pages
+            .iter()
+            .rposition(|s| s.starts && s.row <= from)
+            .unwrap_or(0);
+        let end = pages[first + 1..]
+            .iter()
+            .position(|s| s.starts && s.row >= b)
+            .map_or(pages.len(), |k| first + 1 + k);
+        let base = pages[first].row;
+        let last_row = pages.get(end).map_or(group_rows, |s| s.row);
+        let bytes = pages[first].bytes.start..pages[end - 1].bytes.end;
+        let values = pages[first..end].iter().map(|s| s.values).sum();
+        let chunk = self.chunk(m);
+        let buffer = if p.dict.is_empty() {
+            chunk.sliced(bytes)
+        } else {
+            let mut v = Vec::with_capacity(p.dict.len() + bytes.len());
+            v.extend_from_slice(&chunk[p.dict.clone()]);
+            v.extend_from_slice(&chunk[bytes]);
+            polars_buffer::Buffer::from_vec(v)
+        };
+        let reader = Self::page_reader(m, buffer, values);
+        // Rows past `b` up to the end of those pages are kept for the next
+        // windows, at most three windows' worth: a page of a dense leaf
+        // (a dictionary of a few run names, 2 bits a value) can hold the
+        // whole row group.
+        let stop = last_row.min(b.saturating_add(3 * (b - a)));
+        let filter = polars_parquet::read::Filter::new_ranged(from - base, stop - base);
+        let (arrays, _) = polars_parquet::read::column_iter_to_arrays(
+            vec![polars_parquet::read::BasicDecompressor::new(reader, vec![])],
+            vec![&m.descriptor().descriptor.primitive_type],
+            leaf.clone(),
+            Some(filter),
+        )?;
+        let array = one_array(head.into_iter().chain(arrays).collect())?;
+        polars_ensure!(array.len() == stop - a, ComputeError: "{}: {} rows decoded from pages that hold {}", leaf.name, array.len(), stop - a);
+        let out = array.sliced(0, b - a);
+        p.last = Some((a..stop, array));
+        Ok(out)
+    }
+}
+
+/// Decoded chunks as one array.
+fn one_array(arrays: Vec<ArrayRef>) -> PolarsResult<ArrayRef> {
+    match arrays.len() {
+        1 => Ok(arrays.into_iter().next().expect("one array")),
+        _ => {
+            let refs: Vec<&dyn polars_arrow::array::Array> =
+                arrays.iter().map(|a| a.as_ref()).collect();
+            polars_arrow::compute::concatenate::concatenate(&refs)
+        }
+    }
+}
+
+/// [`assemble`] for lists (`item`: their values' type).
+fn assemble_lists<O: polars_arrow::offset::Offset>(
+    dtype: &ArrowDataType,
+    item: &ArrowDataType,
+    parts: Vec<ArrayRef>,
+) -> PolarsResult<ArrayRef> {
+    use polars_arrow::array::ListArray;
+    let lists = parts
+        .iter()
+        .map(|p| p.as_any().downcast_ref::<ListArray<O>>())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| polars_err!(ComputeError: "a leaf decoded as another type"))?;
+    // A list kept from an earlier window is a slice: its offsets start
+    // past 0 into its whole values. Each part's values are cut to its rows
+    // and the first part's offsets rebased to 0.
+    let values = lists
+        .iter()
+        .map(|l| {
+            let (a, b) = (
+                l.offsets().first().to_usize(),
+                l.offsets().last().to_usize(),
+            );
+            l.values().sliced(a, b - a)
+        })
+        .collect();
+    let values = assemble(item, values)?;
+    let l0 = lists[0];
+    let a = *l0.offsets().first();
+    let offsets: Vec<O> = l0.offsets().iter().map(|&o| o - a).collect();
+    Ok(ListArray::<O>::try_new(
+        dtype.clone(),
+        offsets.try_into()?,
+        values,
+        l0.validity().cloned(),
+    )?
+    .boxed())
+}
+
+/// Whether a column's leaves can be decoded one by one and put back
+/// together ([`assemble`]): lists and structs down to plain leaves.
+fn splittable(dtype: &ArrowDataType) -> bool {
+    match dtype {
+        ArrowDataType::List(item) | ArrowDataType::LargeList(item) => splittable(&item.dtype),
+        ArrowDataType::Struct(fields) => fields.iter().all(|f| splittable(&f.dtype)),
+        d => {
+            polars_parquet::read::n_columns(d) == 1
+                && !matches!(d, ArrowDataType::FixedSizeList(..) | ArrowDataType::Map(..))
+        }
+    }
+}
+
+/// `field` with only its leaf `j` (in the file's order).
+fn only_leaf(field: &ArrowField, j: usize) -> ArrowField {
+    let dtype = match &field.dtype {
+        ArrowDataType::List(item) => ArrowDataType::List(Box::new(only_leaf(item, j))),
+        ArrowDataType::LargeList(item) => ArrowDataType::LargeList(Box::new(only_leaf(item, j))),
+        ArrowDataType::Struct(fields) => {
+            let mut j = j;
+            let mut one = Vec::new();
+            for f in fields {
+                let n = polars_parquet::read::n_columns(&f.dtype);
+                if j < n {
+                    one.push(only_leaf(f, j));
+                    break;
+                }
+                j -= n;
+            }
+            ArrowDataType::Struct(one)
+        }
+        d => d.clone(),
+    };
+    ArrowField {
+        dtype,
+        ..field.clone()
+    }
+}
+
+/// Leaves decoded one by one ([`only_leaf`], in the file's order) put back
+/// together as one array of `dtype`: the lists' offsets and validity and
+/// the structs' validity are the first part's (every leaf's levels carry
+/// them alike).
+fn assemble(dtype: &ArrowDataType, parts: Vec<ArrayRef>) -> PolarsResult<ArrayRef> {
+    use polars_arrow::array::StructArray;
+    if parts.is_empty() {
+        polars_bail!(ComputeError: "no leaf decoded for {dtype:?}");
+    }
+    if parts.len() == 1 && parts[0].dtype() == dtype {
+        return Ok(parts.into_iter().next().expect("one part"));
+    }
+    match dtype {
+        ArrowDataType::List(item) => assemble_lists::<i32>(dtype, &item.dtype, parts),
+        ArrowDataType::LargeList(item) => assemble_lists::<i64>(dtype, &item.dtype, parts),
+        ArrowDataType::Struct(fields) => {
+            let structs = parts
+                .iter()
+                .map(|p| p.as_any().downcast_ref::<StructArray>())
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| polars_err!(ComputeError: "a leaf decoded as another type"))?;
+            let children = fields
+                .iter()
+                .map(|f| {
+                    let group = structs
+                        .iter()
+                        .filter(|s| s.fields().first().is_some_and(|g| g.name == f.name))
+                        .map(|s| s.values()[0].clone())
+                        .collect();
+                    assemble(&f.dtype, group)
+                })
+                .collect::<PolarsResult<Vec<_>>>()?;
+            let s0 = structs[0];
+            Ok(
+                StructArray::try_new(dtype.clone(), s0.len(), children, s0.validity().cloned())?
+                    .boxed(),
+            )
+        }
+        _ => polars_bail!(ComputeError: "{} leaves put together as {dtype:?}", parts.len()),
     }
 }
 
@@ -551,6 +1025,10 @@ struct StepCols<'a> {
 
 /// Rows parsed into one chunk-local set.
 const PART_ROWS: usize = 8192;
+/// Steps a part holds at most (but for one longer row): a part's raw
+/// records and chunk-local set, a few of them at once, stay a few MB
+/// however long the trajectories.
+const PART_STEPS: usize = 1 << 15;
 
 /// Parses a trajectory frame's rows by columns, validated by the same rules
 /// as JSON records, and hands `sink` one chunk-local set per [`PART_ROWS`]
@@ -635,10 +1113,19 @@ pub fn parse_trajectories(
     });
     let steps_wrong = steps.as_ref().err().cloned();
     let n = df.height();
-    let ranges: Vec<(usize, usize)> = (0..n)
-        .step_by(PART_ROWS)
-        .map(|a| (a, (a + PART_ROWS).min(n)))
-        .collect();
+    // Parts of at most PART_ROWS rows and (but for a longer row) PART_STEPS steps.
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let mut a = 0;
+    while a < n {
+        let mut b = (a + PART_ROWS).min(n);
+        if let Some(l) = step_lists {
+            let cap = l.offsets[a] + PART_STEPS as i64;
+            let k = l.offsets[a + 1..=b].partition_point(|&o| o <= cap);
+            b = (a + k.max(1)).min(b);
+        }
+        ranges.push((a, b));
+        a = b;
+    }
     let parse = |&(a, b): &(usize, usize)| -> ParsedRows {
         let mut set = LogSet::default();
         let mut errors = Vec::new();
@@ -876,4 +1363,208 @@ fn aggregates_by_columns(name: &str, df: &DataFrame) -> Result<ParsedRows> {
         }
     }
     Ok((set, errors, df.height() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` lists of `flat`'s values in order, list `i` of `len(i)` of them,
+    /// null where `null(i)` (its values passed over all the same).
+    fn lists(
+        flat: &Series,
+        n: usize,
+        len: impl Fn(usize) -> usize,
+        null: impl Fn(usize) -> bool,
+    ) -> ListChunked {
+        let mut at = 0i64;
+        (0..n)
+            .map(|i| {
+                let s = flat.slice(at, len(i));
+                at += len(i) as i64;
+                (!null(i)).then_some(s)
+            })
+            .collect()
+    }
+
+    /// `n` trajectory rows whose steps hold every shape a window must cut
+    /// right: null and empty step lists, rows of up to 40 steps, null
+    /// fields, log-probability lists of 0 to 3 entries or null.
+    fn frame(n: usize) -> DataFrame {
+        let steps_of = |i: usize| (i * 7) % 41;
+        let logp_of = |j: usize| j % 4;
+        let n_steps: usize = (0..n).map(steps_of).sum();
+        let n_logp: usize = (0..n_steps).map(logp_of).sum();
+        let runs: Vec<&str> = (0..n_logp)
+            .map(|q| ["base", "grpo", "sft"][q % 3])
+            .collect();
+        let values: Vec<Option<f64>> = (0..n_logp)
+            .map(|q| (q % 11 != 0).then(|| -(q as f64) / 7.0))
+            .collect();
+        let lp = StructChunked::from_series(
+            "logp".into(),
+            n_logp,
+            [
+                Series::new("run".into(), runs),
+                Series::new("value".into(), values),
+            ]
+            .iter(),
+        )
+        .unwrap()
+        .into_series();
+        let logp = lists(&lp, n_steps, logp_of, |j| j % 9 == 4);
+        let turn: Vec<i64> = (0..n).flat_map(|i| 1..=steps_of(i) as i64).collect();
+        let tokens: Vec<Option<i64>> = (0..n_steps)
+            .map(|j| (j % 13 != 0).then_some(10 + (j % 17) as i64))
+            .collect();
+        let error: Vec<bool> = (0..n_steps).map(|j| j % 5 == 0).collect();
+        let fields = [
+            Series::new("turn".into(), turn),
+            Series::new("output_tokens".into(), tokens),
+            Series::new("error".into(), error),
+            logp.into_series().with_name("logp".into()),
+        ];
+        let st = StructChunked::from_series("steps".into(), n_steps, fields.iter())
+            .unwrap()
+            .into_series();
+        let steps = lists(&st, n, steps_of, |i| i % 23 == 5);
+        let mut df = df!(
+            "run" => (0..n).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>(),
+            "task" => (0..n).map(|i| format!("t{}", i / 16)).collect::<Vec<_>>(),
+            "budget" => (0..n).map(|i| (i % 10 != 3).then_some(4i64)).collect::<Vec<_>>(),
+            "success" => (0..n).map(|i| i % 3 != 1).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        df.with_column(steps.into_series().with_name("steps".into()).into_column())
+            .unwrap();
+        df
+    }
+
+    #[test]
+    fn windows_over_small_pages_decode_what_polars_reads() {
+        let mut df = frame(700);
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw)
+            .with_row_group_size(Some(300))
+            .with_data_page_size(Some(1024))
+            .finish(&mut df)
+            .unwrap();
+        // The reference: polars' own reader, every row at once.
+        let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
+            .finish()
+            .unwrap();
+        assert_eq!(want.height(), 700);
+        for window in [1, 50, 700, 5000, usize::MAX] {
+            let file = TrajectoryFile::with_window(raw.clone(), window).unwrap();
+            // Rows of up to 40 steps and 3 log-probabilities: 1 value a
+            // window is a window a row.
+            let windows = file.windows();
+            match window {
+                1 => assert_eq!(windows, 700),
+                usize::MAX => assert_eq!(windows, file.meta.row_groups.len()),
+                _ => assert!(windows > 3, "{window}: {windows} windows"),
+            }
+            let got = all_windows(&file);
+            assert_eq!(got.get_column_names(), want.get_column_names());
+            assert!(got.equals_missing(&want), "window {window}:\n{got}\n{want}");
+        }
+    }
+
+    /// Every window of a file, one after another.
+    fn all_windows(file: &TrajectoryFile) -> DataFrame {
+        let mut got = file.frame(0).unwrap();
+        for w in 1..file.windows() {
+            got.vstack_mut(&file.frame(w).unwrap()).unwrap();
+        }
+        got
+    }
+
+    /// `got` holds what `want` holds in the fields `got` has: list offsets
+    /// (from 0) and nulls, struct fields by name, values.
+    fn assert_same(got: &Series, want: &Series, path: &str) {
+        assert_eq!(got.len(), want.len(), "{path}: length");
+        let nulls = |s: &Series| s.is_null().iter().collect::<Vec<_>>();
+        assert_eq!(nulls(got), nulls(want), "{path}: nulls");
+        match (got.dtype(), want.dtype()) {
+            (DataType::List(_), DataType::List(_)) => {
+                let (g, w) = (
+                    got.list().unwrap().rechunk(),
+                    want.list().unwrap().rechunk(),
+                );
+                let from0 = |l: &ListChunked| {
+                    let o = l.offsets().unwrap();
+                    let first = o.first();
+                    o.iter().map(|x| x - first).collect::<Vec<i64>>()
+                };
+                assert_eq!(from0(&g), from0(&w), "{path}: list offsets");
+                assert_same(&g.get_inner(), &w.get_inner(), &format!("{path}[]"));
+            }
+            (DataType::Struct(fields), DataType::Struct(_)) => {
+                for f in fields {
+                    let field = |s: &Series| s.struct_().unwrap().field_by_name(&f.name).unwrap();
+                    assert_same(&field(got), &field(want), &format!("{path}.{}", f.name));
+                }
+            }
+            _ => assert!(got.equals_missing(want), "{path}: values differ"),
+        }
+    }
+
+    /// A file pyarrow 14 wrote with small V1 data pages, whose rows' steps
+    /// run over from one page into the next, in three row groups
+    /// (tests/data/pyarrow/make.py): windows of one row to a whole row
+    /// group hold what polars' reader reads of the kept columns.
+    #[test]
+    fn windows_cut_rows_that_run_over_pages_as_pyarrow_writes_them() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/pyarrow/eval-small-pages.parquet"
+        );
+        let raw = std::fs::read(path).unwrap();
+        let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
+            .finish()
+            .unwrap();
+        let file = TrajectoryFile::with_window(raw.clone(), 1).unwrap();
+        // Pages that begin inside a row: the case a window must start
+        // before, at the page that begins the row.
+        let inside: usize = file
+            .pages
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|p| p.lock().unwrap().pages.iter().filter(|s| !s.starts).count())
+            .sum();
+        assert!(inside > 0, "{inside} pages begin inside a row");
+        assert_eq!(file.meta.row_groups.len(), 3);
+        assert_eq!(file.windows(), 384);
+        // Windows of 1 row to a whole row group, cut at every alignment
+        // with the pages.
+        for window in [1, 150, 300, 450, 700, 1100, 2000, 5000, usize::MAX] {
+            let file = TrajectoryFile::with_window(raw.clone(), window).unwrap();
+            if window == usize::MAX {
+                assert_eq!(file.windows(), 3);
+            }
+            let got = all_windows(&file);
+            assert_eq!(got.height(), 384);
+            for c in got.columns() {
+                let name = c.name().as_str();
+                let want = want.column(name).unwrap().as_materialized_series();
+                assert_same(c.as_materialized_series(), want, name);
+            }
+            // The steps' texts are not decoded.
+            let steps = got.column("steps").unwrap().as_materialized_series();
+            let DataType::List(item) = steps.dtype() else {
+                panic!("{}", steps.dtype())
+            };
+            let DataType::Struct(fields) = item.as_ref() else {
+                panic!("{item}")
+            };
+            let mut names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            names.sort();
+            assert_eq!(
+                names,
+                ["error", "logp", "output_tokens", "turn"],
+                "window {window}"
+            );
+        }
+    }
 }

@@ -7,9 +7,9 @@ pub(crate) enum Decoded {
     Lines(Vec<u8>, Vec<String>),
     /// Already parsed by columns (a `--summarize` shard).
     Parsed(Vec<crate::schema::parquet::ParsedRows>),
-    /// Parquet trajectories in slices of consecutive rows, to parse by
-    /// columns ([`crate::schema::parquet::parse_trajectories`]).
-    Frames(Vec<polars::prelude::DataFrame>),
+    /// Parquet trajectories, decoded a window of rows at a time and
+    /// parsed by columns ([`crate::schema::parquet::parse_trajectories`]).
+    Frames(Box<crate::schema::parquet::TrajectoryFile>),
     Skip(String),
 }
 
@@ -32,7 +32,7 @@ pub(crate) fn decode(
         }
         Format::Parquet => match crate::schema::parquet::read_parquet(name, raw)? {
             crate::schema::parquet::ParquetData::Lines(b) => lines(b),
-            crate::schema::parquet::ParquetData::Trajectories(parts) => Ok(Decoded::Frames(parts)),
+            crate::schema::parquet::ParquetData::Trajectories(file) => Ok(Decoded::Frames(file)),
             crate::schema::parquet::ParquetData::Aggregates(part) => {
                 Ok(Decoded::Parsed(vec![*part]))
             }

@@ -274,21 +274,37 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         }
                         names.push(name);
                     }
-                    Decoded::Frames(frames) => {
+                    Decoded::Frames(file) => {
                         let mut base = 0;
                         let mut row0 = 0;
-                        let rows = frames.iter().map(|f| f.height() as u64).sum();
-                        for df in frames {
-                            crate::schema::parquet::parse_trajectories(
-                                index,
-                                row0,
-                                &df,
-                                &mut |part| {
-                                    count_rows(part.2, (size, rows));
-                                    merger.push(parsed_chunk(index, part, &mut base), &name)
+                        let rows = file.rows() as u64;
+                        let unreadable = |e: polars::prelude::PolarsError| {
+                            Error::file(&name, format!("not a readable Parquet file: {e}"))
+                        };
+                        // A window is parsed while the next is decoded.
+                        let mut next = (file.windows() > 0).then(|| file.frame(0));
+                        for w in 0..file.windows() {
+                            let df = next.take().expect("decoded").map_err(unreadable)?;
+                            let (parsed, following) = rayon::join(
+                                || {
+                                    crate::schema::parquet::parse_trajectories(
+                                        index,
+                                        row0,
+                                        &df,
+                                        &mut |part| {
+                                            count_rows(part.2, (size, rows));
+                                            merger.push(parsed_chunk(index, part, &mut base), &name)
+                                        },
+                                    )
                                 },
-                            )?;
+                                || (w + 1 < file.windows()).then(|| file.frame(w + 1)),
+                            );
+                            parsed?;
+                            next = following;
                             row0 += df.height();
+                            drop(df);
+                            // The window's frame and raw records are freed: hand that back.
+                            crate::stage::release_freed_memory();
                         }
                         names.push(name);
                     }

@@ -43,3 +43,18 @@ pq.write_table(
 steps = [json.loads(l) for l in open(os.path.join(HERE, "../verl-agent/rollout_data/1.jsonl"))]
 os.makedirs(os.path.join(HERE, "verl-agent"), exist_ok=True)
 pd.DataFrame(steps).to_parquet(os.path.join(HERE, "verl-agent", "1.parquet"), engine="pyarrow")
+
+# Small data pages and row groups, written by pyarrow 14.0.2 (with
+# numpy<2): its V1 pages end after a write batch once past data_page_size,
+# inside a row's steps as often as not (26.0.1 ends them at row
+# boundaries) — the case the windowed Parquet decoder's page index must
+# cut right (src/schema/parquet.rs, its tests).
+#     pip install pyarrow==14.0.2 "numpy<2"
+if pa.__version__ == "14.0.2":
+    pq.write_table(
+        pa.Table.from_pylist(rows),
+        os.path.join(HERE, "eval-small-pages.parquet"),
+        row_group_size=150,
+        data_page_size=256,
+        write_batch_size=8,
+    )
