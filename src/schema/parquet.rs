@@ -206,7 +206,8 @@ const WINDOW_VALUES: usize = 1 << 17;
 /// whole chunk would cost quadratic time (README, session 20). The step
 /// leaves of a window are put back together as one `steps` list of structs.
 pub struct TrajectoryFile {
-    /// The kept leaves' column chunks, one after another.
+    /// The kept column chunks of the row groups decoded whole, one after
+    /// another (the whole file while it is indexed).
     bytes: polars_buffer::Buffer<u8>,
     /// Each chunk kept: (its first byte in the file, in `bytes`, its length).
     chunks: Vec<(usize, usize, usize)>,
@@ -224,18 +225,20 @@ pub struct TrajectoryFile {
 
 /// A column chunk's pages, their rows, and its last decoded rows.
 struct LeafPages {
-    /// The dictionary page's bytes, header included (empty without one).
-    dict: std::ops::Range<usize>,
+    /// The dictionary page, header included (empty without one).
+    dict: polars_buffer::Buffer<u8>,
     pages: Vec<PageSpan>,
+    /// Pages before this one are decoded and their bytes freed.
+    freed: usize,
     /// Rows (in the row group) decoded last, and their array.
     last: Option<(std::ops::Range<usize>, ArrayRef)>,
 }
 
-/// A data page: its bytes in its column chunk (header included), its
-/// values (levels), the rows (records) begun before it, and whether its
-/// first value begins one.
+/// A data page: its bytes (header included; a copy, freed once decoded),
+/// its values (levels), the rows (records) begun before it, and whether
+/// its first value begins one.
 struct PageSpan {
-    bytes: std::ops::Range<usize>,
+    bytes: polars_buffer::Buffer<u8>,
     values: usize,
     row: usize,
     starts: bool,
@@ -267,33 +270,10 @@ impl TrajectoryFile {
             windows: Vec::new(),
             pages: Vec::new(),
         };
-        // Only the kept leaves' column chunks stay: of a file of actions and
-        // observations, a small part.
-        let mut kept: Vec<std::ops::Range<usize>> = (0..file.meta.row_groups.len())
-            .map(|g| file.leaves(g))
-            .collect::<PolarsResult<Vec<_>>>()?
-            .into_iter()
-            .flatten()
-            .filter_map(|l| l.2)
-            .map(|m| {
-                let r = m.byte_range();
-                r.start as usize..r.end as usize
-            })
-            .collect();
-        kept.sort_by_key(|r| r.start);
-        let mut bytes = Vec::with_capacity(kept.iter().map(|r| r.len()).sum());
-        for r in kept {
-            if file.chunks.last().is_some_and(|c| c.0 + c.2 > r.start) {
-                continue;
-            }
-            let slice = raw.get(r.clone()).ok_or_else(
-                || polars_err!(ComputeError: "a column chunk at bytes {r:?}, past the file's end"),
-            )?;
-            file.chunks.push((r.start, bytes.len(), r.len()));
-            bytes.extend_from_slice(slice);
-        }
-        drop(raw);
-        file.bytes = polars_buffer::Buffer::from_vec(bytes);
+        // The file as read, until its pages and chunks are copied out.
+        let whole = raw.len();
+        file.bytes = polars_buffer::Buffer::from_vec(raw);
+        file.chunks = vec![(0, 0, whole)];
         for (g, rg) in file.meta.row_groups.iter().enumerate() {
             let rows = rg.num_rows();
             let leaves = file.leaves(g)?;
@@ -310,8 +290,9 @@ impl TrajectoryFile {
                     .map(|l| match l.2 {
                         Some(m) => file.index_pages(m).map(std::sync::Mutex::new),
                         None => Ok(std::sync::Mutex::new(LeafPages {
-                            dict: 0..0,
+                            dict: polars_buffer::Buffer::from_vec(Vec::new()),
                             pages: Vec::new(),
+                            freed: 0,
                             last: None,
                         })),
                     })
@@ -327,6 +308,37 @@ impl TrajectoryFile {
                 .extend((0..n).map(|k| (g, rows * k / n..rows * (k + 1) / n)));
         }
         file.windows.retain(|(_, r)| !r.is_empty());
+        // Only the kept leaves' column chunks stay (of a file of actions and
+        // observations, a small part): a row group decoded in windows holds
+        // its pages one by one (freed as the windows pass them), the others
+        // their chunks.
+        let mut kept: Vec<std::ops::Range<usize>> = (0..file.meta.row_groups.len())
+            .filter(|&g| file.pages[g].is_none())
+            .map(|g| file.leaves(g))
+            .collect::<PolarsResult<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.2)
+            .map(|m| {
+                let r = m.byte_range();
+                r.start as usize..r.end as usize
+            })
+            .collect();
+        kept.sort_by_key(|r| r.start);
+        let mut bytes = Vec::with_capacity(kept.iter().map(|r| r.len()).sum());
+        let mut chunks: Vec<(usize, usize, usize)> = Vec::new();
+        for r in kept {
+            if chunks.last().is_some_and(|c| c.0 + c.2 > r.start) {
+                continue;
+            }
+            let slice = file.bytes.get(r.clone()).ok_or_else(
+                || polars_err!(ComputeError: "a column chunk at bytes {r:?}, past the file's end"),
+            )?;
+            chunks.push((r.start, bytes.len(), r.len()));
+            bytes.extend_from_slice(slice);
+        }
+        file.bytes = polars_buffer::Buffer::from_vec(bytes);
+        file.chunks = chunks;
         Ok(file)
     }
 
@@ -379,7 +391,8 @@ impl TrajectoryFile {
         Ok(out)
     }
 
-    /// A column chunk's bytes.
+    /// A column chunk's bytes: of a row group decoded whole (a windowed
+    /// one's pages are in its [`LeafPages`]); empty when not kept.
     fn chunk(&self, m: &polars_parquet::read::ColumnChunkMetadata) -> polars_buffer::Buffer<u8> {
         let r = m.byte_range();
         let (start, len) = (r.start as usize, (r.end - r.start) as usize);
@@ -476,7 +489,7 @@ impl TrajectoryFile {
                 (begun, first == Some(0))
             };
             pages.push(PageSpan {
-                bytes: pos..end,
+                bytes: polars_buffer::Buffer::from_vec(chunk[pos..end].to_vec()),
                 values,
                 row,
                 starts,
@@ -484,8 +497,9 @@ impl TrajectoryFile {
             (row, seen, pos) = (row + begun, seen + values, end);
         }
         Ok(LeafPages {
-            dict: 0..dict_end,
+            dict: polars_buffer::Buffer::from_vec(chunk[..dict_end].to_vec()),
             pages,
+            freed: 0,
             last: None,
         })
     }
@@ -595,17 +609,23 @@ impl TrajectoryFile {
             .map_or(pages.len(), |k| first + 1 + k);
         let base = pages[first].row;
         let last_row = pages.get(end).map_or(group_rows, |s| s.row);
-        let bytes = pages[first].bytes.start..pages[end - 1].bytes.end;
         let values = pages[first..end].iter().map(|s| s.values).sum();
-        let chunk = self.chunk(m);
-        let buffer = if p.dict.is_empty() {
-            chunk.sliced(bytes)
-        } else {
-            let mut v = Vec::with_capacity(p.dict.len() + bytes.len());
-            v.extend_from_slice(&chunk[p.dict.clone()]);
-            v.extend_from_slice(&chunk[bytes]);
-            polars_buffer::Buffer::from_vec(v)
-        };
+        let size = pages[first..end]
+            .iter()
+            .map(|s| s.bytes.len())
+            .sum::<usize>();
+        let mut v = Vec::with_capacity(p.dict.len() + size);
+        v.extend_from_slice(&p.dict);
+        for s in &pages[first..end] {
+            polars_ensure!(!s.bytes.is_empty(), ComputeError: "{}: a page read again after its bytes were freed", leaf.name);
+            v.extend_from_slice(&s.bytes);
+        }
+        let buffer = polars_buffer::Buffer::from_vec(v);
+        // Windows go forward: the pages before this window's first are done.
+        for s in &mut p.pages[p.freed..first] {
+            s.bytes = polars_buffer::Buffer::from_vec(Vec::new());
+        }
+        p.freed = p.freed.max(first);
         let reader = Self::page_reader(m, buffer, values);
         // Rows past `b` up to the end of those pages are kept for the next
         // windows, at most three windows' worth: a page of a dense leaf
