@@ -622,7 +622,7 @@ impl TrajectoryFile {
         }
         let buffer = polars_buffer::Buffer::from_vec(v);
         // Windows go forward: the pages before this window's first are done.
-        for s in &mut p.pages[p.freed..first] {
+        for s in &mut p.pages[p.freed.min(first)..first] {
             s.bytes = polars_buffer::Buffer::from_vec(Vec::new());
         }
         p.freed = p.freed.max(first);
