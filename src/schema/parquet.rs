@@ -120,20 +120,24 @@ pub fn read_parquet_records(name: &str, raw: Vec<u8>) -> Result<Vec<u8>> {
     records_from_frame(name, &read_frame(name, &raw, None)?)
 }
 
+/// Why file `name` could not be read as Parquet.
+fn unreadable(name: &str, e: PolarsError) -> Error {
+    Error::file(name, format!("not a readable Parquet file: {e}"))
+}
+
 /// A Parquet file's rows (or `slice` = (first, count) of them) as a frame.
 fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<DataFrame> {
     ParquetReader::new(std::io::Cursor::new(raw))
         .with_slice(slice)
         .finish()
-        .map_err(|e| Error::file(name, format!("not a readable Parquet file: {e}")))
+        .map_err(|e| unreadable(name, e))
 }
 
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
 /// `trajectory`) take the columnar fast path ([`TrajectoryFile`]),
 /// validated by the same rules.
 pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
-    let unreadable =
-        |e: PolarsError| Error::file(name, format!("not a readable Parquet file: {e}"));
+    let unreadable = |e: PolarsError| unreadable(name, e);
     let mut reader = ParquetReader::new(std::io::Cursor::new(&raw[..]));
     let rows = reader.num_rows().map_err(unreadable)?;
     // The kinds of rows, from that column alone when there is one.
@@ -348,8 +352,34 @@ impl TrajectoryFile {
     }
 
     /// How many windows the rows are decoded in.
-    pub fn windows(&self) -> usize {
+    fn windows(&self) -> usize {
         self.windows.len()
+    }
+
+    /// Every window parsed in row order ([`parse_trajectories`], `sink` as
+    /// there), the next one decoded while one is parsed; the memory a
+    /// window freed is handed back before the next. `name`: the file's, for
+    /// errors; `file`: its index.
+    pub fn parse(
+        &self,
+        name: &str,
+        file: u32,
+        sink: &mut (dyn FnMut(ParsedRows) -> Result<()> + Send),
+    ) -> Result<()> {
+        let (mut row0, mut w) = (0, 0);
+        let mut next = (self.windows() > 0).then(|| self.frame(0));
+        while let Some(df) = next.take() {
+            let df = df.map_err(|e| unreadable(name, e))?;
+            let (parsed, following) = rayon::join(
+                || parse_trajectories(file, row0, &df, &mut *sink),
+                || (w + 1 < self.windows()).then(|| self.frame(w + 1)),
+            );
+            parsed?;
+            (next, row0, w) = (following, row0 + df.height(), w + 1);
+            drop(df);
+            crate::stage::release_freed_memory();
+        }
+        Ok(())
     }
 
     /// Row group `g`'s kept leaves, columns in order: (column, the field
@@ -505,7 +535,7 @@ impl TrajectoryFile {
     }
 
     /// Window `w`'s rows as a frame.
-    pub fn frame(&self, w: usize) -> PolarsResult<DataFrame> {
+    fn frame(&self, w: usize) -> PolarsResult<DataFrame> {
         use polars_io::parquet::read::_internal::to_deserializer;
         let (g, ref rows) = self.windows[w];
         let (a, b) = (rows.start, rows.end);

@@ -9,7 +9,7 @@ pub(crate) enum Decoded {
     Parsed(Vec<crate::schema::parquet::ParsedRows>),
     /// Parquet trajectories, decoded a window of rows at a time and
     /// parsed by columns ([`crate::schema::parquet::parse_trajectories`]).
-    Frames(Box<crate::schema::parquet::TrajectoryFile>),
+    Trajectories(Box<crate::schema::parquet::TrajectoryFile>),
     Skip(String),
 }
 
@@ -32,7 +32,9 @@ pub(crate) fn decode(
         }
         Format::Parquet => match crate::schema::parquet::read_parquet(name, raw)? {
             crate::schema::parquet::ParquetData::Lines(b) => lines(b),
-            crate::schema::parquet::ParquetData::Trajectories(file) => Ok(Decoded::Frames(file)),
+            crate::schema::parquet::ParquetData::Trajectories(file) => {
+                Ok(Decoded::Trajectories(file))
+            }
             crate::schema::parquet::ParquetData::Aggregates(part) => {
                 Ok(Decoded::Parsed(vec![*part]))
             }

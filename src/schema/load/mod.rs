@@ -274,38 +274,13 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         }
                         names.push(name);
                     }
-                    Decoded::Frames(file) => {
+                    Decoded::Trajectories(file) => {
                         let mut base = 0;
-                        let mut row0 = 0;
                         let rows = file.rows() as u64;
-                        let unreadable = |e: polars::prelude::PolarsError| {
-                            Error::file(&name, format!("not a readable Parquet file: {e}"))
-                        };
-                        // A window is parsed while the next is decoded.
-                        let mut next = (file.windows() > 0).then(|| file.frame(0));
-                        for w in 0..file.windows() {
-                            let df = next.take().expect("decoded").map_err(unreadable)?;
-                            let (parsed, following) = rayon::join(
-                                || {
-                                    crate::schema::parquet::parse_trajectories(
-                                        index,
-                                        row0,
-                                        &df,
-                                        &mut |part| {
-                                            count_rows(part.2, (size, rows));
-                                            merger.push(parsed_chunk(index, part, &mut base), &name)
-                                        },
-                                    )
-                                },
-                                || (w + 1 < file.windows()).then(|| file.frame(w + 1)),
-                            );
-                            parsed?;
-                            next = following;
-                            row0 += df.height();
-                            drop(df);
-                            // The window's frame and raw records are freed: hand that back.
-                            crate::stage::release_freed_memory();
-                        }
+                        file.parse(&name, index, &mut |part| {
+                            count_rows(part.2, (size, rows));
+                            merger.push(parsed_chunk(index, part, &mut base), &name)
+                        })?;
                         names.push(name);
                     }
                 }
@@ -532,7 +507,7 @@ pub fn load_sources(sources: &[(&str, &'static [u8])], opts: &LoadOptions) -> Re
                 format_of(Path::new(name)).ok_or_else(|| Error::file(name, "not a log file"))?;
             match decode(name, fmt, raw, opts, true)? {
                 Decoded::Lines(b, _) => Ok(b),
-                Decoded::Parsed(_) | Decoded::Frames(_) => {
+                Decoded::Parsed(_) | Decoded::Trajectories(_) => {
                     Err(Error::file(name, "embedded Parquet is not supported"))
                 }
                 Decoded::Skip(note) => Err(Error::file(name, note)),

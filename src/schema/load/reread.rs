@@ -72,7 +72,7 @@ pub(super) fn read_record_from(
             };
             let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
                 Decoded::Lines(b, _) => b,
-                Decoded::Parsed(_) | Decoded::Frames(_) | Decoded::Skip(_) => {
+                Decoded::Parsed(_) | Decoded::Trajectories(_) | Decoded::Skip(_) => {
                     return Err(Error::file(name, "cannot re-read this record"))
                 }
             };
