@@ -52,6 +52,7 @@ fn dir_size(p: &std::path::Path) -> u64 {
 }
 
 fn main() {
+    rl_audit::stage::tune_allocator();
     let path = PathBuf::from(
         std::env::args()
             .nth(1)

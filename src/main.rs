@@ -6,6 +6,7 @@ use rl_audit::cli::Cli;
 use rl_audit::error::Error;
 
 fn main() {
+    rl_audit::stage::tune_allocator();
     // A bug must not print a raw panic; say what happened and ask for a report.
     std::panic::set_hook(Box::new(|info| {
         let what = info
