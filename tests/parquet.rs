@@ -248,7 +248,10 @@ fn a_bad_row_past_the_first_parts_names_its_row() {
 /// a trainer's own columns (a prompt), row group by row group. A file of
 /// many row groups with both audits as the same rows written as one row
 /// group without them (160,000 steps: decoded in two windows of rows), and
-/// a bad row in its thirteenth row group is named by its row.
+/// a bad row in its thirteenth row group is named by its row. Its steps
+/// also have `budget_total` and `reward` fields holding no value (typed,
+/// all null — as trainers write fields they leave empty): passed over
+/// undecoded, they read as the absent fields of the plain file.
 #[test]
 fn unread_columns_and_row_groups_change_nothing() {
     let n = 40_000usize;
@@ -265,6 +268,11 @@ fn unread_columns_and_row_groups_change_nothing() {
             let obs: Vec<String> = (0..n_steps).map(|j| "x".repeat(j % 300)).collect();
             fields.push(Series::new("action".into(), action));
             fields.push(Series::new("observation".into(), obs));
+            fields.push(Series::new(
+                "budget_total".into(),
+                vec![None::<i64>; n_steps],
+            ));
+            fields.push(Series::new("reward".into(), vec![None::<f64>; n_steps]));
         }
         fields.push(Series::new("output_tokens".into(), tokens));
         fields.push(Series::new("error".into(), error));
@@ -322,6 +330,46 @@ fn unread_columns_and_row_groups_change_nothing() {
             assert_eq!(v, &a[k], "section {k} differs");
         }
     }
+}
+
+/// A step field holding no value is passed over only when it is of a type
+/// the field may have: all-null texts where `error` must be true or false
+/// are still reported, as any other wrong type is.
+#[test]
+fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
+    let st = StructChunked::from_series(
+        "steps".into(),
+        3,
+        [
+            Series::new("turn".into(), [1i64, 2, 1]),
+            Series::new("error".into(), vec![None::<&str>; 3]),
+        ]
+        .iter(),
+    )
+    .unwrap()
+    .into_series();
+    let steps: ListChunked = [Some(st.slice(0, 2)), Some(st.slice(2, 1))]
+        .into_iter()
+        .collect();
+    let mut df = df!(
+        "run" => ["a", "a"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "u"],
+        "budget" => [4i64, 4],
+        "success" => [true, false],
+    )
+    .unwrap();
+    df.with_column(steps.into_series().with_name("steps".into()).into_column())
+        .unwrap();
+    let err = strict_failure(
+        "parquet_null_wrong_type",
+        "x.parquet",
+        &parquet_bytes(&mut df),
+    );
+    assert!(
+        err.contains("x.parquet:1: steps[0].error: expected true or false, the column is str"),
+        "{err}"
+    );
 }
 
 fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {

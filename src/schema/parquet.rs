@@ -261,7 +261,7 @@ impl TrajectoryFile {
         let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
             .iter_values()
             .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
-            .map(|f| match pruned_steps(f) {
+            .map(|f| match pruned_steps(f, &null_leaves(&meta, &f.name)) {
                 Some((f, keep)) => (f, Some(keep)),
                 None => (f.clone(), None),
             })
@@ -808,10 +808,61 @@ fn assemble(dtype: &ArrowDataType, parts: Vec<ArrayRef>) -> PolarsResult<ArrayRe
     }
 }
 
+/// Per leaf of column `name` (in the file's order): whether every row
+/// group's statistics say it holds no value (`null_count` = `num_values`;
+/// false without statistics).
+fn null_leaves(meta: &polars_parquet::read::FileMetadata, name: &str) -> Vec<bool> {
+    let mut out: Option<Vec<bool>> = None;
+    for rg in &meta.row_groups {
+        let Some(leaves) = rg.columns_under_root_iter(name) else {
+            return Vec::new();
+        };
+        let here: Vec<bool> = leaves
+            .map(|m| {
+                m.statistics(&meta.footer_buf)
+                    .and_then(|s| s.ok())
+                    .and_then(|s| s.null_count())
+                    .is_some_and(|n| n == m.num_values())
+            })
+            .collect();
+        out = Some(match out {
+            None => here,
+            Some(o) if o.len() == here.len() => {
+                o.iter().zip(&here).map(|(a, b)| *a && *b).collect()
+            }
+            Some(_) => return Vec::new(),
+        });
+    }
+    out.unwrap_or_default()
+}
+
+/// Whether a step field of type `dtype` holding no value reads as if it
+/// were absent: a type [`parse_trajectories`] takes for it (another type
+/// is reported, null or not, so such a field is decoded).
+fn reads_as_absent(name: &str, dtype: &ArrowDataType) -> bool {
+    use ArrowDataType as A;
+    let int = matches!(
+        dtype,
+        A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::UInt8 | A::UInt16 | A::UInt32 | A::UInt64
+    );
+    let number = int || matches!(dtype, A::Float32 | A::Float64);
+    matches!(dtype, A::Null)
+        || match name {
+            "turn" | "output_tokens" | "budget_total" | "budget_remaining" | "reward" => number,
+            "error" => matches!(dtype, A::Boolean),
+            _ => false,
+        }
+}
+
 /// `steps` as a list of structs of the [`STEP_FIELDS`] it has, and which
 /// of its leaves (in the file's order) those are; `None` when it is not a
-/// list of structs (it is then read whole, and its type reported).
-fn pruned_steps(steps: &ArrowField) -> Option<(ArrowField, Vec<bool>)> {
+/// list of structs (it is then read whole, and its type reported). A field
+/// of one leaf that holds no value in any row group (`null[leaf]`, from the
+/// statistics: budget fields most trainers leave empty) and
+/// [`reads_as_absent`] is left out too: it reads as the absent field it
+/// stands for (gen_large's files: 2 of the 7 step leaves read).
+/// One field is always kept: the steps' lists come from a kept leaf.
+fn pruned_steps(steps: &ArrowField, null: &[bool]) -> Option<(ArrowField, Vec<bool>)> {
     if steps.name != "steps" {
         return None;
     }
@@ -823,13 +874,24 @@ fn pruned_steps(steps: &ArrowField) -> Option<(ArrowField, Vec<bool>)> {
     };
     let mut keep = Vec::new();
     let mut kept = Vec::new();
+    let mut first_wanted = None;
     for f in fields {
-        let wanted = STEP_FIELDS.contains(&f.name.as_str());
-        keep.extend(std::iter::repeat_n(
-            wanted,
-            polars_parquet::read::n_columns(&f.dtype),
-        ));
+        let leaves = polars_parquet::read::n_columns(&f.dtype);
+        let mut wanted = STEP_FIELDS.contains(&f.name.as_str());
         if wanted {
+            first_wanted.get_or_insert((keep.len(), f));
+        }
+        if wanted && leaves == 1 && null.get(keep.len()) == Some(&true) {
+            wanted = !reads_as_absent(&f.name, &f.dtype);
+        }
+        keep.extend(std::iter::repeat_n(wanted, leaves));
+        if wanted {
+            kept.push(f.clone());
+        }
+    }
+    if kept.is_empty() {
+        if let Some((leaf, f)) = first_wanted {
+            keep[leaf] = true;
             kept.push(f.clone());
         }
     }
@@ -1488,6 +1550,64 @@ mod tests {
         df.with_column(steps.into_series().with_name("steps".into()).into_column())
             .unwrap();
         df
+    }
+
+    /// The steps field [`TrajectoryFile`] decodes, and which of the file's
+    /// step leaves: of a file of two rows (row groups of one) whose steps
+    /// have `fields` (step 0 of row 0 and step 0 of row 1).
+    fn decoded_steps(fields: &[Series]) -> (Vec<String>, Vec<bool>) {
+        let st = StructChunked::from_series("steps".into(), 2, fields.iter())
+            .unwrap()
+            .into_series();
+        let steps = lists(&st, 2, |_| 1, |_| false);
+        let mut df = df!("run" => ["a", "a"], "task" => ["t", "u"]).unwrap();
+        df.with_column(steps.into_series().with_name("steps".into()).into_column())
+            .unwrap();
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw)
+            .with_row_group_size(Some(1))
+            .finish(&mut df)
+            .unwrap();
+        let file = TrajectoryFile::new(raw).unwrap();
+        assert_eq!(file.meta.row_groups.len(), 2);
+        let (field, keep) = file.columns.iter().find(|c| c.0.name == "steps").unwrap();
+        let (ArrowDataType::List(item) | ArrowDataType::LargeList(item)) = &field.dtype else {
+            panic!("{field:?}")
+        };
+        let ArrowDataType::Struct(kept) = &item.dtype else {
+            panic!("{item:?}")
+        };
+        let names = kept.iter().map(|f| f.name.to_string()).collect();
+        let all = vec![true; fields.len()];
+        (names, keep.clone().unwrap_or(all))
+    }
+
+    /// A step field with no value in any row group is not decoded when
+    /// it reads as absent (numbers, flags); of another type (texts where
+    /// `error` is a flag) it is, to be reported; one with a value in one
+    /// row group is; one field is always decoded (the lists come from it).
+    #[test]
+    fn step_fields_holding_no_value_are_not_decoded() {
+        let none_i = || vec![None::<i64>; 2];
+        let (names, keep) = decoded_steps(&[
+            Series::new("turn".into(), [1i64, 1]),
+            Series::new("budget_total".into(), none_i()),
+            Series::new("reward".into(), vec![None::<f64>; 2]),
+            Series::new("error".into(), vec![None::<&str>; 2]),
+            Series::new("budget_remaining".into(), [None, Some(3i64)]),
+            Series::new("output_tokens".into(), none_i()),
+        ]);
+        assert_eq!(names, ["turn", "error", "budget_remaining"]);
+        assert_eq!(keep, [true, false, false, true, true, false]);
+        let (names, keep) = decoded_steps(&[
+            Series::new("action".into(), ["x", "y"]),
+            Series::new("turn".into(), none_i()),
+            Series::new("output_tokens".into(), none_i()),
+        ]);
+        assert_eq!(
+            (names, keep),
+            (vec!["turn".to_string()], vec![false, true, false])
+        );
     }
 
     #[test]
