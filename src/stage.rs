@@ -78,8 +78,8 @@ pub fn release_freed_memory() {
 /// thread arena's top. Each window of a load frees blocks of megabytes, so
 /// the arenas kept up to 30 MiB of freed memory resident, a different
 /// amount each run (issue 20: a 100,000-trajectory Parquet set of 40 steps
-/// each peaked at 117–130 MiB, 117–118 with these; of 4 steps 100–103,
-/// 97–99 with these).
+/// each peaked at 115–127 MiB, 115 with these; of 4 steps 98–101, 95–96
+/// with these).
 /// Blocks of 2 MiB or more are mapped on their own and unmapped when freed;
 /// an arena gives back a free top of more than 2 MiB. An explicit
 /// `GLIBC_TUNABLES` setting of either is left alone.
