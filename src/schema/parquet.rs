@@ -837,19 +837,18 @@ fn null_leaves(meta: &polars_parquet::read::FileMetadata, name: &str) -> Vec<boo
 }
 
 /// Whether a step field of type `dtype` holding no value reads as if it
-/// were absent: a type [`parse_trajectories`] takes for it (another type
-/// is reported, null or not, so such a field is decoded).
+/// were absent: its reader in [`parse_trajectories`] ([`ints`], [`floats`],
+/// [`bools`]) takes the type. Another type is reported, null or not, so
+/// such a field is decoded.
 fn reads_as_absent(name: &str, dtype: &ArrowDataType) -> bool {
-    use ArrowDataType as A;
-    let int = matches!(
-        dtype,
-        A::Int8 | A::Int16 | A::Int32 | A::Int64 | A::UInt8 | A::UInt16 | A::UInt32 | A::UInt64
-    );
-    let number = int || matches!(dtype, A::Float32 | A::Float64);
-    matches!(dtype, A::Null)
+    let d = DataType::from_arrow_dtype(dtype);
+    d == DataType::Null
         || match name {
-            "turn" | "output_tokens" | "budget_total" | "budget_remaining" | "reward" => number,
-            "error" => matches!(dtype, A::Boolean),
+            "turn" | "output_tokens" | "budget_total" | "budget_remaining" => {
+                is_int(&d) || d.is_float()
+            }
+            "reward" => d.is_primitive_numeric(),
+            "error" => d == DataType::Boolean,
             _ => false,
         }
 }
