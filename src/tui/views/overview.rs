@@ -41,20 +41,22 @@ pub fn findings(l: &Loaded) -> TableData {
     t
 }
 
+/// The files read: up to three named; of more, the first two and how many
+/// others (the line was "4 file(s): a, b, c", as if c were the last).
+fn files_line(files: &[String]) -> String {
+    let shown = if files.len() > 3 { 2 } else { files.len() };
+    let mut names = files[..shown].join(", ");
+    if shown < files.len() {
+        names.push_str(&format!(", +{} more", files.len() - shown));
+    }
+    format!("{} file(s): {names}", files.len())
+}
+
 /// What was loaded, in a few lines.
 pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let c = set.record_counts();
     let mut lines = vec![
-        format!(
-            "{} file(s): {}",
-            set.files.len(),
-            set.files
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        files_line(&set.files),
         format!(
             "records: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints",
             c["trajectory"], a.agg.evaluation, a.agg.training, c["probe"], c["checkpoint"]
@@ -85,4 +87,18 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     });
     lines.extend(a.notes.iter().take(4).map(|n| format!("note: {n}")));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::files_line;
+
+    #[test]
+    fn the_files_line_says_how_many_it_leaves_out() {
+        let files = |n: usize| (1..=n).map(|i| format!("f{i}")).collect::<Vec<_>>();
+        assert_eq!(files_line(&files(1)), "1 file(s): f1");
+        assert_eq!(files_line(&files(3)), "3 file(s): f1, f2, f3");
+        assert_eq!(files_line(&files(4)), "4 file(s): f1, f2, +2 more");
+        assert_eq!(files_line(&files(12)), "12 file(s): f1, f2, +10 more");
+    }
 }
