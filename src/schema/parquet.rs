@@ -261,7 +261,7 @@ impl TrajectoryFile {
         let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
             .iter_values()
             .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
-            .map(|f| match pruned_steps(f, &null_leaves(&meta, &f.name)) {
+            .map(|f| match pruned_steps(f, &meta) {
                 Some((f, keep)) => (f, Some(keep)),
                 None => (f.clone(), None),
             })
@@ -808,32 +808,19 @@ fn assemble(dtype: &ArrowDataType, parts: Vec<ArrayRef>) -> PolarsResult<ArrayRe
     }
 }
 
-/// Per leaf of column `name` (in the file's order): whether every row
-/// group's statistics say it holds no value (`null_count` = `num_values`;
-/// false without statistics).
-fn null_leaves(meta: &polars_parquet::read::FileMetadata, name: &str) -> Vec<bool> {
-    let mut out: Option<Vec<bool>> = None;
-    for rg in &meta.row_groups {
-        let Some(leaves) = rg.columns_under_root_iter(name) else {
-            return Vec::new();
-        };
-        let here: Vec<bool> = leaves
-            .map(|m| {
-                m.statistics(&meta.footer_buf)
-                    .and_then(|s| s.ok())
-                    .and_then(|s| s.null_count())
-                    .is_some_and(|n| n == m.num_values())
+/// Whether leaf `leaf` (in the file's order) of column `name` holds no
+/// value in any row group: every row group's statistics say so
+/// (`null_count` = `num_values`; false without statistics).
+fn holds_no_value(meta: &polars_parquet::read::FileMetadata, name: &str, leaf: usize) -> bool {
+    meta.row_groups.iter().all(|rg| {
+        rg.columns_under_root_iter(name)
+            .and_then(|mut leaves| leaves.nth(leaf))
+            .and_then(|m| {
+                let n = m.statistics(&meta.footer_buf)?.ok()?.null_count()?;
+                Some(n == m.num_values())
             })
-            .collect();
-        out = Some(match out {
-            None => here,
-            Some(o) if o.len() == here.len() => {
-                o.iter().zip(&here).map(|(a, b)| *a && *b).collect()
-            }
-            Some(_) => return Vec::new(),
-        });
-    }
-    out.unwrap_or_default()
+            .unwrap_or(false)
+    })
 }
 
 /// Whether a step field of type `dtype` holding no value reads as if it
@@ -856,12 +843,15 @@ fn reads_as_absent(name: &str, dtype: &ArrowDataType) -> bool {
 /// `steps` as a list of structs of the [`STEP_FIELDS`] it has, and which
 /// of its leaves (in the file's order) those are; `None` when it is not a
 /// list of structs (it is then read whole, and its type reported). A field
-/// of one leaf that holds no value in any row group (`null[leaf]`, from the
-/// statistics: budget fields most trainers leave empty) and
+/// of one leaf that holds no value in any row group ([`holds_no_value`]:
+/// budget fields most trainers leave empty) and
 /// [`reads_as_absent`] is left out too: it reads as the absent field it
 /// stands for (gen_large's files: 2 of the 7 step leaves read).
 /// One field is always kept: the steps' lists come from a kept leaf.
-fn pruned_steps(steps: &ArrowField, null: &[bool]) -> Option<(ArrowField, Vec<bool>)> {
+fn pruned_steps(
+    steps: &ArrowField,
+    meta: &polars_parquet::read::FileMetadata,
+) -> Option<(ArrowField, Vec<bool>)> {
     if steps.name != "steps" {
         return None;
     }
@@ -880,8 +870,9 @@ fn pruned_steps(steps: &ArrowField, null: &[bool]) -> Option<(ArrowField, Vec<bo
         if wanted {
             first_wanted.get_or_insert((keep.len(), f));
         }
-        if wanted && leaves == 1 && null.get(keep.len()) == Some(&true) {
-            wanted = !reads_as_absent(&f.name, &f.dtype);
+        // Statistics read only for a field that could be left out.
+        if wanted && leaves == 1 && reads_as_absent(&f.name, &f.dtype) {
+            wanted = !holds_no_value(meta, &steps.name, keep.len());
         }
         keep.extend(std::iter::repeat_n(wanted, leaves));
         if wanted {
