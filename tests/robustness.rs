@@ -61,7 +61,7 @@ fn hostile_records_fail_cleanly() {
 
 #[test]
 fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
-    // A step keeps tokens in 32 bits and budgets in ±2³¹ (past a step's 4
+    // A step keeps tokens in 32 bits and budgets in ±2³¹ (past a step's 3
     // bytes, in its extras and budgets):
     // larger values are refused by name, never stored wrapped.
     let g = good_line();
@@ -98,6 +98,23 @@ fn step_numbers_beyond_what_a_step_can_hold_are_impossible_not_truncated() {
     let s = set.steps_of(t).iter().next().unwrap();
     assert_eq!(s.output_tokens(), Some(4_294_967_294));
     assert_eq!(s.budget(), (Some(2_147_483_647), Some(-2_147_483_647)));
+    // Either side of the 16 bits a step holds its count in (65,533 the
+    // largest kept there; 65,534 and up in its extras), between steps that
+    // hold theirs: each read back as written.
+    let tokens = [0u64, 65_533, 65_534, 65_535, 65_536, 7, 16_777_216];
+    let steps: Vec<String> = tokens
+        .iter()
+        .map(|t| format!("{{\"output_tokens\": {t}}}"))
+        .collect();
+    let set = loaded(
+        "step_token_bits",
+        format!("{g}\n{{\"run\": \"a\", \"benchmark\": \"b\", \"task\": \"t\", \"budget\": 9, \"success\": false, \"steps\": [{}, {{}}]}}\n", steps.join(", ")).into_bytes(),
+    );
+    let t = set.trajectories.iter().find(|t| t.budget == 9).unwrap();
+    let read: Vec<Option<u64>> = set.steps_of(t).iter().map(|s| s.output_tokens()).collect();
+    let mut want: Vec<Option<u64>> = tokens.iter().copied().map(Some).collect();
+    want.push(None);
+    assert_eq!(read, want);
 }
 
 #[test]
