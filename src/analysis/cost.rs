@@ -67,49 +67,123 @@ pub fn better(a: &CostPoint, b: &CostPoint) -> Ordering {
     (a.k, a.mode, &a.run, a.level).cmp(&(b.k, b.mode, &b.run, b.level))
 }
 
-/// Per (benchmark, run, task, budget): the evaluation rollouts (indices into
-/// [`LogSet::trajectories`], in order) — in one column, each key's where it
-/// starts and how many: a `Vec` a key took ~64 bytes beside its entry
-/// (~90 MB over the 1.4 M keys of the 11 M set).
-struct Attempts {
-    at: crate::schema::FastMap<(Id, Id, Id, u32), (u32, u32)>,
-    rollouts: Vec<u32>,
-}
+/// A cell of the frontier: (benchmark, run, level, mode).
+type CellKey = (Id, Id, u32, Mode);
 
-impl Attempts {
-    fn of(set: &LogSet) -> Attempts {
-        // Outcome-only rollouts have no turns to cost (SPEC §4.1).
-        let costed = || {
-            set.trajectories
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| !t.is_training() && t.turns_known)
-        };
-        let key = |t: &crate::schema::Trajectory| (t.benchmark, t.run, t.task, t.budget);
-        let mut at: crate::schema::FastMap<(Id, Id, Id, u32), (u32, u32)> = Default::default();
-        for (_, t) in costed() {
-            at.entry(key(t)).or_default().1 += 1;
-        }
-        // Each key's start, then its rollouts put in place, counted again.
-        let mut next = 0u32;
-        for v in at.values_mut() {
-            let n = v.1;
-            *v = (next, 0);
-            next += n;
-        }
-        let mut rollouts = vec![0u32; next as usize];
-        for (i, t) in costed() {
-            if let Some(v) = at.get_mut(&key(t)) {
-                rollouts[(v.0 + v.1) as usize] = i as u32;
-                v.1 += 1;
+/// A (benchmark, run) and its cells' (level, mode).
+type PairCells = ((Id, Id), Vec<(u32, Mode)>);
+
+/// Per task: (attempts, mean cost of one) per seed — one entry for a run
+/// with at most one seed (§4.3: a task's cost is the mean over its seeds).
+/// One column over the tasks ([`Ragged`]): 24 bytes a task of a one-seed
+/// run, where a `Vec` a task took about 56 (190 MB over the 120 cells of
+/// the 11 M set).
+type PerTask = Ragged<(u64, f64)>;
+
+/// The cells of some (benchmark, run) pairs costed in one pass over the
+/// rollouts, in file order: each costed rollout is read once, front to
+/// back with its steps, and adds its cost at T to every cell it is in (at
+/// the full budget: the native cell of the top level and each truncated
+/// one). Each (cell, task, seed)'s total is summed in rollout order, as the
+/// cell's rollouts alone would be. Returns per cell each task's
+/// (attempts, mean cost of one attempt) per seed, tasks in order.
+fn cost_cells(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[PairCells],
+    multi: &BTreeSet<(Id, Id)>,
+    s: &Settings,
+) -> Vec<(CellKey, PerTask)> {
+    // A slot: a (benchmark, run, task, budget) whose rollouts some cells
+    // cost, a pair's tasks in order; its members (the cell's index among
+    // the pair's, and T) from `first[slot]` on, each with its (attempts,
+    // total cost) — per seed in `seeded` for a run with several (§4.3).
+    // In columns: ~24 bytes a (cell, task).
+    let mut at: crate::schema::FastMap<(Id, Id, Id, u32), (u32, u32)> = Default::default();
+    let mut first: Vec<u32> = Vec::new();
+    let mut members: Vec<(u32, u32)> = Vec::new();
+    let mut pair_first: Vec<usize> = Vec::with_capacity(pairs.len() + 1);
+    let mut budgets: Vec<Option<CellBudget>> = Vec::new();
+    for (p, ((b, r), cells)) in pairs.iter().enumerate() {
+        pair_first.push(first.len());
+        for (&(_, task), info) in agg.tasks.range((*b, 0)..=(*b, Id::MAX)) {
+            // A cell's own rollouts: the same membership as Pass, so a
+            // point's cost and pass come from one task set.
+            budgets.clear();
+            budgets.extend(
+                cells
+                    .iter()
+                    .map(|&(level, mode)| cell_budget(*info, level, mode)),
+            );
+            for (j, cb) in budgets.iter().enumerate() {
+                let Some(CellBudget { budget, .. }) = *cb else {
+                    continue;
+                };
+                // Each budget once, at its first cell.
+                if budgets[..j].iter().flatten().any(|c| c.budget == budget) {
+                    continue;
+                }
+                at.insert((*b, *r, task, budget), (p as u32, first.len() as u32));
+                first.push(members.len() as u32);
+                members.extend((j..cells.len()).filter_map(|m| {
+                    budgets[m]
+                        .filter(|c| c.budget == budget)
+                        .map(|c| (m as u32, c.t))
+                }));
             }
         }
-        Attempts { at, rollouts }
     }
-    fn get(&self, key: &(Id, Id, Id, u32)) -> Option<&[u32]> {
-        let &(start, n) = self.at.get(key)?;
-        Some(&self.rollouts[start as usize..(start + n) as usize])
+    pair_first.push(first.len());
+    first.push(members.len() as u32);
+    let multi: Vec<bool> = pairs.iter().map(|(pr, _)| multi.contains(pr)).collect();
+    let mut sums: Vec<(u64, f64)> = vec![(0, 0.0); members.len()];
+    let mut seeded: BTreeMap<(u32, Option<Id>), (u64, f64)> = BTreeMap::new();
+    // Outcome-only rollouts have no turns to cost (SPEC §4.1).
+    for tr in set
+        .trajectories
+        .iter()
+        .filter(|t| !t.is_training() && t.turns_known)
+    {
+        let Some(&(p, slot)) = at.get(&(tr.benchmark, tr.run, tr.task, tr.budget)) else {
+            continue;
+        };
+        let slot = slot as usize;
+        for m in first[slot]..first[slot + 1] {
+            let t = members[m as usize].1;
+            let cost = attempt_cost(tr.success_turn(), tr.turns, set.steps_of(tr), t, s);
+            let e = if multi[p as usize] {
+                seeded.entry((m, tr.seed())).or_default()
+            } else {
+                &mut sums[m as usize]
+            };
+            e.0 += 1;
+            e.1 += cost;
+        }
     }
+    drop(at);
+    let mean = |&(n, total): &(u64, f64)| (n, total / n as f64);
+    let mut out = Vec::new();
+    for (p, ((b, r), cells)) in pairs.iter().enumerate() {
+        let mut per: Vec<PerTask> = cells.iter().map(|_| Ragged::default()).collect();
+        for slot in pair_first[p]..pair_first[p + 1] {
+            for m in first[slot]..first[slot + 1] {
+                let j = members[m as usize].0 as usize;
+                if multi[p] {
+                    let mut seeds = seeded.range((m, None)..=(m, Some(Id::MAX))).peekable();
+                    if seeds.peek().is_some() {
+                        per[j].push(seeds.map(|(_, v)| mean(v)));
+                    }
+                } else if sums[m as usize].0 > 0 {
+                    per[j].push(std::iter::once(mean(&sums[m as usize])));
+                }
+            }
+        }
+        for (&(level, mode), mut p) in cells.iter().zip(per) {
+            p.shrink_to_fit();
+            out.push(((*b, *r, level, mode), p));
+        }
+    }
+    out
 }
 
 /// Cost of one attempt at T: u turns (the success turn if solved within T,
@@ -140,22 +214,15 @@ pub fn analyse(
     pass: &PassReport,
     s: &Settings,
 ) -> (Vec<CostPoint>, Vec<Winner>) {
-    let att = Attempts::of(set);
     // Per (benchmark, run, level, mode): each task's rollout count and mean
-    // cost of one attempt — the same for every K; the cells in parallel.
-    // Per task: (attempts, mean cost of one) per seed — one entry for a run
-    // with at most one seed (§4.3: a task's cost is the mean over its seeds).
-    // One column over the tasks ([`Ragged`]): 24 bytes a task of a
-    // one-seed run, where a `Vec` a task took about 56 (190 MB over the
-    // 120 cells of the 11 M set).
-    type PerTask = Ragged<(u64, f64)>;
+    // cost of one attempt — the same for every K.
     let multi: BTreeSet<(Id, Id)> = agg
         .seeds
         .iter()
         .filter(|(_, s)| s.len() > 1)
         .map(|(k, _)| *k)
         .collect();
-    let keys: BTreeSet<(Id, Id, u32, Mode)> = pass
+    let keys: BTreeSet<CellKey> = pass
         .cells
         .iter()
         .filter(|c| c.tasks > 0)
@@ -168,78 +235,22 @@ pub fn analyse(
             ))
         })
         .collect();
-    // The cells of each (benchmark, run), the pairs in parallel: a rollout
-    // is read for every cell it is in (at the full budget, the native cell
-    // of the top level and each truncated one) one cell after another while
-    // it is in cache, where each cell read its rollouts alone — 12 M
-    // rollouts from all over 1.1 GB, a full-budget one once per level
-    // (11 M: 7.0 -> 6.0 s). Each cell's sums are made in the same order as
-    // alone.
+    // The cells of each (benchmark, run); the pairs dealt out to the
+    // threads, each costing its pairs' cells in one pass over the rollouts
+    // (each cell read its own rollouts from all over the set: 7.0 s at 11 M
+    // rollouts, most of it waiting for their steps).
     let mut pairs: BTreeMap<(Id, Id), Vec<(u32, Mode)>> = BTreeMap::new();
     for (b, r, level, mode) in keys {
         pairs.entry((b, r)).or_default().push((level, mode));
     }
-    let per_cell: BTreeMap<(Id, Id, u32, Mode), PerTask> = pairs
+    let threads = rayon::current_num_threads().clamp(1, pairs.len().max(1));
+    let mut dealt: Vec<Vec<PairCells>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, pair) in pairs.into_iter().enumerate() {
+        dealt[i % threads].push(pair);
+    }
+    let per_cell: BTreeMap<CellKey, PerTask> = dealt
         .into_par_iter()
-        .flat_map_iter(|((b, r), cells)| {
-            let mut out: Vec<PerTask> = cells.iter().map(|_| PerTask::default()).collect();
-            let mut by_seed: Vec<BTreeMap<Option<Id>, (u64, f64)>> =
-                vec![BTreeMap::new(); cells.len()];
-            // The cells' budgets at a task, and those of one budget.
-            let mut at: Vec<Option<CellBudget>> = Vec::with_capacity(cells.len());
-            let mut members: Vec<usize> = Vec::with_capacity(cells.len());
-            for (&(_, task), info) in agg.tasks.range((b, 0)..=(b, Id::MAX)) {
-                // A cell's own rollouts: the same membership as Pass, so a
-                // point's cost and pass come from one task set.
-                at.clear();
-                at.extend(
-                    cells
-                        .iter()
-                        .map(|&(level, mode)| cell_budget(*info, level, mode)),
-                );
-                for (j, cb) in at.iter().enumerate() {
-                    let Some(CellBudget { budget, .. }) = *cb else {
-                        continue;
-                    };
-                    // Each budget once, at its first cell.
-                    if at[..j].iter().flatten().any(|c| c.budget == budget) {
-                        continue;
-                    }
-                    let Some(a) = att.get(&(b, r, task, budget)) else {
-                        continue;
-                    };
-                    members.clear();
-                    members.extend(
-                        (j..at.len()).filter(|&m| at[m].is_some_and(|c| c.budget == budget)),
-                    );
-                    for &i in a {
-                        let tr = &set.trajectories[i as usize];
-                        let seed = tr.seed().filter(|_| multi.contains(&(b, r)));
-                        for &m in &members {
-                            let t = at[m].expect("a member has a budget").t;
-                            let e = by_seed[m].entry(seed).or_default();
-                            e.0 += 1;
-                            e.1 +=
-                                attempt_cost(tr.success_turn(), tr.turns, set.steps_of(tr), t, s);
-                        }
-                    }
-                    for &m in &members {
-                        out[m].push(
-                            std::mem::take(&mut by_seed[m])
-                                .into_values()
-                                .map(|(n, total)| (n, total / n as f64)),
-                        );
-                    }
-                }
-            }
-            cells
-                .into_iter()
-                .zip(out)
-                .map(move |((level, mode), mut out)| {
-                    out.shrink_to_fit();
-                    ((b, r, level, mode), out)
-                })
-        })
+        .flat_map_iter(|mine| cost_cells(set, agg, &mine, &multi, s))
         .collect();
     let mut points = Vec::new();
     for cell in pass.cells.iter().filter(|c| c.tasks > 0) {
