@@ -135,7 +135,8 @@ fn cost_cells(
     }
     pair_first.push(first.len());
     first.push(members.len() as u32);
-    let multi: Vec<bool> = pairs.iter().map(|(pr, _)| multi.contains(pr)).collect();
+    // Per pair: several seeds (its sums per seed, in `seeded`).
+    let per_seed: Vec<bool> = pairs.iter().map(|(pr, _)| multi.contains(pr)).collect();
     let mut sums: Vec<(u64, f64)> = vec![(0, 0.0); members.len()];
     let mut seeded: BTreeMap<(u32, Option<Id>), (u64, f64)> = BTreeMap::new();
     // Outcome-only rollouts have no turns to cost (SPEC §4.1).
@@ -151,7 +152,7 @@ fn cost_cells(
         for m in first[slot]..first[slot + 1] {
             let t = members[m as usize].1;
             let cost = attempt_cost(tr.success_turn(), tr.turns, set.steps_of(tr), t, s);
-            let e = if multi[p as usize] {
+            let e = if per_seed[p as usize] {
                 seeded.entry((m, tr.seed())).or_default()
             } else {
                 &mut sums[m as usize]
@@ -168,7 +169,7 @@ fn cost_cells(
         for slot in pair_first[p]..pair_first[p + 1] {
             for m in first[slot]..first[slot + 1] {
                 let j = members[m as usize].0 as usize;
-                if multi[p] {
+                if per_seed[p] {
                     let mut seeds = seeded.range((m, None)..=(m, Some(Id::MAX))).peekable();
                     if seeds.peek().is_some() {
                         per[j].push(seeds.map(|(_, v)| mean(v)));
