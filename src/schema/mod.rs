@@ -4,6 +4,8 @@
 //! in flat, interned columns ([`LogSet`]); [`frames`] turns those columns into
 //! polars frames and per-task aggregates that the analyses share.
 
+#[doc(hidden)]
+pub mod fastjson;
 pub mod follow;
 pub mod frames;
 pub mod inspect;

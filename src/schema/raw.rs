@@ -13,7 +13,7 @@ use crate::error::RecordError;
 pub type Str<'a> = Cow<'a, str>;
 
 /// The union of the fields of every record kind; unknown fields are ignored.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 pub struct RawRecord<'a> {
     #[serde(borrow, default, deserialize_with = "opt_str")]
     pub kind: Option<Str<'a>>,
@@ -62,7 +62,7 @@ pub struct RawRecord<'a> {
     pub log_line: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub struct RawStep<'a> {
     pub turn: Option<i64>,
     pub output_tokens: Option<i64>,
@@ -74,7 +74,7 @@ pub struct RawStep<'a> {
     pub budget_remaining: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub struct RawFrozenLake<'a> {
     #[serde(borrow)]
     pub map: Option<Vec<Str<'a>>>,
@@ -83,7 +83,7 @@ pub struct RawFrozenLake<'a> {
     pub slippery: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug)]
 pub struct RawCandidate<'a> {
     #[serde(borrow, default, deserialize_with = "opt_str")]
     pub run: Option<Str<'a>>,
@@ -183,6 +183,7 @@ fn opt_steps<'de: 'a, 'a, D: Deserializer<'de>>(
 }
 
 /// `group` may be a string or an integer; `1` and `"1"` are the same group.
+#[derive(Debug)]
 pub struct GroupKey<'a>(pub Str<'a>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for GroupKey<'a> {
@@ -192,6 +193,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for GroupKey<'a> {
 }
 
 /// A candidate's `action`: free text, or a FrozenLake move number.
+#[derive(Debug)]
 pub enum ActionValue<'a> {
     Text(Str<'a>),
     Int(i64),
@@ -223,6 +225,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ActionValue<'a> {
 }
 
 /// `logp`: `{run: float}` kept in order without allocating a map.
+#[derive(Debug)]
 pub struct LogpMap<'a>(pub Vec<(Str<'a>, f64)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for LogpMap<'a> {

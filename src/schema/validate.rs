@@ -54,7 +54,8 @@ impl LogSet {
         // One UTF-8 check of the whole line rather than one per string (what
         // serde_json's slice reader does for every string it borrows).
         let parsed = match std::str::from_utf8(bytes) {
-            Ok(text) => serde_json::from_str::<RawRecord>(text),
+            Ok(text) => super::fastjson::record(text)
+                .map_or_else(|| serde_json::from_str::<RawRecord>(text), Ok),
             Err(_) => serde_json::from_slice::<RawRecord>(bytes),
         };
         match parsed {
