@@ -57,6 +57,16 @@ fn each_bad_record_names_file_line_and_field() {
         ),
         ("not_object", "[1, 2]", "x.jsonl:2:"),
         (
+            "duplicate_field",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "budget": 5, "success": true}"#,
+            "x.jsonl:2: duplicate field `budget` (column 65)",
+        ),
+        (
+            "duplicate_step_field",
+            r#"{"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false, "steps": [{"turn": 1, "turn": 2}]}"#,
+            "x.jsonl:2: duplicate field `turn` (column 103)",
+        ),
+        (
             "probe_missing_candidates",
             r#"{"kind": "probe", "benchmark": "b", "task": "t", "state": "s", "source": "a", "turn": 1}"#,
             "x.jsonl:2: candidates: required field is missing",

@@ -401,8 +401,9 @@ fn check_array(
 }
 
 /// Names the field whose JSON type is wrong in a record that failed the
-/// typed parse (the slow path, run only on bad records).
-pub fn diagnose_types(v: &Value) -> RecordError {
+/// typed parse (the slow path, run only on bad records); `e` is that parse's
+/// error, worded as it is when no type is wrong (a duplicate field).
+pub fn diagnose_types(v: &Value, e: &serde_json::Error) -> RecordError {
     let Some(obj) = v.as_object() else {
         return RecordError::wrong_type("", format!("expected a JSON object, got {}", describe(v)));
     };
@@ -428,5 +429,8 @@ pub fn diagnose_types(v: &Value) -> RecordError {
             }
         }
     }
-    RecordError::wrong_type("", "a value has the wrong type")
+    // serde_json's message ends in "at line 1 column N": the line is ours.
+    let msg = e.to_string();
+    let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
+    RecordError::wrong_type("", format!("{msg} (column {})", e.column()))
 }

@@ -70,7 +70,7 @@ impl LogSet {
                     return self.add_checkpoint_value(loc, &v);
                 }
                 if e.is_data() {
-                    Err(diagnose_types(&v))
+                    Err(diagnose_types(&v, &e))
                 } else {
                     Err(syntax(&e))
                 }
