@@ -59,7 +59,7 @@ fn digest(r: &RawRecord) -> u64 {
         (st.turn, st.output_tokens, st.error).hash(&mut h);
         (st.budget_total, st.budget_remaining).hash(&mut h);
         st.reward.map(f64::to_bits).hash(&mut h);
-        for (run, x) in st.logp.iter().flat_map(|l| l.0.iter()) {
+        for (run, x) in st.logp.iter().flat_map(|l| l.iter()) {
             (run.as_ref(), x.to_bits()).hash(&mut h);
         }
     }

@@ -553,13 +553,12 @@ impl<'a> P<'a> {
     }
 
     fn logp(&mut self) -> Option<LogpMap<'a>> {
-        // As `LogpMap`'s visitor allocates it.
-        let mut v = Vec::with_capacity(2);
+        let mut v = LogpMap::default();
         self.members(|p, run| {
-            v.push((Cow::Borrowed(run), p.float()?));
+            v.push(Cow::Borrowed(run), p.float()?);
             Some(())
         })?;
-        Some(LogpMap(v))
+        Some(v)
     }
 }
 

@@ -1273,15 +1273,15 @@ pub fn parse_trajectories(
                         for (k, j) in (s0..s1).enumerate() {
                             let logp = match &sc.logp {
                                 Some((ll, runs, vals)) if ll.valid[j] => {
-                                    let mut m = Vec::new();
+                                    let mut m = LogpMap::default();
                                     for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize {
                                         let r = runs.get_step(q, k, "logp.run", "a string")?;
                                         let x = vals.get_step(q, k, "logp.value", "a number")?;
                                         if let (Some(r), Some(x)) = (r, x) {
-                                            m.push((Cow::Borrowed(r), x));
+                                            m.push(Cow::Borrowed(r), x);
                                         }
                                     }
-                                    Some(LogpMap(m))
+                                    Some(m)
                                 }
                                 _ => None,
                             };

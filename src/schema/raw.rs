@@ -224,9 +224,35 @@ impl<'de: 'a, 'a> Deserialize<'de> for ActionValue<'a> {
     }
 }
 
-/// `logp`: `{run: float}` kept in order without allocating a map.
-#[derive(Debug)]
-pub struct LogpMap<'a>(pub Vec<(Str<'a>, f64)>);
+/// `logp`: `{run: float}` kept in order without allocating a map; the first
+/// two pairs (a step's usual runs) held in place, so the usual step costs no
+/// allocation (one per step was most of the load's calls to malloc).
+#[derive(Debug, Default)]
+pub struct LogpMap<'a> {
+    first: [(Str<'a>, f64); 2],
+    len: usize,
+    rest: Vec<(Str<'a>, f64)>,
+}
+
+impl<'a> LogpMap<'a> {
+    pub fn push(&mut self, run: Str<'a>, x: f64) {
+        match self.first.get_mut(self.len) {
+            Some(slot) => *slot = (run, x),
+            None => self.rest.push((run, x)),
+        }
+        self.len += 1;
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The pairs in the order they were written.
+    pub fn iter(&self) -> impl Iterator<Item = &(Str<'a>, f64)> {
+        self.first[..self.len.min(2)].iter().chain(&self.rest)
+    }
+}
 
 impl<'de: 'a, 'a> Deserialize<'de> for LogpMap<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -237,12 +263,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for LogpMap<'a> {
                 f.write_str("an object of run: log-probability")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut v = Vec::with_capacity(2);
+                let mut v = LogpMap::default();
                 while let Some(CowStr(k)) = m.next_key()? {
                     let x: f64 = m.next_value()?;
-                    v.push((k, x));
+                    v.push(k, x);
                 }
-                Ok(LogpMap(v))
+                Ok(v)
             }
         }
         d.deserialize_map(V)

@@ -314,22 +314,22 @@ impl LogSet {
             };
             let lp_start = self.logp_runs.len() as u32;
             if let Some(lp) = s.logp {
-                if lp.0.len() > Step::MAX_LOGPS {
+                if lp.len() > Step::MAX_LOGPS {
                     return Err(RecordError::impossible(
                         field("logp"),
-                        format!("{} runs; at most {} per step", lp.0.len(), Step::MAX_LOGPS),
+                        format!("{} runs; at most {} per step", lp.len(), Step::MAX_LOGPS),
                     ));
                 }
-                for (run, x) in lp.0 {
+                for (run, x) in lp.iter() {
                     if !x.is_finite() {
                         return Err(RecordError::impossible(
                             format!("steps[{i}].logp.{run}"),
                             "must be a finite number",
                         ));
                     }
-                    let id = self.strings.intern(&run);
+                    let id = self.strings.intern(run);
                     self.logp_runs.push(id);
-                    self.logp_values.push(x);
+                    self.logp_values.push(*x);
                 }
             }
             let logp_len = (self.logp_runs.len() as u32 - lp_start) as usize;
