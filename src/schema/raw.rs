@@ -62,7 +62,7 @@ pub struct RawRecord<'a> {
     pub log_line: Option<i64>,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Default)]
 pub struct RawStep<'a> {
     pub turn: Option<i64>,
     pub output_tokens: Option<i64>,
