@@ -63,7 +63,8 @@ fn special(w: u64) -> u64 {
     below_space | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')))
 }
 
-/// Which top-level field a key names (its bit in the seen-set).
+/// Marks a known field seen (`$bit` in `$seen`); a second one is
+/// serde_json's "duplicate field" error: declined.
 macro_rules! once {
     ($seen:ident, $bit:expr) => {{
         let bit: u32 = 1 << $bit;
@@ -71,6 +72,14 @@ macro_rules! once {
             return None;
         }
         $seen |= bit;
+    }};
+}
+
+/// A known field's value into `$dst`, read by `$read` (`null` is `None`).
+macro_rules! field {
+    ($p:ident, $seen:ident, $bit:expr, $dst:expr, $read:path) => {{
+        once!($seen, $bit);
+        $dst = $p.opt($read)?;
     }};
 }
 
@@ -375,106 +384,31 @@ impl<'a> P<'a> {
         let mut seen = 0u32;
         self.members(|p, key| {
             match key {
-                "kind" => {
-                    once!(seen, 0);
-                    r.kind = p.opt(P::str)?;
-                }
-                "run" => {
-                    once!(seen, 1);
-                    r.run = p.opt(P::str)?;
-                }
-                "method" => {
-                    once!(seen, 2);
-                    r.method = p.opt(P::str)?;
-                }
-                "benchmark" => {
-                    once!(seen, 3);
-                    r.benchmark = p.opt(P::str)?;
-                }
-                "task" => {
-                    once!(seen, 4);
-                    r.task = p.opt(P::str)?;
-                }
-                "sample" => {
-                    once!(seen, 5);
-                    r.sample = p.opt(P::int)?;
-                }
-                "budget" => {
-                    once!(seen, 6);
-                    r.budget = p.opt(P::int)?;
-                }
-                "max_budget" => {
-                    once!(seen, 7);
-                    r.max_budget = p.opt(P::int)?;
-                }
-                "success" => {
-                    once!(seen, 8);
-                    r.success = p.opt(P::bool)?;
-                }
-                "turns" => {
-                    once!(seen, 9);
-                    r.turns = p.opt(P::int)?;
-                }
-                "success_turn" => {
-                    once!(seen, 10);
-                    r.success_turn = p.opt(P::int)?;
-                }
-                "reward" => {
-                    once!(seen, 11);
-                    r.reward = p.opt(P::float)?;
-                }
-                "min_turns" => {
-                    once!(seen, 12);
-                    r.min_turns = p.opt(P::int)?;
-                }
-                "train_step" => {
-                    once!(seen, 13);
-                    r.train_step = p.opt(P::int)?;
-                }
-                "group" => {
-                    once!(seen, 14);
-                    r.group = p.opt(P::key)?;
-                }
-                "termination" => {
-                    once!(seen, 15);
-                    r.termination = p.opt(P::str)?;
-                }
-                "seed" => {
-                    once!(seen, 16);
-                    r.seed = p.opt(P::key)?;
-                }
-                "category" => {
-                    once!(seen, 17);
-                    r.category = p.opt(P::str)?;
-                }
-                "steps" => {
-                    once!(seen, 18);
-                    r.steps = p.opt(P::steps)?;
-                }
-                "state" => {
-                    once!(seen, 19);
-                    r.state = p.opt(P::str)?;
-                }
-                "source" => {
-                    once!(seen, 20);
-                    r.source = p.opt(P::str)?;
-                }
-                "turn" => {
-                    once!(seen, 21);
-                    r.turn = p.opt(P::int)?;
-                }
-                "error" => {
-                    once!(seen, 22);
-                    r.error = p.opt(P::bool)?;
-                }
-                "log_file" => {
-                    once!(seen, 23);
-                    r.log_file = p.opt(P::str)?;
-                }
-                "log_line" => {
-                    once!(seen, 24);
-                    r.log_line = p.opt(P::int)?;
-                }
+                "kind" => field!(p, seen, 0, r.kind, P::str),
+                "run" => field!(p, seen, 1, r.run, P::str),
+                "method" => field!(p, seen, 2, r.method, P::str),
+                "benchmark" => field!(p, seen, 3, r.benchmark, P::str),
+                "task" => field!(p, seen, 4, r.task, P::str),
+                "sample" => field!(p, seen, 5, r.sample, P::int),
+                "budget" => field!(p, seen, 6, r.budget, P::int),
+                "max_budget" => field!(p, seen, 7, r.max_budget, P::int),
+                "success" => field!(p, seen, 8, r.success, P::bool),
+                "turns" => field!(p, seen, 9, r.turns, P::int),
+                "success_turn" => field!(p, seen, 10, r.success_turn, P::int),
+                "reward" => field!(p, seen, 11, r.reward, P::float),
+                "min_turns" => field!(p, seen, 12, r.min_turns, P::int),
+                "train_step" => field!(p, seen, 13, r.train_step, P::int),
+                "group" => field!(p, seen, 14, r.group, P::key),
+                "termination" => field!(p, seen, 15, r.termination, P::str),
+                "seed" => field!(p, seen, 16, r.seed, P::key),
+                "category" => field!(p, seen, 17, r.category, P::str),
+                "steps" => field!(p, seen, 18, r.steps, P::steps),
+                "state" => field!(p, seen, 19, r.state, P::str),
+                "source" => field!(p, seen, 20, r.source, P::str),
+                "turn" => field!(p, seen, 21, r.turn, P::int),
+                "error" => field!(p, seen, 22, r.error, P::bool),
+                "log_file" => field!(p, seen, 23, r.log_file, P::str),
+                "log_line" => field!(p, seen, 24, r.log_line, P::int),
                 "frozenlake" | "candidates" => return None,
                 _ => p.skip(1)?,
             }
@@ -511,14 +445,8 @@ impl<'a> P<'a> {
         let mut seen = 0u32;
         self.members(|p, key| {
             match key {
-                "turn" => {
-                    once!(seen, 0);
-                    s.turn = p.opt(P::int)?;
-                }
-                "output_tokens" => {
-                    once!(seen, 1);
-                    s.output_tokens = p.opt(P::int)?;
-                }
+                "turn" => field!(p, seen, 0, s.turn, P::int),
+                "output_tokens" => field!(p, seen, 1, s.output_tokens, P::int),
                 "logp" => {
                     once!(seen, 2);
                     if p.peek()? == b'n' {
@@ -527,22 +455,10 @@ impl<'a> P<'a> {
                         p.logp(s.logp.insert(LogpMap::default()))?;
                     }
                 }
-                "error" => {
-                    once!(seen, 3);
-                    s.error = p.opt(P::bool)?;
-                }
-                "reward" => {
-                    once!(seen, 4);
-                    s.reward = p.opt(P::float)?;
-                }
-                "budget_total" => {
-                    once!(seen, 5);
-                    s.budget_total = p.opt(P::int)?;
-                }
-                "budget_remaining" => {
-                    once!(seen, 6);
-                    s.budget_remaining = p.opt(P::int)?;
-                }
+                "error" => field!(p, seen, 3, s.error, P::bool),
+                "reward" => field!(p, seen, 4, s.reward, P::float),
+                "budget_total" => field!(p, seen, 5, s.budget_total, P::int),
+                "budget_remaining" => field!(p, seen, 6, s.budget_remaining, P::int),
                 _ => p.skip(2)?,
             }
             Some(())
@@ -563,6 +479,7 @@ mod tests {
     use rand::{Rng, RngExt, SeedableRng};
 
     use super::*;
+    use crate::schema::TRAJECTORY_FIELDS;
 
     /// What serde_json's derived parse gives (the reference), as text that
     /// tells every float's bits apart (`Debug` prints `-0.0`, and the
@@ -767,25 +684,9 @@ mod tests {
         }
     }
 
-    const KEYS: &[&str] = &[
-        "kind",
-        "run",
-        "method",
-        "benchmark",
-        "task",
-        "sample",
-        "budget",
-        "max_budget",
-        "success",
-        "turns",
-        "success_turn",
-        "reward",
-        "min_turns",
-        "train_step",
-        "group",
-        "termination",
-        "seed",
-        "category",
+    /// Keys besides SPEC's trajectory fields: the rest of a record's and a
+    /// step's, unknown ones, and an escaped `run`.
+    const MORE_KEYS: &[&str] = &[
         "steps",
         "state",
         "source",
@@ -806,7 +707,11 @@ mod tests {
         let n = rng.random_range(0..6);
         let mut fields = Vec::new();
         for _ in 0..n {
-            let key = pick(rng, KEYS);
+            let k = rng.random_range(0..TRAJECTORY_FIELDS.len() + MORE_KEYS.len());
+            let key = match TRAJECTORY_FIELDS.get(k) {
+                Some(f) => *f,
+                None => MORE_KEYS[k - TRAJECTORY_FIELDS.len()],
+            };
             let v = match key {
                 "steps" if depth < 3 => {
                     let k = rng.random_range(0..4);
