@@ -298,27 +298,41 @@ impl<'a> P<'a> {
         fits.then(|| GroupKey(Cow::Owned(n.text.to_string())))
     }
 
-    /// An object's members, `member` reading each value after its key.
+    /// A bracketed list — `open`, items read by `item` between commas,
+    /// `close` — the cursor before `open`.
     #[inline(always)]
-    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
+    fn list(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(open)?;
+        if self.peek()? == close {
             self.i += 1;
             return Some(());
         }
         loop {
-            let key = self.plain()?;
-            self.eat(b':')?;
-            member(self, key)?;
+            item(self)?;
             match self.peek()? {
                 b',' => self.i += 1,
-                b'}' => {
+                c if c == close => {
                     self.i += 1;
                     return Some(());
                 }
                 _ => return None,
             }
         }
+    }
+
+    /// An object's members, `member` reading each value after its key.
+    #[inline(always)]
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.list(b'{', b'}', |p| {
+            let key = p.plain()?;
+            p.eat(b':')?;
+            member(p, key)
+        })
     }
 
     /// Any JSON value, checked and passed over (serde's `IgnoredAny`).
@@ -331,47 +345,15 @@ impl<'a> P<'a> {
                 self.i = self.str_end(self.i + 1, true)? + 1;
                 Some(())
             }
-            b'{' => {
-                self.i += 1;
-                if self.peek()? == b'}' {
-                    self.i += 1;
-                    return Some(());
+            b'{' => self.list(b'{', b'}', |p| {
+                if p.peek()? != b'"' {
+                    return None;
                 }
-                loop {
-                    if self.peek()? != b'"' {
-                        return None;
-                    }
-                    self.i = self.str_end(self.i + 1, true)? + 1;
-                    self.eat(b':')?;
-                    self.skip(depth + 1)?;
-                    match self.peek()? {
-                        b',' => self.i += 1,
-                        b'}' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                if self.peek()? == b']' {
-                    self.i += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip(depth + 1)?;
-                    match self.peek()? {
-                        b',' => self.i += 1,
-                        b']' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+                p.i = p.str_end(p.i + 1, true)? + 1;
+                p.eat(b':')?;
+                p.skip(depth + 1)
+            }),
+            b'[' => self.list(b'[', b']', |p| p.skip(depth + 1)),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
@@ -418,27 +400,15 @@ impl<'a> P<'a> {
     }
 
     fn steps(&mut self) -> Option<Vec<RawStep<'a>>> {
-        self.eat(b'[')?;
         // As `raw::opt_steps` allocates them.
         let mut v = Vec::with_capacity(16);
-        if self.peek()? == b']' {
-            self.i += 1;
-            return Some(v);
-        }
-        loop {
+        self.list(b'[', b']', |p| {
             // Filled where it lies: a step is ~180 bytes, and moving each
             // into the list cost as much as the allocations it saves.
             v.push(RawStep::default());
-            self.step(v.last_mut()?)?;
-            match self.peek()? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    return Some(v);
-                }
-                _ => return None,
-            }
-        }
+            p.step(v.last_mut()?)
+        })?;
+        Some(v)
     }
 
     fn step(&mut self, s: &mut RawStep<'a>) -> Option<()> {
