@@ -5,7 +5,8 @@
 //! It reads a strict subset of what serde_json accepts and gives, for that
 //! subset, the record serde_json's derived `Deserialize` gives, value for
 //! value and bit for bit: every string it keeps is borrowed (no escapes),
-//! every float is the correctly rounded parse of its text (std's parser;
+//! every float is the correctly rounded parse of its text (Clinger's exact
+//! path when its digits and power of ten allow, else std's parser;
 //! serde_json's with `float_roundtrip` is correctly rounded too, so the two
 //! agree on every input — tested against it on random text), every integer
 //! field is what serde_json's `i64` is. Whatever it is not sure of — an
