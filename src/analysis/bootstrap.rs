@@ -199,12 +199,45 @@ fn block_for(m: usize) -> usize {
 
 /// A worker's buffers for one block of resamples.
 #[derive(Default)]
-struct Scratch {
-    draws: Vec<u32>,
-    rows: Vec<u32>,
-    counts: Vec<u32>,
+struct Scratch<C> {
+    draws: Vec<C>,
+    rows: Vec<C>,
+    counts: Vec<C>,
     acc: Vec<f64>,
     binomials: Binomials,
+}
+
+/// A draw count (no count exceeds m): u16 while m < 2^16 — half the bytes
+/// to zero, transpose and sum into class counts — else u32.
+trait Count: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
+    const ONE: Self;
+    /// `x` ≤ m, so it fits.
+    fn of(x: u64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Count for u16 {
+    const ONE: Self = 1;
+    fn of(x: u64) -> Self {
+        x as u16
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Count for u32 {
+    const ONE: Self = 1;
+    fn of(x: u64) -> Self {
+        x as u32
+    }
+    /// As i32: one instruction to a double, where u32 takes three (m <
+    /// 2^31, `replicate_blocks_of`).
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        f64::from(self as i32)
+    }
 }
 
 /// A family of distinct values (one cluster per class): each class's
@@ -359,17 +392,21 @@ fn replicate_blocks(
     cfg: &Bootstrap,
 ) -> (Blocks, Vec<usize>) {
     let width = block_for(classes.first().map_or(0, Classes::clusters));
-    let (out, offsets) = match width {
-        BLOCK => replicate_blocks_of::<BLOCK>(classes, live, direct, cfg),
-        16 => replicate_blocks_of::<16>(classes, live, direct, cfg),
-        _ => replicate_blocks_of::<4>(classes, live, direct, cfg),
+    let m = classes.first().map_or(0, Classes::clusters);
+    let (out, offsets) = match (width, m < 1 << 16) {
+        (BLOCK, true) => replicate_blocks_of::<BLOCK, u16>(classes, live, direct, cfg),
+        (BLOCK, false) => replicate_blocks_of::<BLOCK, u32>(classes, live, direct, cfg),
+        (16, true) => replicate_blocks_of::<16, u16>(classes, live, direct, cfg),
+        (16, false) => replicate_blocks_of::<16, u32>(classes, live, direct, cfg),
+        (_, true) => replicate_blocks_of::<4, u16>(classes, live, direct, cfg),
+        (_, false) => replicate_blocks_of::<4, u32>(classes, live, direct, cfg),
     };
     (Blocks { out, width }, offsets)
 }
 
-/// [`replicate_blocks`] with blocks of `W` resamples: per block, stat-major
-/// with `W` per statistic.
-fn replicate_blocks_of<const W: usize>(
+/// [`replicate_blocks`] with blocks of `W` resamples, draws counted as `C`:
+/// per block, stat-major with `W` per statistic.
+fn replicate_blocks_of<const W: usize, C: Count>(
     classes: &[Classes],
     live: &[bool],
     direct: bool,
@@ -391,9 +428,11 @@ fn replicate_blocks_of<const W: usize>(
     for (f, c) in classes.iter().enumerate() {
         stat_offset[f + 1] = stat_offset[f] + c.stats;
     }
-    // Counts are read as i32 (one instruction to a double, where u32 takes
-    // three): no count exceeds m.
     let m32 = i32::try_from(m).expect("fewer than 2^31 clusters") as u32;
+    assert!(
+        std::mem::size_of::<C>() == 4 || m < 1 << 16,
+        "m fits the count"
+    );
     let input = BlockInput {
         classes,
         live,
@@ -408,7 +447,7 @@ fn replicate_blocks_of<const W: usize>(
     let blocks: Vec<Vec<f64>> = (0..cfg.resamples.div_ceil(W))
         .into_par_iter()
         .map_init(Scratch::default, |scratch, blk| {
-            one_block::<W>(&input, scratch, blk)
+            one_block::<W, C>(&input, scratch, blk)
         })
         .collect();
     (blocks, stat_offset)
@@ -432,25 +471,37 @@ struct BlockInput<'a> {
 /// operations in the same order on wider registers (Rust never fuses a
 /// multiply and an add), so the same bits —
 /// `blocks_equal_one_resample_at_a_time` checks it.
-fn one_block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) -> Vec<f64> {
+fn one_block<const W: usize, C: Count>(
+    input: &BlockInput,
+    scratch: &mut Scratch<C>,
+    blk: usize,
+) -> Vec<f64> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, checked just now.
-        return unsafe { block_avx2::<W>(input, scratch, blk) };
+        return unsafe { block_avx2::<W, C>(input, scratch, blk) };
     }
-    block::<W>(input, scratch, blk)
+    block::<W, C>(input, scratch, blk)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn block_avx2<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) -> Vec<f64> {
-    block::<W>(input, scratch, blk)
+fn block_avx2<const W: usize, C: Count>(
+    input: &BlockInput,
+    scratch: &mut Scratch<C>,
+    blk: usize,
+) -> Vec<f64> {
+    block::<W, C>(input, scratch, blk)
 }
 
 /// Block `blk`'s replicates: resamples `blk * W ..`, stat-major with `W`
 /// per statistic (NaN past the last resample, and for families not live).
 #[inline(always)]
-fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) -> Vec<f64> {
+fn block<const W: usize, C: Count>(
+    input: &BlockInput,
+    scratch: &mut Scratch<C>,
+    blk: usize,
+) -> Vec<f64> {
     let BlockInput {
         classes,
         live,
@@ -477,8 +528,8 @@ fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) 
         (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
     if !direct {
         // Every entry is written by `draw_block`: not zeroed first.
-        draws.resize(m as usize * W, 0);
-        draw_block::<W>(draws, rows, &mut rngs, m);
+        draws.resize(m as usize * W, C::default());
+        draw_block::<W, C>(draws, rows, &mut rngs, m);
     }
     let mut w = [0.0f64; W];
     for (f, cl) in classes.iter().enumerate() {
@@ -488,12 +539,12 @@ fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) 
         // Class counts, class-major with the block side by side.
         counts.clear();
         if direct || cl.len() < m as usize {
-            counts.resize(cl.len() * W, 0);
+            counts.resize(cl.len() * W, C::default());
         }
         if direct {
-            multinomial_block::<W>(counts, &cl.size, u64::from(m), &mut rngs, binomials);
+            multinomial_block::<W, C>(counts, &cl.size, u64::from(m), &mut rngs, binomials);
         } else if cl.len() < m as usize {
-            class_counts::<W>(counts, &cl.of, draws);
+            class_counts::<W, C>(counts, &cl.of, draws);
         }
         // Σ count × value per statistic, Σ count × weight.
         acc.resize(cl.stats * W, 0.0);
@@ -501,7 +552,7 @@ fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) 
             // Every class one cluster (distinct values): its counts are the
             // cluster's draw counts, read in place.
             let list = &lists[f];
-            accumulate::<W>(
+            accumulate::<W, C>(
                 cl,
                 |k| {
                     let i = list[k] as usize;
@@ -511,7 +562,7 @@ fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) 
                 acc,
             );
         } else {
-            accumulate::<W>(cl, |k| &counts[k * W..(k + 1) * W], &mut w, acc);
+            accumulate::<W, C>(cl, |k| &counts[k * W..(k + 1) * W], &mut w, acc);
         }
         for (s, a) in acc.chunks_exact(W).enumerate() {
             let dst = &mut out[(stat_offset[f] + s) * W..][..W];
@@ -531,8 +582,8 @@ fn block<const W: usize>(input: &BlockInput, scratch: &mut Scratch, blk: usize) 
 /// the block lets resamples with as many left share the binomial's set-up
 /// (`Binomial::new`, a pure function of the two), kept in `made` from
 /// block to block: the binomials of a class recur across resamples.
-fn multinomial_block<const W: usize>(
-    counts: &mut [u32],
+fn multinomial_block<const W: usize, C: Count>(
+    counts: &mut [C],
     size: &[u64],
     m: u64,
     rngs: &mut [Xoshiro256PlusPlus],
@@ -558,7 +609,7 @@ fn multinomial_block<const W: usize>(
                     .or_insert_with(|| Binomial::new(n, p));
                 d.as_ref().map_or(0, |d| d.sample(rng))
             };
-            counts[k * W + r] = x as u32;
+            counts[k * W + r] = C::of(x);
             left[r] -= x;
         }
         mass -= size;
@@ -579,9 +630,9 @@ const MADE: usize = 8192;
 /// statistics, their sums held in registers: a sum stored and loaded again
 /// for every class was most of this function's time.
 #[inline(always)]
-fn accumulate<'c, const W: usize>(
+fn accumulate<'c, const W: usize, N: Count>(
     cl: &Classes,
-    class: impl Fn(usize) -> &'c [u32],
+    class: impl Fn(usize) -> &'c [N],
     w: &mut [f64; W],
     acc: &mut [f64],
 ) {
@@ -589,13 +640,13 @@ fn accumulate<'c, const W: usize>(
     loop {
         let g = (cl.stats - s0).min(3);
         match (s0 == 0, g) {
-            (true, 0) => sums::<W, 16, true, 0>(cl, &class, s0, w, acc),
-            (true, 1) => sums::<W, 16, true, 1>(cl, &class, s0, w, acc),
-            (true, 2) => sums::<W, 8, true, 2>(cl, &class, s0, w, acc),
-            (true, _) => sums::<W, 8, true, 3>(cl, &class, s0, w, acc),
-            (false, 1) => sums::<W, 16, false, 1>(cl, &class, s0, w, acc),
-            (false, 2) => sums::<W, 8, false, 2>(cl, &class, s0, w, acc),
-            (false, _) => sums::<W, 8, false, 3>(cl, &class, s0, w, acc),
+            (true, 0) => sums::<W, 16, true, 0, N>(cl, &class, s0, w, acc),
+            (true, 1) => sums::<W, 16, true, 1, N>(cl, &class, s0, w, acc),
+            (true, 2) => sums::<W, 8, true, 2, N>(cl, &class, s0, w, acc),
+            (true, _) => sums::<W, 8, true, 3, N>(cl, &class, s0, w, acc),
+            (false, 1) => sums::<W, 16, false, 1, N>(cl, &class, s0, w, acc),
+            (false, 2) => sums::<W, 8, false, 2, N>(cl, &class, s0, w, acc),
+            (false, _) => sums::<W, 8, false, 3, N>(cl, &class, s0, w, acc),
         }
         s0 += g;
         if s0 >= cl.stats {
@@ -608,9 +659,9 @@ fn accumulate<'c, const W: usize>(
 /// `WEIGHT`), `C` resamples at a time (`W` when fewer): as many sums as
 /// registers hold.
 #[inline(always)]
-fn sums<'c, const W: usize, const C: usize, const WEIGHT: bool, const G: usize>(
+fn sums<'c, const W: usize, const C: usize, const WEIGHT: bool, const G: usize, N: Count>(
     cl: &Classes,
-    class: &impl Fn(usize) -> &'c [u32],
+    class: &impl Fn(usize) -> &'c [N],
     s0: usize,
     w: &mut [f64; W],
     acc: &mut [f64],
@@ -625,8 +676,7 @@ fn sums<'c, const W: usize, const C: usize, const WEIGHT: bool, const G: usize>(
             let cnt = &class(k)[r0..r0 + c];
             let v = &values[k * n_stats + s0..][..G];
             for j in 0..c {
-                // No count exceeds m < 2^31 (`replicate_blocks_of`).
-                let x = f64::from(cnt[j] as i32);
+                let x = cnt[j].to_f64();
                 if WEIGHT {
                     lw[j] += x * wk;
                 }
@@ -700,9 +750,9 @@ fn estimates(
 /// Each resample counts into its own cache-resident row first; the rows are
 /// then transposed tile by tile.
 #[inline(always)]
-fn draw_block<const W: usize>(
-    draws: &mut [u32],
-    rows: &mut Vec<u32>,
+fn draw_block<const W: usize, C: Count>(
+    draws: &mut [C],
+    rows: &mut Vec<C>,
     rngs: &mut [Xoshiro256PlusPlus],
     m: u32,
 ) {
@@ -710,7 +760,7 @@ fn draw_block<const W: usize>(
     rows.clear();
     // A row for every resample of the block; those past the last resample
     // stay zero, as their draws do.
-    rows.resize(W * mu, 0);
+    rows.resize(W * mu, C::default());
     // Resamples two at a time, their draws interleaved: each generator's
     // chain of states is short work between increments, two keep the core
     // busier (21 sets of ~1,250 distinct values bootstrapped together:
@@ -718,21 +768,21 @@ fn draw_block<const W: usize>(
     let mut pairs = rows.chunks_exact_mut(2 * mu).zip(rngs.chunks_exact_mut(2));
     for (two, g) in pairs.by_ref() {
         let (a, b) = two.split_at_mut(mu);
-        draw_rows::<2>([a, b], g.try_into().expect("two generators"), m);
+        draw_rows::<2, C>([a, b], g.try_into().expect("two generators"), m);
     }
     if rngs.len() % 2 == 1 {
         let r = rngs.len() - 1;
         let row = &mut rows[r * mu..(r + 1) * mu];
-        draw_rows::<1>(
+        draw_rows::<1, C>(
             [row],
             std::slice::from_mut(&mut rngs[r]).try_into().expect("one"),
             m,
         );
     }
     if W >= 8 {
-        transpose::<W, 8>(draws, rows, mu);
+        transpose::<W, 8, C>(draws, rows, mu);
     } else {
-        transpose::<W, 4>(draws, rows, mu);
+        transpose::<W, 4, C>(draws, rows, mu);
     }
 }
 
@@ -740,7 +790,11 @@ fn draw_block<const W: usize>(
 /// generators' draws interleaved; each generator's draws are those it makes
 /// alone, in the same order.
 #[inline(always)]
-fn draw_rows<const N: usize>(rows: [&mut [u32]; N], gens: &mut [Xoshiro256PlusPlus; N], m: u32) {
+fn draw_rows<const N: usize, C: Count>(
+    rows: [&mut [C]; N],
+    gens: &mut [Xoshiro256PlusPlus; N],
+    m: u32,
+) {
     // Copies held in registers (inlined, generators behind a reference
     // were loaded and stored again for every draw).
     let mut rng = gens.clone();
@@ -748,16 +802,16 @@ fn draw_rows<const N: usize>(rows: [&mut [u32]; N], gens: &mut [Xoshiro256PlusPl
     for _ in 0..m / 2 {
         let x: [u64; N] = std::array::from_fn(|j| rng[j].next_u64());
         for j in 0..N {
-            rows[j][bounded_from(x[j] as u32, &mut rng[j], m) as usize] += 1;
+            rows[j][bounded_from(x[j] as u32, &mut rng[j], m) as usize] += C::ONE;
         }
         for j in 0..N {
-            rows[j][bounded_from((x[j] >> 32) as u32, &mut rng[j], m) as usize] += 1;
+            rows[j][bounded_from((x[j] >> 32) as u32, &mut rng[j], m) as usize] += C::ONE;
         }
     }
     if m % 2 == 1 {
         for j in 0..N {
             let x = rng[j].next_u32();
-            rows[j][bounded_from(x, &mut rng[j], m) as usize] += 1;
+            rows[j][bounded_from(x, &mut rng[j], m) as usize] += C::ONE;
         }
     }
     *gens = rng;
@@ -768,14 +822,14 @@ fn draw_rows<const N: usize>(rows: [&mut [u32]; N], gens: &mut [Xoshiro256PlusPl
 /// run. Storing them one at a time was about a third of [`draw_block`]'s
 /// time (`c200k`: its share of the run's samples 19.9 → 14.9 %).
 #[inline(always)]
-fn transpose<const W: usize, const G: usize>(draws: &mut [u32], rows: &[u32], mu: usize) {
+fn transpose<const W: usize, const G: usize, C: Count>(draws: &mut [C], rows: &[C], mu: usize) {
     const TILE: usize = 64;
     for i0 in (0..mu).step_by(TILE) {
         let n = TILE.min(mu - i0);
         for r0 in (0..W).step_by(G) {
-            let src: [&[u32]; G] = std::array::from_fn(|j| &rows[(r0 + j) * mu + i0..][..n]);
+            let src: [&[C]; G] = std::array::from_fn(|j| &rows[(r0 + j) * mu + i0..][..n]);
             for (k, dst) in draws[i0 * W..].chunks_exact_mut(W).take(n).enumerate() {
-                let v: [u32; G] = std::array::from_fn(|j| src[j][k]);
+                let v: [C; G] = std::array::from_fn(|j| src[j][k]);
                 dst[r0..r0 + G].copy_from_slice(&v);
             }
         }
@@ -787,11 +841,11 @@ fn transpose<const W: usize, const G: usize>(draws: &mut [u32], rows: &[u32], mu
 /// draw counts read once, front to back, into a class table that stays in
 /// cache (reading them class by class jumped about all of them).
 #[inline(always)]
-fn class_counts<const W: usize>(counts: &mut [u32], of: &[u32], draws: &[u32]) {
+fn class_counts<const W: usize, C: Count>(counts: &mut [C], of: &[u32], draws: &[C]) {
     for (src, &k) in draws.chunks_exact(W).zip(of) {
         let dst = &mut counts[k as usize * W..(k as usize + 1) * W];
         for (d, s) in dst.iter_mut().zip(src) {
-            *d += s;
+            *d += *s;
         }
     }
 }
@@ -983,14 +1037,22 @@ mod tests {
                     .collect::<Vec<Vec<u64>>>()
             };
             let wide = run(
-                replicate_blocks_of::<64>(&classes, &live, direct, &cfg).0,
+                replicate_blocks_of::<64, u32>(&classes, &live, direct, &cfg).0,
                 64,
             );
             let mid = run(
-                replicate_blocks_of::<16>(&classes, &live, direct, &cfg).0,
+                replicate_blocks_of::<16, u16>(&classes, &live, direct, &cfg).0,
                 16,
             );
-            let narrow = run(replicate_blocks_of::<4>(&classes, &live, direct, &cfg).0, 4);
+            let narrow = run(
+                replicate_blocks_of::<4, u32>(&classes, &live, direct, &cfg).0,
+                4,
+            );
+            let short = run(
+                replicate_blocks_of::<64, u16>(&classes, &live, direct, &cfg).0,
+                64,
+            );
+            assert_eq!(wide, short);
             assert_eq!(wide, mid);
             assert_eq!(wide, narrow);
             assert!(wide[0].len() == 1000 && wide[2].iter().any(|&x| x != wide[2][0]));
@@ -998,7 +1060,7 @@ mod tests {
     }
 
     /// Every replicate of a block — plain and AVX2 builds, blocks of 64, 16
-    /// and 4 — equals the one computed a resample at a time: m ids drawn from
+    /// and 4, counts of 2 and 4 bytes — equals the one computed a resample at a time: m ids drawn from
     /// the resample's generator two to a 64-bit output, each class's count
     /// summed, Σ count × value / Σ count × weight in class order. Families
     /// of 5, 1 and 2 statistics (sums in groups of three and two); m odd;
@@ -1080,26 +1142,33 @@ mod tests {
             m: m as u32,
             cfg: &cfg,
         };
-        fn check<const W: usize>(input: &BlockInput, want: &[Vec<u64>]) {
-            type Build<const W: usize> = fn(&BlockInput, &mut Scratch, usize) -> Vec<f64>;
-            let mut builds: Vec<(&str, Build<W>)> = vec![("plain", block::<W>)];
+        fn check<const W: usize, C: Count>(input: &BlockInput, want: &[Vec<u64>]) {
+            type Build<C> = fn(&BlockInput, &mut Scratch<C>, usize) -> Vec<f64>;
+            let mut builds: Vec<(&str, Build<C>)> = vec![("plain", block::<W, C>)];
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the processor has AVX2, checked just now.
-                builds.push(("avx2", |i, s, b| unsafe { block_avx2::<W>(i, s, b) }));
+                builds.push(("avx2", |i, s, b| unsafe { block_avx2::<W, C>(i, s, b) }));
             }
             for (name, build) in builds {
                 let mut scratch = Scratch::default();
                 for (b, want) in want.iter().enumerate() {
                     let out = build(input, &mut scratch, b / W);
                     let got: Vec<u64> = (0..8).map(|s| out[s * W + b % W].to_bits()).collect();
-                    assert_eq!(&got, want, "{name} build, blocks of {W}, resample {b}");
+                    let bytes = std::mem::size_of::<C>();
+                    assert_eq!(
+                        &got, want,
+                        "{name} build, blocks of {W}, {bytes}-byte counts, resample {b}"
+                    );
                 }
             }
         }
-        check::<64>(&input, &want);
-        check::<16>(&input, &want);
-        check::<4>(&input, &want);
+        check::<64, u16>(&input, &want);
+        check::<64, u32>(&input, &want);
+        check::<16, u16>(&input, &want);
+        check::<16, u32>(&input, &want);
+        check::<4, u16>(&input, &want);
+        check::<4, u32>(&input, &want);
     }
 
     #[test]
@@ -1143,7 +1212,7 @@ mod tests {
             for rr in [1usize, 5, 64] {
                 let mut rngs: Vec<_> = (0..rr).map(|r| resample_rng(11, 300 + r)).collect();
                 let mut counts = vec![0u32; size.len() * 64];
-                multinomial_block::<64>(&mut counts, size, m, &mut rngs, &mut made);
+                multinomial_block::<64, u32>(&mut counts, size, m, &mut rngs, &mut made);
                 for r in 0..rr {
                     let got: Vec<u32> = (0..size.len()).map(|k| counts[k * 64 + r]).collect();
                     let want = reference(size, m, &mut resample_rng(11, 300 + r));
