@@ -626,9 +626,10 @@ const MADE: usize = 8192;
 /// `acc`, stat-major, `W` per statistic) over a family's classes, for `W`
 /// resamples; `class(k)` is class k's counts. Every sum runs over the
 /// classes in order from 0.0, as one resample alone would (the same bits).
-/// The resamples go eight at a time through the classes with up to three
-/// statistics, their sums held in registers: a sum stored and loaded again
-/// for every class was most of this function's time.
+/// The resamples go 16 at a time through the classes with the weights and
+/// one statistic, 8 at a time with up to three, their sums held in
+/// registers: a sum stored and loaded again for every class was most of
+/// this function's time.
 #[inline(always)]
 fn accumulate<'c, const W: usize, N: Count>(
     cl: &Classes,
