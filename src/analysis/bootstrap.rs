@@ -5,18 +5,17 @@
 
 use std::hash::{BuildHasher, Hasher};
 
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use super::binomial::Binomial;
 use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
+use super::xoshiro::{Lanes, Xoshiro};
 use crate::schema::FirstSeen;
 
 /// The generator of resample `b`: seeded from (seed, b), so the result does
 /// not depend on the number of threads.
-pub fn resample_rng(seed: u64, b: usize) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+pub fn resample_rng(seed: u64, b: usize) -> Xoshiro {
+    Xoshiro::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Cluster bootstrap of Σsum/Σweight over clusters resampled with replacement
@@ -481,7 +480,7 @@ fn one_block<const W: usize, C: Count>(
         // SAFETY: the processor has AVX2, checked just now.
         return unsafe { block_avx2::<W, C>(input, scratch, blk) };
     }
-    block::<W, C>(input, scratch, blk)
+    block::<W, C, false>(input, scratch, blk)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -491,13 +490,14 @@ fn block_avx2<const W: usize, C: Count>(
     scratch: &mut Scratch<C>,
     blk: usize,
 ) -> Vec<f64> {
-    block::<W, C>(input, scratch, blk)
+    block::<W, C, true>(input, scratch, blk)
 }
 
 /// Block `blk`'s replicates: resamples `blk * W ..`, stat-major with `W`
 /// per statistic (NaN past the last resample, and for families not live).
+/// `AVX2`: inlined into [`block_avx2`], so AVX2 instructions may be used.
 #[inline(always)]
-fn block<const W: usize, C: Count>(
+fn block<const W: usize, C: Count, const AVX2: bool>(
     input: &BlockInput,
     scratch: &mut Scratch<C>,
     blk: usize,
@@ -524,12 +524,11 @@ fn block<const W: usize, C: Count>(
         acc,
         binomials,
     } = scratch;
-    let mut rngs: Vec<Xoshiro256PlusPlus> =
-        (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
+    let mut rngs: Vec<Xoshiro> = (0..rr).map(|r| resample_rng(cfg.seed, b0 + r)).collect();
     if !direct {
         // Every entry is written by `draw_block`: not zeroed first.
         draws.resize(m as usize * W, C::default());
-        draw_block::<W, C>(draws, rows, &mut rngs, m);
+        draw_block::<W, C, AVX2>(draws, rows, &mut rngs, m);
     }
     let mut w = [0.0f64; W];
     for (f, cl) in classes.iter().enumerate() {
@@ -586,7 +585,7 @@ fn multinomial_block<const W: usize, C: Count>(
     counts: &mut [C],
     size: &[u64],
     m: u64,
-    rngs: &mut [Xoshiro256PlusPlus],
+    rngs: &mut [Xoshiro],
     made: &mut Binomials,
 ) {
     if made.len() > MADE {
@@ -768,12 +767,12 @@ fn estimates(
 /// Draws m cluster ids for each resample of a block, counting them per
 /// cluster: `draws[i * W + r]`, every entry of `draws` (`m * W`) written.
 /// Each resample counts into its own cache-resident row first; the rows are
-/// then transposed tile by tile.
+/// then transposed tile by tile. `AVX2`: only inlined into [`block_avx2`].
 #[inline(always)]
-fn draw_block<const W: usize, C: Count>(
+fn draw_block<const W: usize, C: Count, const AVX2: bool>(
     draws: &mut [C],
     rows: &mut Vec<C>,
-    rngs: &mut [Xoshiro256PlusPlus],
+    rngs: &mut [Xoshiro],
     m: u32,
 ) {
     let mu = m as usize;
@@ -781,22 +780,30 @@ fn draw_block<const W: usize, C: Count>(
     // A row for every resample of the block; those past the last resample
     // stay zero, as their draws do.
     rows.resize(W * mu, C::default());
-    // Resamples two at a time, their draws interleaved: each generator's
-    // chain of states is short work between increments, two keep the core
-    // busier (21 sets of ~1,250 distinct values bootstrapped together:
-    // best of 9, 0.229–0.272 → 0.212–0.245 s).
-    for (two, g) in rows.chunks_exact_mut(2 * mu).zip(rngs.chunks_exact_mut(2)) {
-        let (a, b) = two.split_at_mut(mu);
-        draw_rows::<2, C>([a, b], g.try_into().expect("two generators"), m);
+    // Resamples `LANES` at a time, their generators stepped side by side
+    // (vector registers in the AVX2 build), the rest one at a time.
+    let done = rngs.len() / LANES * LANES;
+    for (group, g) in rows
+        .chunks_exact_mut(LANES * mu)
+        .zip(rngs.chunks_exact_mut(LANES))
+    {
+        let mut it = group.chunks_exact_mut(mu);
+        let rows: [&mut [C]; LANES] = std::array::from_fn(|_| it.next().expect("a row"));
+        let g: &mut [Xoshiro; LANES] = g.try_into().expect("LANES generators");
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 {
+            // SAFETY: `AVX2` is true only in `block_avx2`'s build, which
+            // runs where the processor has AVX2.
+            unsafe { draw_rows_avx2::<C>(rows, g, m) };
+            continue;
+        }
+        draw_rows::<LANES, C>(rows, g, m);
     }
-    if rngs.len() % 2 == 1 {
-        let r = rngs.len() - 1;
-        let row = &mut rows[r * mu..(r + 1) * mu];
-        draw_rows::<1, C>(
-            [row],
-            std::slice::from_mut(&mut rngs[r]).try_into().expect("one"),
-            m,
-        );
+    for (row, g) in rows[done * mu..]
+        .chunks_exact_mut(mu)
+        .zip(&mut rngs[done..])
+    {
+        draw_rows::<1, C>([row], std::array::from_mut(g), m);
     }
     if W >= 8 {
         transpose::<W, 8, C>(draws, rows, mu);
@@ -805,35 +812,114 @@ fn draw_block<const W: usize, C: Count>(
     }
 }
 
+/// Resamples whose draws go side by side (one AVX2 register of each
+/// generator word).
+const LANES: usize = 4;
+
 /// m draws from each of `N` generators, counted into its row, the
-/// generators' draws interleaved; each generator's draws are those it makes
-/// alone, in the same order.
+/// generators stepped side by side; each generator's draws are those it
+/// makes alone, in the same order: two 32-bit draws from each 64-bit
+/// output, each as [`bounded_from`] makes it.
 #[inline(always)]
-fn draw_rows<const N: usize, C: Count>(
-    rows: [&mut [C]; N],
-    gens: &mut [Xoshiro256PlusPlus; N],
+fn draw_rows<const N: usize, C: Count>(mut rows: [&mut [C]; N], gens: &mut [Xoshiro; N], m: u32) {
+    let mut lanes = Lanes::of(gens);
+    let m64 = u64::from(m);
+    for _ in 0..m / 2 {
+        let x = lanes.next_u64();
+        let lo: [u64; N] = std::array::from_fn(|j| (x[j] & 0xFFFF_FFFF) * m64);
+        let hi: [u64; N] = std::array::from_fn(|j| (x[j] >> 32) * m64);
+        // `bounded_from`'s test for a draw it might reject, every lane at
+        // once: true about once in 2^32 / m draws.
+        let mut near = false;
+        for j in 0..N {
+            near |= ((lo[j] as u32) < m) | ((hi[j] as u32) < m);
+        }
+        if near {
+            let mut g = lanes.unpack();
+            draw_pairs_exactly(&mut rows, &mut g, x, m);
+            lanes = Lanes::of(&g);
+        } else {
+            for (row, (l, h)) in rows.iter_mut().zip(lo.iter().zip(&hi)) {
+                row[(l >> 32) as usize] += C::ONE;
+                row[(h >> 32) as usize] += C::ONE;
+            }
+        }
+    }
+    *gens = lanes.unpack();
+    draw_last_if_odd(&mut rows, gens, m);
+}
+
+/// [`draw_rows`] of four generators in AVX2 registers: the same draws.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn draw_rows_avx2<C: Count>(mut rows: [&mut [C]; 4], gens: &mut [Xoshiro; 4], m: u32) {
+    use super::xoshiro::avx2::{lanes, Lanes4};
+    use std::arch::x86_64::*;
+    assert!(
+        rows.iter().all(|r| r.len() == m as usize),
+        "a row per cluster"
+    );
+    let mut l = Lanes4::of(gens);
+    let mv = _mm256_set1_epi64x(i64::from(m));
+    let low32 = _mm256_set1_epi64x(0xFFFF_FFFF);
+    for _ in 0..m / 2 {
+        let x = l.next_u64();
+        let lo = _mm256_mul_epu32(x, mv);
+        let hi = _mm256_mul_epu32(_mm256_srli_epi64::<32>(x), mv);
+        // `bounded_from`'s test (the product's low 32 bits below m).
+        let near = _mm256_or_si256(
+            _mm256_cmpgt_epi64(mv, _mm256_and_si256(lo, low32)),
+            _mm256_cmpgt_epi64(mv, _mm256_and_si256(hi, low32)),
+        );
+        if _mm256_testz_si256(near, near) == 0 {
+            let mut g = l.unpack();
+            draw_pairs_exactly(&mut rows, &mut g, lanes(x), m);
+            l = Lanes4::of(&g);
+        } else {
+            let a = lanes(_mm256_srli_epi64::<32>(lo));
+            let b = lanes(_mm256_srli_epi64::<32>(hi));
+            for (row, (a, b)) in rows.iter_mut().zip(a.iter().zip(&b)) {
+                // SAFETY: (x × m) >> 32 < m for x < 2^32, and every row
+                // holds m counts (asserted above).
+                unsafe {
+                    *row.get_unchecked_mut(*a as usize) += C::ONE;
+                    *row.get_unchecked_mut(*b as usize) += C::ONE;
+                }
+            }
+        }
+    }
+    *gens = l.unpack();
+    draw_last_if_odd(&mut rows, gens, m);
+}
+
+/// Each generator's two draws from its output `x[j]`, as [`bounded_from`]
+/// makes them (a rejected half replaced from the generator).
+#[inline(always)]
+fn draw_pairs_exactly<const N: usize, C: Count>(
+    rows: &mut [&mut [C]; N],
+    gens: &mut [Xoshiro; N],
+    x: [u64; N],
     m: u32,
 ) {
-    // Copies held in registers (inlined, generators behind a reference
-    // were loaded and stored again for every draw).
-    let mut rng = gens.clone();
-    // Two 32-bit draws from each 64-bit output.
-    for _ in 0..m / 2 {
-        let x: [u64; N] = std::array::from_fn(|j| rng[j].next_u64());
-        for j in 0..N {
-            rows[j][bounded_from(x[j] as u32, &mut rng[j], m) as usize] += C::ONE;
-        }
-        for j in 0..N {
-            rows[j][bounded_from((x[j] >> 32) as u32, &mut rng[j], m) as usize] += C::ONE;
-        }
+    for (j, (row, g)) in rows.iter_mut().zip(gens.iter_mut()).enumerate() {
+        row[bounded_from(x[j] as u32, g, m) as usize] += C::ONE;
+        row[bounded_from((x[j] >> 32) as u32, g, m) as usize] += C::ONE;
     }
+}
+
+/// An odd m's last draw, from a fresh 32-bit output of each generator.
+#[inline(always)]
+fn draw_last_if_odd<const N: usize, C: Count>(
+    rows: &mut [&mut [C]; N],
+    gens: &mut [Xoshiro; N],
+    m: u32,
+) {
     if m % 2 == 1 {
-        for j in 0..N {
-            let x = rng[j].next_u32();
-            rows[j][bounded_from(x, &mut rng[j], m) as usize] += C::ONE;
+        for (row, g) in rows.iter_mut().zip(gens.iter_mut()) {
+            let x = g.next_u32();
+            row[bounded_from(x, g, m) as usize] += C::ONE;
         }
     }
-    *gens = rng;
 }
 
 /// `draws[i * W + r] = rows[r * mu + i]`, a tile of clusters at a time, `G`
@@ -871,7 +957,7 @@ fn class_counts<const W: usize, C: Count>(counts: &mut [C], of: &[u32], draws: &
 
 /// A uniform integer in 0..n from the 32 random bits `x`, exactly
 /// (Lemire's multiply-and-reject; a rejected `x` is replaced from `rng`).
-fn bounded_from(mut x: u32, rng: &mut Xoshiro256PlusPlus, n: u32) -> u32 {
+fn bounded_from(mut x: u32, rng: &mut Xoshiro, n: u32) -> u32 {
     let mut mul = u64::from(x) * u64::from(n);
     let mut low = mul as u32;
     if low < n {
@@ -1084,6 +1170,69 @@ mod tests {
     /// summed, Σ count × value / Σ count × weight in class order. Families
     /// of 5, 1 and 2 statistics (sums in groups of three and two); m odd;
     /// 150 resamples (a partial last block, an odd generator at its end).
+    /// Generators stepped side by side (and in AVX2 registers) count the
+    /// draws each makes alone with `bounded_from`, over m small and odd,
+    /// and over m = 2^20 + 7, where a draw is near a rejection once in
+    /// 4,096 and rejected about once in 4,200 (2^32 mod m = 1,019,911).
+    #[test]
+    fn rows_drawn_side_by_side_are_each_generators_own() {
+        for m in [1u32, 2, 3, 333, (1 << 20) + 7] {
+            let alone = |b: usize| {
+                let mut rng = resample_rng(3, b);
+                let mut row = vec![0u32; m as usize];
+                for _ in 0..m / 2 {
+                    let x = rng.next_u64();
+                    row[bounded_from(x as u32, &mut rng, m) as usize] += 1;
+                    row[bounded_from((x >> 32) as u32, &mut rng, m) as usize] += 1;
+                }
+                if m % 2 == 1 {
+                    let x = rng.next_u32();
+                    row[bounded_from(x, &mut rng, m) as usize] += 1;
+                }
+                (row, rng.next_u64())
+            };
+            let want: Vec<(Vec<u32>, u64)> = (0..4).map(alone).collect();
+            let check = |rows: Vec<Vec<u32>>, gens: [Xoshiro; 4], how: &str| {
+                for (j, (row, mut g)) in rows.into_iter().zip(gens).enumerate() {
+                    assert!(row == want[j].0, "m {m}, {how}: lane {j}'s counts");
+                    assert_eq!(
+                        g.next_u64(),
+                        want[j].1,
+                        "m {m}, {how}: lane {j}'s generator"
+                    );
+                }
+            };
+            let fresh = || -> ([Xoshiro; 4], Vec<Vec<u32>>) {
+                (
+                    std::array::from_fn(|b| resample_rng(3, b)),
+                    vec![vec![0u32; m as usize]; 4],
+                )
+            };
+            let (mut gens, mut rows) = fresh();
+            let [a, b, c, d] = &mut rows[..] else {
+                unreachable!()
+            };
+            draw_rows::<4, u32>([a, b, c, d], &mut gens, m);
+            check(rows, gens, "four lanes");
+            let (gens, mut rows) = fresh();
+            let mut gens = gens.map(|g| [g]);
+            for (row, g) in rows.iter_mut().zip(&mut gens) {
+                draw_rows::<1, u32>([row], g, m);
+            }
+            check(rows, gens.map(|[g]| g), "one lane");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let (mut gens, mut rows) = fresh();
+                let [a, b, c, d] = &mut rows[..] else {
+                    unreachable!()
+                };
+                // SAFETY: the processor has AVX2, checked just now.
+                unsafe { draw_rows_avx2::<u32>([a, b, c, d], &mut gens, m) };
+                check(rows, gens, "AVX2");
+            }
+        }
+    }
+
     #[test]
     fn blocks_equal_one_resample_at_a_time() {
         let m = 333;
@@ -1163,7 +1312,7 @@ mod tests {
         };
         fn check<const W: usize, C: Count>(input: &BlockInput, want: &[Vec<u64>]) {
             type Build<C> = fn(&BlockInput, &mut Scratch<C>, usize) -> Vec<f64>;
-            let mut builds: Vec<(&str, Build<C>)> = vec![("plain", block::<W, C>)];
+            let mut builds: Vec<(&str, Build<C>)> = vec![("plain", block::<W, C, false>)];
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the processor has AVX2, checked just now.
@@ -1198,7 +1347,7 @@ mod tests {
         // first (its binomial the same in every resample); many small
         // classes (small means: the inversion method, many equal `left`s);
         // a last class of everything left. Blocks of 1, 5 and 64 resamples.
-        fn reference(size: &[u64], m: u64, rng: &mut Xoshiro256PlusPlus) -> Vec<u32> {
+        fn reference(size: &[u64], m: u64, rng: &mut Xoshiro) -> Vec<u32> {
             let (mut left, mut mass) = (m, m);
             let mut out = vec![0u32; size.len()];
             for (k, &s) in size.iter().enumerate() {

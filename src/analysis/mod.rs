@@ -20,6 +20,7 @@ pub mod ragged;
 pub mod recovery;
 pub mod seeds;
 pub mod stats;
+pub mod xoshiro;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -8,18 +8,18 @@
 //! multiplicity) that have one; a task with none is left out of that
 //! replicate, and a cell left with no task has no replicate there.
 
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use rayon::prelude::*;
 
 use super::bootstrap::resample_rng;
 use super::stats::{interval_from, Bootstrap, Estimate};
+use super::xoshiro::Xoshiro;
 
 /// A run's seed draws: seeded from (seed, b, run).
-fn seed_rng(seed: u64, b: usize, run: u32) -> Xoshiro256PlusPlus {
+fn seed_rng(seed: u64, b: usize, run: u32) -> Xoshiro {
     let mut r = resample_rng(seed, b);
     let salt: u64 = r.random::<u64>() ^ (u64::from(run) + 1).wrapping_mul(0xA24B_AED4_963E_E407);
-    Xoshiro256PlusPlus::seed_from_u64(salt)
+    Xoshiro::seed_from_u64(salt)
 }
 
 /// One side of a cell's statistic: a run (by id, for seeding) and, per
