@@ -116,7 +116,7 @@ impl<const N: usize> Lanes<N> {
 /// word, a generator per 64-bit lane — [`Lanes`]`<4>` in vector
 /// instructions (LLVM does not vectorize that loop by itself).
 #[cfg(target_arch = "x86_64")]
-pub mod avx2 {
+pub(crate) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::Xoshiro;
