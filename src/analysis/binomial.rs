@@ -45,6 +45,13 @@ pub struct Btpe {
     gen_v: Uniform<f64>,
     s: f64,
     a: f64,
+    /// What the final acceptance test computes from n and m alone:
+    /// (m + 1), (n − m + 1), their Stirling corrections and (n − m) + 0.5.
+    f1: f64,
+    z: f64,
+    stirling_f1: f64,
+    stirling_z: f64,
+    n_m_half: f64,
 }
 
 /// rand_distr's threshold between inversion and BTPE.
@@ -81,6 +88,8 @@ impl Binomial {
         let p3 = p2 + c / lambda_l;
         let p4 = p3 + c / lambda_r;
         let s = p / q;
+        let f1 = (m + 1) as f64;
+        let z = ((n - m) + 1) as f64;
         Some(Binomial::Btpe(Btpe {
             n,
             p,
@@ -101,6 +110,11 @@ impl Binomial {
             gen_v: Uniform::new(0., 1.).ok()?,
             s,
             a: s * (n as f64 + 1.),
+            f1,
+            z,
+            stirling_f1: stirling(f1),
+            stirling_z: stirling(z),
+            n_m_half: ((n - m) as f64) + 0.5,
         }))
     }
 
@@ -113,8 +127,10 @@ impl Binomial {
 }
 
 impl Btpe {
-    /// rand_distr 0.6.0's `fn btpe` loop, verbatim but for the set-up (its
-    /// `!(u > p1)` tests kept as written: they decide NaN as it does).
+    /// rand_distr 0.6.0's `fn btpe` loop, verbatim but for the set-up and
+    /// the terms of the final test that depend on n and m alone, computed
+    /// once (its `!(u > p1)` tests kept as written: they decide NaN as it
+    /// does).
     #[allow(clippy::many_single_char_names, clippy::neg_cmp_op_on_partial_ord)]
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         const SQUEEZE_THRESHOLD: u64 = 20;
@@ -195,13 +211,8 @@ impl Btpe {
                 continue;
             }
             let x1 = (y + 1) as f64;
-            let f1 = (m + 1) as f64;
-            let z = ((n - m) + 1) as f64;
+            let (f1, z) = (b.f1, b.z);
             let w = ((n - y) + 1) as f64;
-            fn stirling(a: f64) -> f64 {
-                let a2 = a * a;
-                (13860. - (462. - (132. - (99. - 140. / a2) / a2) / a2) / a2) / a / 166320.
-            }
             let y_sub_m = if y > m {
                 (y - m) as f64
             } else {
@@ -209,10 +220,10 @@ impl Btpe {
             };
             if alpha
                 > b.x_m * (f1 / x1).ln()
-                    + (((n - m) as f64) + 0.5) * (z / w).ln()
+                    + b.n_m_half * (z / w).ln()
                     + y_sub_m * (w * b.p / (x1 * b.q)).ln()
-                    + stirling(f1)
-                    + stirling(z)
+                    + b.stirling_f1
+                    + b.stirling_z
                     - stirling(x1)
                     - stirling(w)
             {
@@ -226,6 +237,12 @@ impl Btpe {
             y
         }
     }
+}
+
+/// rand_distr's Stirling correction (inside its `fn btpe`).
+fn stirling(a: f64) -> f64 {
+    let a2 = a * a;
+    (13860. - (462. - (132. - (99. - 140. / a2) / a2) / a2) / a2) / a / 166320.
 }
 
 #[cfg(test)]
