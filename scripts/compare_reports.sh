@@ -18,7 +18,7 @@ cases=(
   "$d/large/jsonl" "$d/large/parquet" "$d/large/jsonl --lenient" "$d/large/jsonl --grep error"
   "$d/rllm/eval" "$d/rllm/train" "$d/inspect/calc.eval" "$d/inspect/calc.json"
   "$d/pyarrow/eval-large-types.parquet" "$d/pyarrow/eval-pandas-categorical.parquet" "$d/pyarrow/eval-pyarrow.parquet"
-  "$d/pyarrow/eval-small-pages.parquet"
+  "$d/pyarrow/eval-small-pages.parquet" "$d/pyarrow/eval-page-index.parquet"
   "$d/verl/val --map $m/verl-generations.toml" "$d/skyrl/export --map $m/skyrl-evals.toml"
   "$d/areal/fileroot --map $m/areal-rollouts.toml" "$d/verl-agent/rollout_data --map $m/verl-agent-steps.toml"
   "$@"

@@ -155,8 +155,9 @@ fn the_trajectory_browser_rereads_one_record_in_every_format() {
 fn parquet_written_by_pyarrow_and_pandas_audits_like_the_jsonl() {
     // tests/data/pyarrow/make.py: the same evaluation records written by
     // pyarrow's defaults, by pandas (categorical strings, int32, float32,
-    // success_turn as float64 with nulls), with large string types, and by
-    // pyarrow 14 in small pages that end inside rows.
+    // success_turn as float64 with nulls), with large string types, by
+    // pyarrow 14 in small pages that end inside rows, and in small pages
+    // with the page index.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let d = temp_dir("pyarrow");
     let want = audit_json(
@@ -169,6 +170,7 @@ fn parquet_written_by_pyarrow_and_pandas_audits_like_the_jsonl() {
         "eval-pandas-categorical.parquet",
         "eval-large-types.parquet",
         "eval-small-pages.parquet",
+        "eval-page-index.parquet",
     ] {
         let logs = d.join(file.trim_end_matches(".parquet"));
         std::fs::create_dir_all(&logs).unwrap();

@@ -256,28 +256,7 @@ impl TrajectoryFile {
     /// [`TrajectoryFile::new`] with windows of about `window_values`
     /// values of a column chunk.
     fn with_window(raw: Vec<u8>, window_values: usize) -> PolarsResult<TrajectoryFile> {
-        let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
-        let schema = polars_io::parquet::read::infer_schema(&meta)?;
-        let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
-            .iter_values()
-            .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
-            .map(|f| match pruned_steps(f, &meta) {
-                Some((f, keep)) => (f, Some(keep)),
-                None => (f.clone(), None),
-            })
-            .collect();
-        let mut file = TrajectoryFile {
-            bytes: polars_buffer::Buffer::from_vec(Vec::new()),
-            chunks: Vec::new(),
-            meta,
-            columns,
-            windows: Vec::new(),
-            pages: Vec::new(),
-        };
-        // The file as read, until its pages and chunks are copied out.
-        let whole = raw.len();
-        file.bytes = polars_buffer::Buffer::from_vec(raw);
-        file.chunks = vec![(0, 0, whole)];
+        let mut file = Self::whole(raw)?;
         for (g, rg) in file.meta.row_groups.iter().enumerate() {
             let rows = rg.num_rows();
             let leaves = file.leaves(g)?;
@@ -292,7 +271,11 @@ impl TrajectoryFile {
                 let pages = leaves
                     .par_iter()
                     .map(|l| match l.2 {
-                        Some(m) => file.index_pages(m).map(std::sync::Mutex::new),
+                        Some(m) => {
+                            let located = file.page_locations(m).unwrap_or_default();
+                            file.index_pages(m, rows, &located)
+                                .map(std::sync::Mutex::new)
+                        }
                         None => Ok(std::sync::Mutex::new(LeafPages {
                             dict: polars_buffer::Buffer::from_vec(Vec::new()),
                             pages: Vec::new(),
@@ -344,6 +327,31 @@ impl TrajectoryFile {
         file.bytes = polars_buffer::Buffer::from_vec(bytes);
         file.chunks = chunks;
         Ok(file)
+    }
+
+    /// The file as read, its metadata and kept columns, no windows yet:
+    /// the bytes are all the file's until its pages and chunks are copied
+    /// out.
+    fn whole(raw: Vec<u8>) -> PolarsResult<TrajectoryFile> {
+        let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
+        let schema = polars_io::parquet::read::infer_schema(&meta)?;
+        let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
+            .iter_values()
+            .filter(|f| f.name == "steps" || super::TRAJECTORY_FIELDS.contains(&f.name.as_str()))
+            .map(|f| match pruned_steps(f, &meta) {
+                Some((f, keep)) => (f, Some(keep)),
+                None => (f.clone(), None),
+            })
+            .collect();
+        let len = raw.len();
+        Ok(TrajectoryFile {
+            bytes: polars_buffer::Buffer::from_vec(raw),
+            chunks: vec![(0, 0, len)],
+            meta,
+            columns,
+            windows: Vec::new(),
+            pages: Vec::new(),
+        })
     }
 
     /// The file's rows.
@@ -459,11 +467,35 @@ impl TrajectoryFile {
         )
     }
 
+    /// A column chunk's offset index (the Parquet page index's): each data
+    /// page's place in the file and the first row it holds; `None` when the
+    /// file has none or it cannot be read (the pages are then counted).
+    /// Read while the file is whole.
+    fn page_locations(
+        &self,
+        m: &polars_parquet::read::ColumnChunkMetadata,
+    ) -> Option<Vec<polars_parquet_format::PageLocation>> {
+        use polars_parquet_format::thrift::protocol::TCompactInputProtocol;
+        let at = usize::try_from(m.offset_index_offset()?).ok()?;
+        let len = usize::try_from(m.offset_index_length()?).ok()?;
+        let mut bytes = self.bytes.get(at..at.checked_add(len)?)?;
+        // What reading may allocate: a page's location is 24 bytes, at
+        // least 3 of the index's.
+        let mut prot = TCompactInputProtocol::new(&mut bytes, len.saturating_mul(8));
+        let index = polars_parquet_format::OffsetIndex::read_from_in_protocol(&mut prot).ok()?;
+        Some(index.page_locations)
+    }
+
     /// A column chunk's pages and the rows each begins: page headers read
-    /// one by one, the repetition levels of nested columns decoded.
+    /// one by one; the rows from the chunk's offset index where it has one
+    /// (pages it lists begin a row: the Parquet format requires it), else,
+    /// in nested columns, from the repetition levels, decoded. `rows`: the
+    /// row group's; `located`: the offset index ([`Self::page_locations`]).
     fn index_pages(
         &self,
         m: &polars_parquet::read::ColumnChunkMetadata,
+        rows: usize,
+        located: &[polars_parquet_format::PageLocation],
     ) -> PolarsResult<LeafPages> {
         use polars_parquet::parquet::compression::DecompressionContext;
         use polars_parquet::parquet::encoding::hybrid_rle::{HybridRleChunk, HybridRleDecoder};
@@ -475,6 +507,15 @@ impl TrajectoryFile {
         let dict_end = r.into_inner().0.position() as usize;
         let max_rep = m.descriptor().descriptor.max_rep_level;
         let bits = polars_parquet::parquet::read::levels::get_bit_width(max_rep);
+        let chunk_at = m.byte_range().start;
+        // The first row of the `k`th data page, which begins at byte `at`
+        // of the chunk, by the offset index (`None` if it lists another).
+        let listed = |k: usize, at: usize| {
+            located
+                .get(k)
+                .filter(|l| u64::try_from(l.offset).ok() == Some(chunk_at + at as u64))
+                .and_then(|l| usize::try_from(l.first_row_index).ok())
+        };
         let (mut pages, mut pos, mut row, mut seen) = (Vec::new(), dict_end, 0, 0);
         let (mut ctx, mut buf, mut levels) = (DecompressionContext::Unset, Vec::new(), Vec::new());
         while seen < total && pos < chunk.len() {
@@ -485,8 +526,21 @@ impl TrajectoryFile {
                 polars_bail!(ComputeError: "a dictionary page after the first page of a column chunk");
             };
             let values = page.num_values();
+            // This page's rows by the offset index: from its first to the
+            // next page's (or the row group's end).
+            let k = pages.len();
+            let indexed = listed(k, pos).filter(|&f| f == row).and_then(|first| {
+                let next = if seen + values < total {
+                    listed(k + 1, end)
+                } else {
+                    Some(rows)
+                };
+                next.filter(|&n| n > first).map(|n| n - first)
+            });
             let (begun, starts) = if max_rep == 0 {
                 (values, true)
+            } else if let Some(begun) = indexed {
+                (begun, true)
             } else {
                 let Page::Data(page) = polars_parquet::parquet::read::decompress(
                     CompressedPage::Data(page),
@@ -1669,39 +1723,26 @@ mod tests {
         }
     }
 
-    /// A file pyarrow 14 wrote with small V1 data pages, whose rows' steps
-    /// run over from one page into the next, in three row groups
-    /// (tests/data/pyarrow/make.py): windows of one row to a whole row
-    /// group hold what polars' reader reads of the kept columns.
-    #[test]
-    fn windows_cut_rows_that_run_over_pages_as_pyarrow_writes_them() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/pyarrow/eval-small-pages.parquet"
-        );
-        let raw = std::fs::read(path).unwrap();
-        let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
+    /// A pyarrow-written file of `tests/data/pyarrow` (make.py there), read
+    /// whole.
+    fn pyarrow_file(name: &str) -> Vec<u8> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
+        std::fs::read(format!("{dir}{name}")).unwrap()
+    }
+
+    /// Windows of 1 row to a whole row group, cut at every alignment with
+    /// the pages of `raw` (384 rows in 3 row groups), hold what polars'
+    /// reader reads of the kept columns; the steps' texts are not decoded.
+    fn windows_hold_what_polars_reads(raw: &[u8]) {
+        let want = ParquetReader::new(std::io::Cursor::new(raw))
             .finish()
             .unwrap();
-        let file = TrajectoryFile::with_window(raw.clone(), 1).unwrap();
-        // Pages that begin inside a row: the case a window must start
-        // before, at the page that begins the row.
-        let inside: usize = file
-            .pages
-            .iter()
-            .flatten()
-            .flatten()
-            .map(|p| p.lock().unwrap().pages.iter().filter(|s| !s.starts).count())
-            .sum();
-        assert!(inside > 0, "{inside} pages begin inside a row");
-        assert_eq!(file.meta.row_groups.len(), 3);
-        assert_eq!(file.windows(), 384);
-        // Windows of 1 row to a whole row group, cut at every alignment
-        // with the pages.
         for window in [1, 150, 300, 450, 700, 1100, 2000, 5000, usize::MAX] {
-            let file = TrajectoryFile::with_window(raw.clone(), window).unwrap();
-            if window == usize::MAX {
-                assert_eq!(file.windows(), 3);
+            let file = TrajectoryFile::with_window(raw.to_vec(), window).unwrap();
+            match window {
+                1 => assert_eq!(file.windows(), 384),
+                usize::MAX => assert_eq!(file.windows(), 3),
+                _ => {}
             }
             let got = all_windows(&file);
             assert_eq!(got.height(), 384);
@@ -1710,7 +1751,6 @@ mod tests {
                 let want = want.column(name).unwrap().as_materialized_series();
                 assert_same(c.as_materialized_series(), want, name);
             }
-            // The steps' texts are not decoded.
             let steps = got.column("steps").unwrap().as_materialized_series();
             let DataType::List(item) = steps.dtype() else {
                 panic!("{}", steps.dtype())
@@ -1726,5 +1766,79 @@ mod tests {
                 "window {window}"
             );
         }
+    }
+
+    /// A file pyarrow 14 wrote with small V1 data pages, whose rows' steps
+    /// run over from one page into the next, in three row groups
+    /// (tests/data/pyarrow/make.py), without an offset index: the rows
+    /// each page begins are counted from its repetition levels.
+    #[test]
+    fn windows_cut_rows_that_run_over_pages_as_pyarrow_writes_them() {
+        let raw = pyarrow_file("eval-small-pages.parquet");
+        let file = TrajectoryFile::with_window(raw.clone(), 1).unwrap();
+        // Pages that begin inside a row: the case a window must start
+        // before, at the page that begins the row.
+        let inside: usize = file
+            .pages
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|p| p.lock().unwrap().pages.iter().filter(|s| !s.starts).count())
+            .sum();
+        assert!(inside > 0, "{inside} pages begin inside a row");
+        assert_eq!(file.meta.row_groups.len(), 3);
+        windows_hold_what_polars_reads(&raw);
+    }
+
+    /// A file with the Parquet page index (pyarrow 26 asked for it, small
+    /// pages; make.py): each nested page's rows are read from the offset
+    /// index — the rows its repetition levels count, taken from the index
+    /// (an index with every first row doubled doubles them all) — and the
+    /// windows hold what polars reads.
+    #[test]
+    fn pages_rows_come_from_the_offset_index() {
+        use polars_parquet_format::PageLocation;
+        let raw = pyarrow_file("eval-page-index.parquet");
+        let file = TrajectoryFile::whole(raw.clone()).unwrap();
+        let spans = |p: LeafPages| -> Vec<(usize, usize, bool)> {
+            p.pages
+                .iter()
+                .map(|s| (s.values, s.row, s.starts))
+                .collect()
+        };
+        let (mut nested, mut pages) = (0, 0);
+        for (g, rg) in file.meta.row_groups.iter().enumerate() {
+            let rows = rg.num_rows();
+            for (_, _, m) in file.leaves(g).unwrap() {
+                let m = m.unwrap();
+                if m.descriptor().descriptor.max_rep_level == 0 {
+                    continue;
+                }
+                nested += 1;
+                let located = file.page_locations(m).unwrap();
+                let by_levels = spans(file.index_pages(m, rows, &[]).unwrap());
+                pages += by_levels.len();
+                let by_index = spans(file.index_pages(m, rows, &located).unwrap());
+                assert_eq!(by_index, by_levels);
+                let firsts: Vec<usize> =
+                    located.iter().map(|l| l.first_row_index as usize).collect();
+                let rows_of =
+                    |v: &[(usize, usize, bool)]| v.iter().map(|s| s.1).collect::<Vec<_>>();
+                assert_eq!(rows_of(&by_index), firsts);
+                let doubled: Vec<PageLocation> = located
+                    .iter()
+                    .map(|l| {
+                        PageLocation::new(l.offset, l.compressed_page_size, 2 * l.first_row_index)
+                    })
+                    .collect();
+                let by_doubled = spans(file.index_pages(m, 2 * rows, &doubled).unwrap());
+                let twice: Vec<usize> = firsts.iter().map(|r| 2 * r).collect();
+                assert_eq!(rows_of(&by_doubled), twice);
+            }
+        }
+        // turn, output_tokens, logp.run, logp.value, error; 3 row groups.
+        assert_eq!(nested, 15);
+        assert!(pages > 3 * nested, "{pages} pages");
+        windows_hold_what_polars_reads(&raw);
     }
 }
