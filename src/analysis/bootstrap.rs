@@ -239,12 +239,23 @@ impl Count for u32 {
     }
 }
 
-/// A family of distinct values (one cluster per class): each class's
-/// cluster.
-fn cluster_of_class(c: &Classes) -> Vec<u32> {
+/// A family's clusters in class order (by cluster within a class): class
+/// k's are the `size[k]` after those of the classes before it. In a family
+/// of distinct values (one cluster per class), each class's cluster.
+fn clusters_by_class(c: &Classes) -> Vec<u32> {
+    let mut next: Vec<u64> = c
+        .size
+        .iter()
+        .scan(0, |at, &n| {
+            let first = *at;
+            *at += n;
+            Some(first)
+        })
+        .collect();
     let mut list = vec![0u32; c.of.len()];
     for (i, &k) in c.of.iter().enumerate() {
-        list[k as usize] = i as u32;
+        list[next[k as usize] as usize] = i as u32;
+        next[k as usize] += 1;
     }
     list
 }
@@ -412,14 +423,15 @@ fn replicate_blocks_of<const W: usize, C: Count>(
     cfg: &Bootstrap,
 ) -> (Vec<Vec<f64>>, Vec<usize>) {
     let m = classes.first().map_or(0, Classes::clusters);
-    // Families of distinct values read their clusters' draw counts in place.
+    // Class counts are sums of draw counts over a class's clusters, listed
+    // class by class (families of distinct values read them in place).
     let lists: Vec<Vec<u32>> = classes
         .iter()
         .map(|c| {
-            if !direct && c.len() == m {
-                cluster_of_class(c)
-            } else {
+            if direct {
                 Vec::new()
+            } else {
+                clusters_by_class(c)
             }
         })
         .collect();
@@ -457,7 +469,8 @@ struct BlockInput<'a> {
     classes: &'a [Classes],
     live: &'a [bool],
     direct: bool,
-    /// Per family of distinct values, each class's cluster (else empty).
+    /// Per family, its clusters in class order ([`clusters_by_class`];
+    /// empty for multinomial draws).
     lists: &'a [Vec<u32>],
     /// Where each family's statistics start; the last, how many in all.
     stat_offset: &'a [usize],
@@ -543,7 +556,7 @@ fn block<const W: usize, C: Count, const AVX2: bool>(
         if direct {
             multinomial_block::<W, C>(counts, &cl.size, u64::from(m), &mut rngs, binomials);
         } else if cl.len() < m as usize {
-            class_counts::<W, C, AVX2>(counts, &cl.of, draws);
+            class_counts::<W, C, AVX2>(counts, &lists[f], &cl.size, draws);
         }
         // Σ count × value per statistic, Σ count × weight.
         acc.resize(cl.stats * W, 0.0);
@@ -941,62 +954,82 @@ fn transpose<const W: usize, const G: usize, C: Count>(draws: &mut [C], rows: &[
     }
 }
 
-/// A family's class counts for a block: the draw counts of its clusters
-/// summed, cluster by cluster in order (`of`: each cluster's class) — the
-/// draw counts read once, front to back, into a class table that stays in
-/// cache (reading them class by class jumped about all of them).
+/// A family's class counts for a block: each class's draw counts summed
+/// over its clusters (`list`: the clusters class by class, `size[k]` of
+/// class k; [`clusters_by_class`]) in registers, and written once — a
+/// class row loaded, added to and stored for every cluster was most of the
+/// block's time (the store port's limit: at 1 M trajectories Pass@(K,T)
+/// has 480 families of ~2,600 clusters and ~42 classes).
 #[inline(always)]
 fn class_counts<const W: usize, C: Count, const AVX2: bool>(
     counts: &mut [C],
-    of: &[u32],
+    list: &[u32],
+    size: &[u64],
     draws: &[C],
 ) {
     #[cfg(target_arch = "x86_64")]
     if AVX2 && (W * std::mem::size_of::<C>()).is_multiple_of(32) {
         // SAFETY: `AVX2` is true only in `block_avx2`'s build, which runs
         // where the processor has AVX2.
-        unsafe { class_counts_avx2::<W, C>(counts, of, draws) };
+        unsafe { class_counts_avx2::<W, C>(counts, list, size, draws) };
         return;
     }
-    for (src, &k) in draws.chunks_exact(W).zip(of) {
-        let dst = &mut counts[k as usize * W..(k as usize + 1) * W];
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d += *s;
+    let mut at = 0;
+    for (dst, &n) in counts.chunks_exact_mut(W).zip(size) {
+        dst.fill(C::default());
+        for &i in &list[at..at + n as usize] {
+            let src = &draws[i as usize * W..(i as usize + 1) * W];
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d += *s;
+            }
         }
+        at += n as usize;
     }
 }
 
-/// [`class_counts`] in AVX2 registers, 32 bytes of counts at a time: LLVM
-/// left the 16-wide u16 sum of 11 M's blocks scalar (`movzwl`, `add`: the
-/// block's hottest line in Pass@(K,T) there, 40.3 → 33.6 s once vector).
-/// The same sums: no count exceeds m, which fits the count type, so
-/// wrapping lane adds are exact.
+/// [`class_counts`] in AVX2 registers, 32 bytes of counts at a time (LLVM
+/// left the 16-wide u16 sum of 11 M's blocks scalar: `movzwl`, `add`). The
+/// same sums: no count exceeds m, which fits the count type, so wrapping
+/// lane adds are exact.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn class_counts_avx2<const W: usize, C: Count>(counts: &mut [C], of: &[u32], draws: &[C]) {
+fn class_counts_avx2<const W: usize, C: Count>(
+    counts: &mut [C],
+    list: &[u32],
+    size: &[u64],
+    draws: &[C],
+) {
     use std::arch::x86_64::*;
     let vectors = W * std::mem::size_of::<C>() / 32;
     assert_eq!(vectors * 32, W * std::mem::size_of::<C>(), "whole vectors");
+    assert!(vectors <= 8, "at most 64 four-byte counts");
     assert!(std::mem::size_of::<C>() == 2 || std::mem::size_of::<C>() == 4);
-    for (src, &k) in draws.chunks_exact(W).zip(of) {
-        let dst = &mut counts[k as usize * W..(k as usize + 1) * W];
-        let (s, d) = (
-            src.as_ptr().cast::<__m256i>(),
-            dst.as_mut_ptr().cast::<__m256i>(),
-        );
-        for v in 0..vectors {
-            // SAFETY: `src` and `dst` hold W counts, `vectors` × 32 bytes
-            // (asserted above); unaligned loads and stores.
-            unsafe {
-                let (a, b) = (_mm256_loadu_si256(d.add(v)), _mm256_loadu_si256(s.add(v)));
-                let sum = if std::mem::size_of::<C>() == 2 {
-                    _mm256_add_epi16(a, b)
-                } else {
-                    _mm256_add_epi32(a, b)
-                };
-                _mm256_storeu_si256(d.add(v), sum);
+    let mut at = 0;
+    for (dst, &n) in counts.chunks_exact_mut(W).zip(size) {
+        let mut v = [_mm256_setzero_si256(); 8];
+        for &i in &list[at..at + n as usize] {
+            let src = &draws[i as usize * W..(i as usize + 1) * W];
+            let s = src.as_ptr().cast::<__m256i>();
+            for (j, v) in v.iter_mut().enumerate().take(vectors) {
+                // SAFETY: `src` holds W counts, `vectors` × 32 bytes
+                // (asserted above); an unaligned load.
+                unsafe {
+                    let b = _mm256_loadu_si256(s.add(j));
+                    *v = if std::mem::size_of::<C>() == 2 {
+                        _mm256_add_epi16(*v, b)
+                    } else {
+                        _mm256_add_epi32(*v, b)
+                    };
+                }
             }
         }
+        let d = dst.as_mut_ptr().cast::<__m256i>();
+        for (j, v) in v.iter().enumerate().take(vectors) {
+            // SAFETY: `dst` holds W counts, `vectors` × 32 bytes; an
+            // unaligned store.
+            unsafe { _mm256_storeu_si256(d.add(j), *v) };
+        }
+        at += n as usize;
     }
 }
 
@@ -1299,7 +1332,15 @@ mod tests {
                 ],
                 weights: vec![2.0; m],
             },
-        ];
+        ]
+        .into_iter()
+        // Five more families of a few classes each, their clusters in
+        // classes interleaved (class counts summed over lists of them).
+        .chain((0..5).map(|j| Family {
+            sums: vec![(0..m).map(|i| ((i * (j + 2)) % (j + 3)) as f64).collect()],
+            weights: (0..m).map(|i| 1.0 + (i % (j + 2)) as f64).collect(),
+        }))
+        .collect::<Vec<_>>();
         let cfg = Bootstrap {
             resamples: 150,
             seed: 7,
@@ -1334,18 +1375,16 @@ mod tests {
         let want: Vec<Vec<u64>> = (0..cfg.resamples).map(reference).collect();
         let classes: Vec<Classes> = fams.iter().map(Classes::new).collect();
         assert!(classes[0].len() < m && classes[1].len() == m);
+        assert!(classes.iter().filter(|c| c.len() < m).count() > 4);
         let live = vec![true; classes.len()];
-        let lists: Vec<Vec<u32>> = classes
-            .iter()
-            .map(|c| {
-                if c.len() == m {
-                    cluster_of_class(c)
-                } else {
-                    Vec::new()
-                }
-            })
+        let lists: Vec<Vec<u32>> = classes.iter().map(clusters_by_class).collect();
+        let stat_offset: Vec<usize> = std::iter::once(0)
+            .chain(classes.iter().scan(0, |n, c| {
+                *n += c.stats;
+                Some(*n)
+            }))
             .collect();
-        let stat_offset = [0, 5, 6, 8];
+        let stats = stat_offset[classes.len()];
         let input = BlockInput {
             classes: &classes,
             live: &live,
@@ -1355,7 +1394,7 @@ mod tests {
             m: m as u32,
             cfg: &cfg,
         };
-        fn check<const W: usize, C: Count>(input: &BlockInput, want: &[Vec<u64>]) {
+        fn check<const W: usize, C: Count>(input: &BlockInput, want: &[Vec<u64>], stats: usize) {
             type Build<C> = fn(&BlockInput, &mut Scratch<C>, usize) -> Vec<f64>;
             let mut builds: Vec<(&str, Build<C>)> = vec![("plain", block::<W, C, false>)];
             #[cfg(target_arch = "x86_64")]
@@ -1367,7 +1406,7 @@ mod tests {
                 let mut scratch = Scratch::default();
                 for (b, want) in want.iter().enumerate() {
                     let out = build(input, &mut scratch, b / W);
-                    let got: Vec<u64> = (0..8).map(|s| out[s * W + b % W].to_bits()).collect();
+                    let got: Vec<u64> = (0..stats).map(|s| out[s * W + b % W].to_bits()).collect();
                     let bytes = std::mem::size_of::<C>();
                     assert_eq!(
                         &got, want,
@@ -1376,12 +1415,12 @@ mod tests {
                 }
             }
         }
-        check::<64, u16>(&input, &want);
-        check::<64, u32>(&input, &want);
-        check::<16, u16>(&input, &want);
-        check::<16, u32>(&input, &want);
-        check::<4, u16>(&input, &want);
-        check::<4, u32>(&input, &want);
+        check::<64, u16>(&input, &want, stats);
+        check::<64, u32>(&input, &want, stats);
+        check::<16, u16>(&input, &want, stats);
+        check::<16, u32>(&input, &want, stats);
+        check::<4, u16>(&input, &want, stats);
+        check::<4, u32>(&input, &want, stats);
     }
 
     #[test]
