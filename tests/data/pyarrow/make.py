@@ -44,31 +44,30 @@ steps = [json.loads(l) for l in open(os.path.join(HERE, "../verl-agent/rollout_d
 os.makedirs(os.path.join(HERE, "verl-agent"), exist_ok=True)
 pd.DataFrame(steps).to_parquet(os.path.join(HERE, "verl-agent", "1.parquet"), engine="pyarrow")
 
-# Small data pages and row groups with the Parquet page index (an offset
-# index: each page's place and first row), as pyarrow writes them when asked
-# (write_page_index=True); pages then end at row boundaries, as the format
-# requires — the windowed decoder takes each page's rows from the index
-# without decompressing it.
-pq.write_table(
-    pa.Table.from_pylist(rows),
-    os.path.join(HERE, "eval-page-index.parquet"),
-    row_group_size=150,
-    data_page_size=256,
-    write_batch_size=8,
-    write_page_index=True,
-)
+# Small data pages and row groups, for the windowed Parquet decoder
+# (src/schema/parquet.rs, its tests).
+SMALL_PAGES = dict(row_group_size=150, data_page_size=256, write_batch_size=8)
 
-# Small data pages and row groups, written by pyarrow 14.0.2 (with
-# numpy<2): its V1 pages end after a write batch once past data_page_size,
-# inside a row's steps as often as not (26.0.1 ends them at row
-# boundaries) — the case the windowed Parquet decoder's page index must
-# cut right (src/schema/parquet.rs, its tests).
+# With the Parquet page index (an offset index: each page's place and first
+# row), as pyarrow 26.0.1 writes it when asked (write_page_index=True);
+# pages then end at row boundaries, as the format requires — the decoder
+# takes each page's rows from the index without decompressing it.
+if pa.__version__ != "14.0.2":
+    pq.write_table(
+        pa.Table.from_pylist(rows),
+        os.path.join(HERE, "eval-page-index.parquet"),
+        write_page_index=True,
+        **SMALL_PAGES,
+    )
+
+# Written by pyarrow 14.0.2 (with numpy<2), no page index: its V1 pages end
+# after a write batch once past data_page_size, inside a row's steps as
+# often as not (26.0.1 ends them at row boundaries) — the case the decoder's
+# page walk must cut right.
 #     pip install pyarrow==14.0.2 "numpy<2"
 if pa.__version__ == "14.0.2":
     pq.write_table(
         pa.Table.from_pylist(rows),
         os.path.join(HERE, "eval-small-pages.parquet"),
-        row_group_size=150,
-        data_page_size=256,
-        write_batch_size=8,
+        **SMALL_PAGES,
     )
