@@ -59,6 +59,21 @@ fn cpu_seconds() -> f64 {
     0.0
 }
 
+/// `f`'s result; with `RL_AUDIT_TIMINGS` set, its wall seconds go to
+/// stderr as work done beside the stages (on a thread of its own, so no
+/// lap of [`StageClock`] holds it; its CPU is in the laps it overlaps).
+pub fn beside<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let t = std::env::var_os("RL_AUDIT_TIMINGS").map(|_| std::time::Instant::now());
+    let out = f();
+    if let Some(t) = t {
+        eprintln!(
+            "timing (beside the stages): {what}: {:.3} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    out
+}
+
 /// Hands memory freed inside the allocator back to the system. glibc keeps
 /// what the parse threads' chunk-local sets and windows freed in their
 /// arenas (tens of MiB at 200,000 trajectories) as resident memory; the

@@ -399,12 +399,19 @@ pub fn run_audit_staged(
     let side = std::thread::scope(|scope| {
         let (agg, pairs) = (&a.agg, &pairs[..]);
         let side = scope.spawn(move || {
-            let n = natural::analyse(set, agg, pairs, settings);
+            use crate::stage::beside;
+            let n = beside("natural recovery", || {
+                natural::analyse(set, agg, pairs, settings)
+            });
             // Err: the main thread is gone (it panicked); go on regardless.
             let _ = after_pass.recv();
-            let l = likelihood::analyse(set, agg, pairs, settings);
+            let l = beside("likelihood", || {
+                likelihood::analyse(set, agg, pairs, settings)
+            });
             crate::stage::release_freed_memory();
-            let t = likelihood::by_turn(set, agg, pairs, settings);
+            let t = beside("likelihood by turn", || {
+                likelihood::by_turn(set, agg, pairs, settings)
+            });
             crate::stage::release_freed_memory();
             (l, t, n)
         });
