@@ -7,11 +7,7 @@ pub struct StageClock(Option<(std::time::Instant, f64)>);
 
 impl StageClock {
     pub fn from_env() -> StageClock {
-        StageClock(
-            std::env::var_os("RL_AUDIT_TIMINGS")
-                .is_some()
-                .then(|| (std::time::Instant::now(), cpu_seconds())),
-        )
+        StageClock(timings_on().then(|| (std::time::Instant::now(), cpu_seconds())))
     }
     /// The stage's seconds (wall, and CPU over all threads: twice the wall
     /// on this 2-core machine when both are busy), and (Linux) resident memory now and at the
@@ -45,6 +41,11 @@ impl StageClock {
     }
 }
 
+/// Whether `RL_AUDIT_TIMINGS` is set: stage timings go to stderr.
+fn timings_on() -> bool {
+    std::env::var_os("RL_AUDIT_TIMINGS").is_some()
+}
+
 /// User + system CPU seconds of the whole process so far (0 off Unix).
 fn cpu_seconds() -> f64 {
     #[cfg(unix)]
@@ -63,7 +64,7 @@ fn cpu_seconds() -> f64 {
 /// stderr as work done beside the stages (on a thread of its own, so no
 /// lap of [`StageClock`] holds it; its CPU is in the laps it overlaps).
 pub fn beside<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let t = std::env::var_os("RL_AUDIT_TIMINGS").map(|_| std::time::Instant::now());
+    let t = timings_on().then(std::time::Instant::now);
     let out = f();
     if let Some(t) = t {
         eprintln!(

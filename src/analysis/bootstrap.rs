@@ -427,8 +427,9 @@ fn replicate_blocks_of<const W: usize, C: Count>(
     // class by class (families of distinct values read them in place).
     let lists: Vec<Vec<u32>> = classes
         .iter()
-        .map(|c| {
-            if direct {
+        .zip(live)
+        .map(|(c, &live)| {
+            if direct || !live {
                 Vec::new()
             } else {
                 clusters_by_class(c)
@@ -470,7 +471,7 @@ struct BlockInput<'a> {
     live: &'a [bool],
     direct: bool,
     /// Per family, its clusters in class order ([`clusters_by_class`];
-    /// empty for multinomial draws).
+    /// empty for multinomial draws and families not live).
     lists: &'a [Vec<u32>],
     /// Where each family's statistics start; the last, how many in all.
     stat_offset: &'a [usize],
