@@ -169,6 +169,12 @@ impl Classes {
     fn sum(&self, k: u32, s: usize) -> f64 {
         self.sums[k as usize * self.stats + s]
     }
+    /// Statistic s over the family's own clusters, cluster by cluster in
+    /// order.
+    fn value(&self, s: usize) -> f64 {
+        let total_w: f64 = self.of.iter().map(|&k| self.weights[k as usize]).sum();
+        self.of.iter().map(|&k| self.sum(k, s)).sum::<f64>() / total_w
+    }
     /// Some weight to resample (else its estimates are undefined).
     fn is_live(&self) -> bool {
         self.weights.iter().any(|w| *w != 0.0)
@@ -289,10 +295,103 @@ pub fn cluster_bootstrap_made(
 }
 
 fn bootstrap_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
+    if let Some(known) = known_degenerate(&classes, cfg) {
+        return known;
+    }
+    drawn(classes, cfg)
+}
+
+/// [`bootstrap_classes`] by drawing the resamples.
+fn drawn(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
     passes(classes, cfg, false, |cls, live, direct| {
         let (blocks, offsets) = replicate_blocks(cls, live, direct, cfg);
         estimates(cls, live, &blocks, &offsets, cfg)
     })
+}
+
+/// The estimates of families every one of whose statistics would come out
+/// degenerate (every replicate within [`interval_from`]'s tolerance of the
+/// others) whatever the resamples draw, known without drawing them: the
+/// estimates drawing gives, to the bit. `None` when any statistic might
+/// not be (then every family is drawn: families drawn together share their
+/// draws, so none is left out).
+///
+/// Such a statistic's clusters all have about one ratio sum / weight — one
+/// value for every task, as where two policies' log-probabilities differ
+/// by a constant. See [`surely_degenerate`] for the bound.
+fn known_degenerate(classes: &[Classes], cfg: &Bootstrap) -> Option<Vec<Vec<Estimate>>> {
+    let m = classes.first().map_or(0, Classes::clusters);
+    if m == 0 || cfg.resamples == 0 {
+        return None;
+    }
+    classes
+        .iter()
+        .map(|c| {
+            if !c.is_live() {
+                let undefined = Estimate {
+                    value: f64::NAN,
+                    ci: Ci::Undefined,
+                };
+                return Some(vec![undefined; c.stats]);
+            }
+            (0..c.stats)
+                .map(|s| {
+                    surely_degenerate(c, s, m).then(|| Estimate {
+                        value: c.value(s),
+                        ci: Ci::Degenerate,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether every resample's statistic s (Σ count × sum / Σ count × weight
+/// over the classes in order, counts ≥ 0 summing to m, as [`accumulate`]
+/// computes it) is within [`interval_from`]'s degenerate tolerance of every
+/// other's, proven from the classes alone.
+///
+/// With every weight > 0 and every sum of one sign, each term of both sums
+/// has that sign, so each sum of n terms (n classes, rounded products
+/// added from 0.0) is within a relative γ_n = nu / (1 − nu) of the exact
+/// one (u = 2⁻⁵³; Higham, *Accuracy and Stability of Numerical
+/// Algorithms*, §3.1 and §4.2): every replicate is within a relative
+/// 2γ_n + 3u < η = 4(n + 2)u of an exact weighted mean of the classes'
+/// ratios |sum| / weight, so within [lo(1 − η), hi(1 + η)] of their least
+/// and greatest (each ratio rounded once more: the 3u). The replicates'
+/// range is then at most (hi − lo) + η(hi + lo) and their largest
+/// magnitude at least lo(1 − η); the tolerance holds with a factor of two
+/// to spare for the rounding of this test itself. Sums and weights small
+/// enough that no sum overflows (m × the largest ≤ 1e300).
+fn surely_degenerate(c: &Classes, s: usize, m: usize) -> bool {
+    let n = c.len();
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    let (mut pos, mut neg) = (false, false);
+    let (mut most_sum, mut most_weight) = (0.0f64, 0.0f64);
+    for k in 0..n {
+        let (sum, w) = (c.sum(k as u32, s), c.weights[k]);
+        if !(w > 0.0 && w.is_finite() && sum.is_finite()) {
+            return false;
+        }
+        pos |= sum > 0.0;
+        neg |= sum < 0.0;
+        most_sum = most_sum.max(sum.abs());
+        most_weight = most_weight.max(w);
+        let ratio = sum.abs() / w;
+        lo = lo.min(ratio);
+        hi = hi.max(ratio);
+    }
+    let big = 1e300 / m as f64;
+    if (pos && neg) || most_sum > big || most_weight > big {
+        return false;
+    }
+    if hi == 0.0 {
+        // Every sum is zero: every replicate is zero.
+        return true;
+    }
+    let eta = 4.0 * (n as f64 + 2.0) * f64::EPSILON / 2.0;
+    let spread = (hi - lo) + eta * (hi + lo);
+    2.0 * spread <= 1e-12 * (lo * (1.0 - eta)).max(1.0)
 }
 
 /// A family reduced to what the bootstrap reads of it (its classes: 4
@@ -752,9 +851,7 @@ fn estimates(
             if !live[f] {
                 return undefined;
             }
-            // Cluster by cluster, in order: the family's own values.
-            let total_w: f64 = c.of.iter().map(|&k| c.weights[k as usize]).sum();
-            let value = c.of.iter().map(|&k| c.sum(k, s)).sum::<f64>() / total_w;
+            let value = c.value(s);
             let mut stats: Vec<f64> = column(blocks, stat_offset[f] + s, b_total)
                 .filter(|x| x.is_finite())
                 .collect();
@@ -1163,6 +1260,107 @@ mod tests {
             let alone = cluster_bootstrap_families(std::slice::from_ref(f), &Bootstrap::default());
             assert_eq!(got, &alone[0]);
         }
+    }
+
+    /// Families known degenerate without drawing get the estimates drawing
+    /// gives, to the bit; those that might not be are drawn. Per task, the
+    /// sum of `steps` per-step values, each a difference of two
+    /// log-probabilities rounded to three places (as gen_large writes
+    /// them), whose exact difference is `shift`: ratios equal but for
+    /// rounding (gen_large's LLR by turn). Few classes (their counts drawn
+    /// directly) and many (task ids drawn); a ratio of zero; ratios
+    /// 2·10⁻¹³ apart (known) and 10⁻¹¹ apart (drawn: its replicates are
+    /// not degenerate); sums of both signs (drawn); several statistics.
+    #[test]
+    fn families_known_degenerate_are_what_drawing_gives() {
+        let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+        let llr = |tasks: usize, turns: usize, shift: f64| -> Family {
+            let (mut sums, mut weights) = (Vec::new(), Vec::new());
+            for t in 0..tasks {
+                let steps = 1 + (t * 7 + turns) % turns;
+                let mut sum = 0.0;
+                for j in 0..steps {
+                    let base = -(8.0 + ((t * 31 + j * 17) % 6000) as f64 / 1000.0);
+                    sum += r3(base - shift) - r3(base);
+                }
+                sums.push(sum);
+                weights.push(steps as f64);
+            }
+            Family {
+                sums: vec![sums],
+                weights,
+            }
+        };
+        // 3.5 × (1, 1 + by, 1 + 2by), every seventh negated if `mixed`.
+        let spread = |tasks: usize, by: f64, mixed: bool| -> Family {
+            let sign = |t: usize| if mixed && t % 7 == 0 { -1.0 } else { 1.0 };
+            Family {
+                sums: vec![(0..tasks)
+                    .map(|t| sign(t) * 3.5 * (1.0 + by * (t % 3) as f64))
+                    .collect()],
+                weights: vec![1.0; tasks],
+            }
+        };
+        let cfg = Bootstrap {
+            resamples: 2000,
+            ..Bootstrap::default()
+        };
+        let cases: Vec<(&str, Vec<Family>, bool)> = vec![
+            ("few classes", vec![llr(900, 3, 1.5)], true),
+            ("many classes", vec![llr(900, 40, -3.5)], true),
+            (
+                "two families",
+                vec![llr(300, 40, 1.5), llr(300, 9, 2.0)],
+                true,
+            ),
+            (
+                "zero",
+                vec![Family {
+                    sums: vec![vec![0.0; 50], vec![-0.0; 50]],
+                    weights: (1..=50).map(f64::from).collect(),
+                }],
+                true,
+            ),
+            ("2e-13 apart", vec![spread(600, 2e-13, false)], true),
+            ("1e-11 apart", vec![spread(600, 1e-11, false)], false),
+            ("both signs", vec![spread(600, 0.0, true)], false),
+            (
+                "one of two not",
+                vec![llr(600, 9, 1.5), spread(600, 1e-11, false)],
+                false,
+            ),
+        ];
+        // Whether the known families' counts would be drawn directly.
+        let mut ways = std::collections::BTreeSet::new();
+        for (what, fams, known) in cases {
+            let classes = || fams.iter().map(Classes::new).collect::<Vec<_>>();
+            if known {
+                ways.extend(
+                    classes()
+                        .iter()
+                        .map(|c| draws_directly(c, true, c.clusters())),
+                );
+            }
+            let drawing = drawn(classes(), &cfg);
+            assert_eq!(
+                known_degenerate(&classes(), &cfg).is_some(),
+                known,
+                "{what}"
+            );
+            assert_eq!(bootstrap_classes(classes(), &cfg), drawing, "{what}");
+            if known {
+                assert!(
+                    drawing.iter().flatten().all(|e| e.ci == Ci::Degenerate),
+                    "{what}"
+                );
+            } else {
+                assert!(
+                    drawing.iter().flatten().any(|e| e.ci != Ci::Degenerate),
+                    "{what}"
+                );
+            }
+        }
+        assert_eq!(ways.len(), 2, "multinomial and task-id draws");
     }
 
     #[test]
