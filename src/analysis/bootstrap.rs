@@ -1293,7 +1293,13 @@ mod tests {
         };
         // 3.5 × (1, 1 + by, 1 + 2by), every seventh negated if `mixed`.
         let spread = |tasks: usize, by: f64, mixed: bool| -> Family {
-            let sign = |t: usize| if mixed && t % 7 == 0 { -1.0 } else { 1.0 };
+            let sign = |t: usize| {
+                if mixed && t.is_multiple_of(7) {
+                    -1.0
+                } else {
+                    1.0
+                }
+            };
             Family {
                 sums: vec![(0..tasks)
                     .map(|t| sign(t) * 3.5 * (1.0 + by * (t % 3) as f64))
