@@ -9,6 +9,7 @@ Run by scripts/test.sh (README's test command) with the rl-audit binary of
 `cargo test` (RL_AUDIT_BIN, else $CARGO_TARGET_DIR/debug/rl-audit).
 """
 
+import glob
 import gzip
 import json
 import os
@@ -256,7 +257,10 @@ def main():
             assert merged["inputs"]["files"] == names
             assert_same(plain, merged, 8, rename=(uri + "/", "logs/"))
 
-            # A bad record: the shard's error names file:line: field, nothing is written.
+            # A bad record: the shard's error names file:line: field, nothing is written,
+            # and the shards stopped because of it leave no folder behind.
+            shard_dirs = os.path.join(tempfile.gettempdir(), "rl-audit-shard-*")
+            before_bad = set(glob.glob(shard_dirs))
             bad = os.path.join(work, "logs-bad")
             shutil.copytree(os.path.join(work, "logs"), bad)
             with open(os.path.join(bad, "train", "step-2.jsonl"), "a") as f:
@@ -271,6 +275,8 @@ def main():
                 assert e.code == 2
             left = [f for f in os.listdir(os.path.join(work, "sum-bad")) if f.startswith("shard-")]
             assert left == [], left
+            left = set(glob.glob(shard_dirs)) - before_bad
+            assert not left, f"shard folders left behind: {sorted(left)}"
             # Summaries already in --out would be counted twice: refused.
             try:
                 rl_audit_ray.run(["--out", os.path.join(work, "sum"), "--bin", BIN,

@@ -286,6 +286,19 @@ def summarize_shard(index, binary, names, cwd, remote, extra):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _cancel(ray, pending, grace=30.0):
+    """Stops the shards still to come. A running one gets a KeyboardInterrupt
+    (a cancel without `force`): `subprocess.run` kills its rl-audit and
+    `summarize_shard` removes its folder. A forced cancel kills the worker
+    before that, leaving the folder in the node's temporary directory; it is
+    the fallback for a shard not stopped within `grace` seconds."""
+    for t in pending:
+        ray.cancel(t)
+    done, left = ray.wait(pending, num_returns=len(pending), timeout=grace)
+    for t in left:
+        ray.cancel(t, force=True)
+
+
 def _parser():
     p = argparse.ArgumentParser(
         prog="summarize.py",
@@ -342,8 +355,7 @@ def run(argv):
         done, pending = ray.wait(pending, num_returns=1)
         r = ray.get(done[0])
         if r["code"] != 0:
-            for rest in pending:
-                ray.cancel(rest, force=True)
+            _cancel(ray, pending)
             s = shards[r["index"]]
             raise ShardFailed(
                 f"shard {r['index']} ({s[0].name} … {s[-1].name}, {len(s)} file(s)): "
