@@ -292,6 +292,8 @@ def _cancel(ray, pending, grace=30.0):
     `summarize_shard` removes its folder. A forced cancel kills the worker
     before that, leaving the folder in the node's temporary directory; it is
     the fallback for a shard not stopped within `grace` seconds."""
+    if not pending:
+        return
     for t in pending:
         ray.cancel(t)
     done, left = ray.wait(pending, num_returns=len(pending), timeout=grace)
