@@ -328,11 +328,7 @@ fn known_degenerate(classes: &[Classes], cfg: &Bootstrap) -> Option<Vec<Vec<Esti
         .iter()
         .map(|c| {
             if !c.is_live() {
-                let undefined = Estimate {
-                    value: f64::NAN,
-                    ci: Ci::Undefined,
-                };
-                return Some(vec![undefined; c.stats]);
+                return Some(vec![Estimate::UNDEFINED; c.stats]);
             }
             (0..c.stats)
                 .map(|s| {
@@ -834,10 +830,6 @@ fn estimates(
     stat_offset: &[usize],
     cfg: &Bootstrap,
 ) -> Vec<Vec<Estimate>> {
-    let undefined = Estimate {
-        value: f64::NAN,
-        ci: Ci::Undefined,
-    };
     let b_total = cfg.resamples;
     let jobs: Vec<(usize, usize)> = classes
         .iter()
@@ -849,7 +841,7 @@ fn estimates(
         .map(|&(f, s)| {
             let c = &classes[f];
             if !live[f] {
-                return undefined;
+                return Estimate::UNDEFINED;
             }
             let value = c.value(s);
             let mut stats: Vec<f64> = column(blocks, stat_offset[f] + s, b_total)

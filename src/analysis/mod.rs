@@ -409,18 +409,15 @@ pub fn run_audit_staged(
             // the rollouts and reads their log-probabilities back on one
             // core (11 M: 9.4 and 6.3 s one after the other, the main
             // thread waiting for them), and their bootstraps share the pool.
-            let (l, t) = std::thread::scope(|scope| {
-                let t = scope.spawn(|| {
-                    beside("likelihood by turn", || {
-                        likelihood::by_turn(set, agg, pairs, settings)
-                    })
-                });
-                let l = beside("likelihood", || {
-                    likelihood::analyse(set, agg, pairs, settings)
-                });
-                let t = t.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                (l, t)
+            let t = scope.spawn(move || {
+                beside("likelihood by turn", || {
+                    likelihood::by_turn(set, agg, pairs, settings)
+                })
             });
+            let l = beside("likelihood", || {
+                likelihood::analyse(set, agg, pairs, settings)
+            });
+            let t = t.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             crate::stage::release_freed_memory();
             (l, t, n)
         });

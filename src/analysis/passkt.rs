@@ -711,13 +711,7 @@ impl Batch {
                 .or_default()
                 .push(i);
         }
-        let mut out = vec![
-            Estimate {
-                value: f64::NAN,
-                ci: Ci::Undefined
-            };
-            self.items.len()
-        ];
+        let mut out = vec![Estimate::UNDEFINED; self.items.len()];
         let mut values: Vec<Option<PerTask>> =
             self.items.into_iter().map(|(_, v)| Some(v)).collect();
         for (tasks, groups) in sets {

@@ -76,6 +76,14 @@ pub struct Estimate {
     pub ci: Ci,
 }
 
+impl Estimate {
+    /// No data: no value, no interval.
+    pub const UNDEFINED: Estimate = Estimate {
+        value: f64::NAN,
+        ci: Ci::Undefined,
+    };
+}
+
 /// One cluster (task) of a ratio statistic: Σ values and how many there are.
 /// A mean over tasks uses weight 1 per task; a mean over pairs or states
 /// clustered by task uses the task's sum and count.
