@@ -85,6 +85,40 @@ pub fn release_freed_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+    RESIDENT_AFTER_RELEASE.store(resident_bytes(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Resident bytes just after the last [`release_freed_memory`].
+static RESIDENT_AFTER_RELEASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// [`release_freed_memory`] once resident memory has grown by more than
+/// `slack` bytes since it last ran. Where memory is freed and allocated
+/// again in a loop (a Parquet load's windows), handing it back every time
+/// makes the kernel fault in and zero the same pages again the next time
+/// round.
+pub fn release_freed_memory_past(slack: u64) {
+    let since = RESIDENT_AFTER_RELEASE.load(std::sync::atomic::Ordering::Relaxed);
+    if resident_bytes() > since.saturating_add(slack) {
+        release_freed_memory();
+    }
+}
+
+/// The process's resident bytes (Linux; 0 elsewhere or unreadable).
+fn resident_bytes() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // statm: sizes in pages; the second is the resident set.
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        // SAFETY: sysconf reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+        return statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u64>().ok())
+            .map_or(0, |p| p * page);
+    }
+    #[allow(unreachable_code)]
+    0
 }
 
 /// Fixes glibc's thresholds for handing memory back, once at start-up.

@@ -4,6 +4,7 @@
 //! in flat, interned columns ([`LogSet`]); [`frames`] turns those columns into
 //! polars frames and per-task aggregates that the analyses share.
 
+mod dense_leaf;
 #[doc(hidden)]
 pub mod fastjson;
 pub mod follow;

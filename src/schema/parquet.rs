@@ -195,6 +195,14 @@ const STEP_FIELDS: &[&str] = &[
 /// file's size.
 const WINDOW_VALUES: usize = 1 << 17;
 
+/// How far resident memory may grow over a Parquet load's windows before
+/// what they freed is handed back ([`crate::stage::release_freed_memory_past`]).
+/// Handing it back after every window made the kernel fault in and zero
+/// each window's memory anew: a sixth of a 1 M-trajectory load's CPU
+/// (README, session 30). With 32 MiB the text-heavy 40-step set peaks as
+/// before (the peak is the analyses').
+const WINDOW_SLACK: u64 = 32 << 20;
+
 /// A trajectory file read by the columns [`parse_trajectories`] reads:
 /// the trajectory fields, and of `steps` (a list of structs) only
 /// [`STEP_FIELDS`]. The other leaves (actions, observations, whatever else
@@ -365,9 +373,9 @@ impl TrajectoryFile {
     }
 
     /// Every window parsed in row order ([`parse_trajectories`], `sink` as
-    /// there), the next one decoded while one is parsed; the memory a
-    /// window freed is handed back before the next. `name`: the file's, for
-    /// errors; `file`: its index.
+    /// there), the next one decoded while one is parsed; the memory the
+    /// windows freed is handed back once it exceeds [`WINDOW_SLACK`].
+    /// `name`: the file's, for errors; `file`: its index.
     pub fn parse(
         &self,
         name: &str,
@@ -385,7 +393,7 @@ impl TrajectoryFile {
             parsed?;
             (next, row0, w) = (following, row0 + df.height(), w + 1);
             drop(df);
-            crate::stage::release_freed_memory();
+            crate::stage::release_freed_memory_past(WINDOW_SLACK);
         }
         Ok(())
     }
@@ -710,19 +718,36 @@ impl TrajectoryFile {
             s.bytes = polars_buffer::Buffer::from_vec(Vec::new());
         }
         p.freed = p.freed.max(first);
-        let reader = Self::page_reader(m, buffer, values);
         // Rows past `b` up to the end of those pages are kept for the next
         // windows, at most three windows' worth: a page of a dense leaf
         // (a dictionary of a few run names, 2 bits a value) can hold the
         // whole row group.
         let stop = last_row.min(b.saturating_add(3 * (b - a)));
-        let filter = polars_parquet::read::Filter::new_ranged(from - base, stop - base);
-        let (arrays, _) = polars_parquet::read::column_iter_to_arrays(
-            vec![polars_parquet::read::BasicDecompressor::new(reader, vec![])],
-            vec![&m.descriptor().descriptor.primitive_type],
-            leaf.clone(),
-            Some(filter),
-        )?;
+        // Every level present: decoded straight (dense_leaf); else by polars.
+        let rows_there = from - base..stop - base;
+        let dense = super::dense_leaf::decode(
+            Self::page_reader(m, buffer.clone(), values),
+            &m.descriptor().descriptor,
+            leaf,
+            rows_there.clone(),
+        );
+        let arrays = match dense {
+            Some(array) => vec![array?],
+            None => {
+                let filter =
+                    polars_parquet::read::Filter::new_ranged(rows_there.start, rows_there.end);
+                polars_parquet::read::column_iter_to_arrays(
+                    vec![polars_parquet::read::BasicDecompressor::new(
+                        Self::page_reader(m, buffer, values),
+                        vec![],
+                    )],
+                    vec![&m.descriptor().descriptor.primitive_type],
+                    leaf.clone(),
+                    Some(filter),
+                )?
+                .0
+            }
+        };
         let array = one_array(head.into_iter().chain(arrays).collect())?;
         polars_ensure!(array.len() == stop - a, ComputeError: "{}: {} rows decoded from pages that hold {}", leaf.name, array.len(), stop - a);
         let out = array.sliced(0, b - a);
@@ -1721,6 +1746,141 @@ mod tests {
             }
             _ => assert!(got.equals_missing(want), "{path}: values differ"),
         }
+    }
+
+    /// Each nested leaf of `raw` (every row group) decoded by
+    /// [`super::super::dense_leaf`] over several ranges of rows, wherever
+    /// it applies, equals polars' decoding of those rows: how many
+    /// (leaf, rows) it decoded, of how many.
+    fn dense_leaves_are_what_polars_decodes(raw: &[u8]) -> (usize, usize) {
+        use polars_parquet::read::{column_iter_to_arrays, BasicDecompressor, Filter};
+        let file = TrajectoryFile::whole(raw.to_vec()).unwrap();
+        let (mut dense, mut all) = (0, 0);
+        for (g, rg) in file.meta.row_groups.iter().enumerate() {
+            let rows = rg.num_rows();
+            for (_, leaf, m) in file.leaves(g).unwrap() {
+                let (Some(leaf), Some(m)) = (leaf, m) else {
+                    continue;
+                };
+                let d = &m.descriptor().descriptor;
+                if d.max_rep_level == 0 {
+                    continue;
+                }
+                let total = m.num_values() as usize;
+                let reader = || TrajectoryFile::page_reader(m, file.chunk(m), total);
+                for r in [0..rows, 0..1, rows / 3..rows / 2, rows - 1..rows, 1..1] {
+                    let filter = Some(Filter::new_ranged(r.start, r.end));
+                    let decompressor = BasicDecompressor::new(reader(), vec![]);
+                    let (want, _) = column_iter_to_arrays(
+                        vec![decompressor],
+                        vec![&d.primitive_type],
+                        leaf.clone(),
+                        filter,
+                    )
+                    .unwrap();
+                    let want = one_array(want).unwrap();
+                    all += 1;
+                    let Some(got) = super::super::dense_leaf::decode(reader(), d, &leaf, r.clone())
+                    else {
+                        continue;
+                    };
+                    dense += 1;
+                    let got = got.unwrap();
+                    assert_eq!(got.dtype(), want.dtype(), "{}", leaf.name);
+                    assert!(got.as_ref() == want.as_ref(), "{}: rows {r:?}", leaf.name);
+                }
+            }
+        }
+        (dense, all)
+    }
+
+    /// Where no list is null or empty and no value null, every step leaf
+    /// is decoded straight from its pages (polars' writer: plain values,
+    /// small pages; pyarrow's: dictionary-encoded values, rows running
+    /// over pages) and holds what polars decodes; a window with a null
+    /// anywhere is left to polars.
+    #[test]
+    fn leaves_with_every_level_present_decode_as_polars_does() {
+        let n = 400;
+        let steps_of = |i: usize| 1 + i % 6;
+        let n_steps: usize = (0..n).map(steps_of).sum();
+        let logp_of = |j: usize| 1 + j % 3;
+        let n_logp: usize = (0..n_steps).map(logp_of).sum();
+        let lp = StructChunked::from_series(
+            "logp".into(),
+            n_logp,
+            [
+                Series::new(
+                    "run".into(),
+                    (0..n_logp)
+                        .map(|q| ["base", "a-much-longer-run-name"][q % 2])
+                        .collect::<Vec<_>>(),
+                ),
+                Series::new(
+                    "value".into(),
+                    (0..n_logp).map(|q| -(q as f64) / 7.0).collect::<Vec<_>>(),
+                ),
+            ]
+            .iter(),
+        )
+        .unwrap()
+        .into_series();
+        let logp = lists(&lp, n_steps, logp_of, |_| false);
+        let fields = [
+            Series::new(
+                "turn".into(),
+                (0..n)
+                    .flat_map(|i| 1..=steps_of(i) as i64)
+                    .collect::<Vec<_>>(),
+            ),
+            Series::new(
+                "output_tokens".into(),
+                (0..n_steps).map(|j| (j % 17) as i32).collect::<Vec<_>>(),
+            ),
+            Series::new(
+                "error".into(),
+                (0..n_steps).map(|j| j % 5 == 0).collect::<Vec<_>>(),
+            ),
+            Series::new(
+                "reward".into(),
+                (0..n_steps).map(|j| j as f32 / 3.0).collect::<Vec<_>>(),
+            ),
+            logp.into_series().with_name("logp".into()),
+        ];
+        let st = StructChunked::from_series("steps".into(), n_steps, fields.iter())
+            .unwrap()
+            .into_series();
+        let steps = lists(&st, n, steps_of, |_| false);
+        let mut df = df!("run" => (0..n).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>()).unwrap();
+        df.with_column(steps.into_series().with_name("steps".into()).into_column())
+            .unwrap();
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw)
+            .with_row_group_size(Some(150))
+            .with_data_page_size(Some(512))
+            .finish(&mut df)
+            .unwrap();
+        // 6 leaves (turn, output_tokens, error, reward, logp.run,
+        // logp.value) a row group, 5 ranges of rows each.
+        let groups = TrajectoryFile::whole(raw.clone())
+            .unwrap()
+            .meta
+            .row_groups
+            .len();
+        assert!(groups > 1);
+        let all = 6 * groups * 5;
+        assert_eq!(dense_leaves_are_what_polars_decodes(&raw), (all, all));
+        for name in ["eval-small-pages.parquet", "eval-pyarrow.parquet"] {
+            let (dense, all) = dense_leaves_are_what_polars_decodes(&pyarrow_file(name));
+            assert_eq!(dense, all, "{name}");
+            assert!(all >= 25, "{name}: {all}");
+        }
+        // Nulls and empty lists in most windows: polars decodes those.
+        let mut df = frame(300);
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        let (dense, all) = dense_leaves_are_what_polars_decodes(&raw);
+        assert!(dense < all && all == 25, "{dense} of {all}");
     }
 
     /// A pyarrow-written file of `tests/data/pyarrow` (make.py there), read

@@ -1,0 +1,367 @@
+//! One leaf of a nested Parquet column (a step field under `steps`, a
+//! log-probability's `run` or `value`) decoded straight from its pages
+//! when every level is present: no row's list is null or empty, no struct
+//! and no value is null. Then the definition levels all equal their
+//! maximum, the repetition levels alone place each value, and the values
+//! are the page's values as they are stored, one after another.
+//!
+//! polars-parquet's nested decoder (`decode_nested`) walks every level
+//! through every depth of the nesting and decodes the values through a
+//! filter mask: a fifth of a 1 M-trajectory Parquet load's CPU (README,
+//! session 30). This path reads the levels and the plain or dictionary
+//! encoded values in straight loops. Anything else — a null or an empty
+//! list anywhere in the window, another encoding, a type it does not
+//! handle, a string that is not UTF-8, an index past the dictionary —
+//! returns `None` and the caller decodes the window with polars as before,
+//! so what is read, and every error, is polars'.
+
+use polars::prelude::*;
+use polars_arrow::array::{BooleanArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
+use polars_arrow::bitmap::MutableBitmap;
+use polars_arrow::offset::{Offset, OffsetsBuffer};
+use polars_parquet::parquet::encoding::hybrid_rle::HybridRleDecoder;
+use polars_parquet::parquet::encoding::Encoding;
+use polars_parquet::parquet::page::{split_buffer, CompressedPage, DataPage, Page};
+use polars_parquet::parquet::read::levels::get_bit_width;
+use polars_parquet::parquet::schema::types::PhysicalType;
+
+/// A leaf's values as decoded: one kind per physical type handled.
+enum Values {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    Bool(MutableBitmap),
+    Str(polars_arrow::array::MutableBinaryViewArray<str>),
+}
+
+impl Values {
+    /// Empty values for a leaf of `physical` type read as `dtype`; `None`
+    /// for a pair this path does not decode.
+    fn new(physical: PhysicalType, dtype: &ArrowDataType) -> Option<Values> {
+        Some(match (physical, dtype) {
+            (PhysicalType::Int32, ArrowDataType::Int32) => Values::I32(Vec::new()),
+            (PhysicalType::Int64, ArrowDataType::Int64) => Values::I64(Vec::new()),
+            (PhysicalType::Float, ArrowDataType::Float32) => Values::F32(Vec::new()),
+            (PhysicalType::Double, ArrowDataType::Float64) => Values::F64(Vec::new()),
+            (PhysicalType::Boolean, ArrowDataType::Boolean) => Values::Bool(MutableBitmap::new()),
+            (PhysicalType::ByteArray, ArrowDataType::Utf8View) => {
+                Values::Str(polars_arrow::array::MutableBinaryViewArray::new())
+            }
+            _ => return None,
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Values::I32(v) => v.len(),
+            Values::I64(v) => v.len(),
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+            Values::Bool(v) => v.len(),
+            Values::Str(v) => v.len(),
+        }
+    }
+
+    /// Appends `n` plain-encoded values from `bytes`; `None` when they do
+    /// not hold `n` (or a string is not UTF-8).
+    fn extend_plain(&mut self, bytes: &[u8], n: usize) -> Option<()> {
+        fn fixed<T, const W: usize>(
+            v: &mut Vec<T>,
+            bytes: &[u8],
+            n: usize,
+            f: fn([u8; W]) -> T,
+        ) -> Option<()> {
+            let bytes = bytes.get(..n.checked_mul(W)?)?;
+            v.extend(
+                bytes
+                    .chunks_exact(W)
+                    .map(|c| f(c.try_into().expect("W bytes"))),
+            );
+            Some(())
+        }
+        match self {
+            Values::I32(v) => fixed(v, bytes, n, i32::from_le_bytes),
+            Values::I64(v) => fixed(v, bytes, n, i64::from_le_bytes),
+            Values::F32(v) => fixed(v, bytes, n, f32::from_le_bytes),
+            Values::F64(v) => fixed(v, bytes, n, f64::from_le_bytes),
+            Values::Bool(v) => {
+                if bytes.len().checked_mul(8)? < n {
+                    return None;
+                }
+                v.extend_from_slice(bytes, 0, n);
+                Some(())
+            }
+            Values::Str(v) => {
+                let mut rest = bytes;
+                for _ in 0..n {
+                    let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+                    let s = rest.get(4..4usize.checked_add(len)?)?;
+                    v.push_value(std::str::from_utf8(s).ok()?);
+                    rest = &rest[4 + len..];
+                }
+                Some(())
+            }
+        }
+    }
+
+    /// Appends the dictionary's values at `indices`; `None` past its end.
+    fn extend_from_dict(&mut self, dict: &Values, indices: &[u32]) -> Option<()> {
+        let n = dict.len();
+        if indices.iter().any(|&i| i as usize >= n) {
+            return None;
+        }
+        match (self, dict) {
+            (Values::I32(v), Values::I32(d)) => v.extend(indices.iter().map(|&i| d[i as usize])),
+            (Values::I64(v), Values::I64(d)) => v.extend(indices.iter().map(|&i| d[i as usize])),
+            (Values::F32(v), Values::F32(d)) => v.extend(indices.iter().map(|&i| d[i as usize])),
+            (Values::F64(v), Values::F64(d)) => v.extend(indices.iter().map(|&i| d[i as usize])),
+            (Values::Bool(v), Values::Bool(d)) => {
+                for &i in indices {
+                    v.push(d.get(i as usize));
+                }
+            }
+            (Values::Str(v), Values::Str(d)) => {
+                for &i in indices {
+                    v.push_value(d.value(i as usize));
+                }
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// Values `range` as an array of `dtype`, without a validity mask.
+    fn into_array(self, dtype: &ArrowDataType, range: std::ops::Range<usize>) -> ArrayRef {
+        let (a, n) = (range.start, range.len());
+        fn prim<T: polars_arrow::types::NativeType>(
+            dtype: &ArrowDataType,
+            v: Vec<T>,
+            a: usize,
+            n: usize,
+        ) -> ArrayRef {
+            PrimitiveArray::<T>::new(dtype.clone(), v.into(), None)
+                .sliced(a, n)
+                .boxed()
+        }
+        match self {
+            Values::I32(v) => prim(dtype, v, a, n),
+            Values::I64(v) => prim(dtype, v, a, n),
+            Values::F32(v) => prim(dtype, v, a, n),
+            Values::F64(v) => prim(dtype, v, a, n),
+            Values::Bool(v) => BooleanArray::new(dtype.clone(), v.freeze(), None)
+                .sliced(a, n)
+                .boxed(),
+            Values::Str(v) => {
+                let v: Utf8ViewArray = v.freeze();
+                v.sliced(a, n).boxed()
+            }
+        }
+    }
+}
+
+/// The list levels of `dtype` down to its leaf, through structs of one
+/// field (what [`super::parquet`]'s `only_leaf` makes): each list's type
+/// outermost first, and the leaf's type. `None` for any other shape.
+fn shape(dtype: &ArrowDataType) -> Option<(Vec<&ArrowDataType>, &ArrowDataType)> {
+    let mut lists = Vec::new();
+    let mut d = dtype;
+    loop {
+        match d {
+            ArrowDataType::List(item) | ArrowDataType::LargeList(item) => {
+                lists.push(d);
+                d = &item.dtype;
+            }
+            ArrowDataType::Struct(fields) if fields.len() == 1 => d = &fields[0].dtype,
+            ArrowDataType::Struct(_) => return None,
+            leaf => return Some((lists, leaf)),
+        }
+    }
+}
+
+/// Rows `rows` (counted from the first page's first row) of the leaf
+/// `field` from `reader`'s pages — the first of which begins a row — as
+/// polars would decode them; `None` when this path does not apply (see the
+/// module's note): decode with polars instead. `Some(Err)` when a page
+/// cannot be read or decompressed.
+pub fn decode(
+    mut reader: polars_parquet::read::PageReader,
+    descriptor: &polars_parquet::parquet::metadata::Descriptor,
+    field: &ArrowField,
+    rows: std::ops::Range<usize>,
+) -> Option<PolarsResult<ArrayRef>> {
+    use polars_parquet::parquet::compression::DecompressionContext;
+    let (lists, leaf) = shape(&field.dtype)?;
+    let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
+    if lists.len() != max_rep || max_rep == 0 {
+        return None;
+    }
+    let max_def = u32::try_from(descriptor.max_def_level).ok()?;
+    let mut values = Values::new(descriptor.primitive_type.physical_type, leaf)?;
+    let (mut buf, mut ctx) = (Vec::new(), DecompressionContext::Unset);
+    let mut decompress = |page: CompressedPage| -> PolarsResult<Page> {
+        Ok(polars_parquet::parquet::read::decompress(
+            page, &mut buf, &mut ctx,
+        )?)
+    };
+    let dict = match reader.read_dict() {
+        Err(e) => return Some(Err(e.into())),
+        Ok(None) => None,
+        Ok(Some(page)) => match decompress(CompressedPage::Dict(page)) {
+            Err(e) => return Some(Err(e)),
+            Ok(Page::Dict(d)) => {
+                let mut v = Values::new(descriptor.primitive_type.physical_type, leaf)?;
+                v.extend_plain(&d.buffer, d.num_values)?;
+                Some(v)
+            }
+            Ok(Page::Data(_)) => return None,
+        },
+    };
+    // Every level's repetition level, pages one after another.
+    let mut reps: Vec<u32> = Vec::new();
+    for page in reader {
+        let page = match page.map_err(PolarsError::from).and_then(&mut decompress) {
+            Err(e) => return Some(Err(e)),
+            Ok(Page::Data(page)) => page,
+            Ok(Page::Dict(_)) => return None,
+        };
+        page_levels_and_values(
+            &page,
+            max_rep,
+            max_def,
+            dict.as_ref(),
+            &mut values,
+            &mut reps,
+        )?;
+    }
+    // Where each row begins (and the end), to cut `rows` out.
+    let starts: Vec<usize> = reps
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r == 0)
+        .map(|(i, _)| i)
+        .chain([reps.len()])
+        .collect();
+    if rows.end >= starts.len() {
+        return None;
+    }
+    let (a, b) = (starts[rows.start], starts[rows.end]);
+    // Each list's offsets: a new slot of the list at depth k (1-based)
+    // begins with every item of depth k - 1 (rows for k = 1), that is at
+    // each level of repetition below k; an item of depth k begins at each
+    // level of repetition k or below.
+    let mut offsets: Vec<Vec<i64>> = vec![Vec::new(); max_rep];
+    let mut count = vec![0i64; max_rep + 1];
+    for &r in &reps[a..b] {
+        let r = r as usize;
+        for k in r + 1..=max_rep {
+            offsets[k - 1].push(count[k]);
+        }
+        for c in &mut count[r.max(1)..=max_rep] {
+            *c += 1;
+        }
+    }
+    for (k, o) in offsets.iter_mut().enumerate() {
+        o.push(count[k + 1]);
+    }
+    let mut array = values.into_array(leaf, a..b);
+    // Back up from the leaf: structs of one field and lists.
+    let mut list = max_rep;
+    let mut types: Vec<&ArrowDataType> = Vec::new();
+    let mut d = &field.dtype;
+    loop {
+        types.push(d);
+        match d {
+            ArrowDataType::List(item) | ArrowDataType::LargeList(item) => d = &item.dtype,
+            ArrowDataType::Struct(fields) => d = &fields[0].dtype,
+            _ => break,
+        }
+    }
+    types.pop();
+    for d in types.into_iter().rev() {
+        array = match d {
+            ArrowDataType::Struct(_) => {
+                match StructArray::try_new(d.clone(), array.len(), vec![array], None) {
+                    Ok(s) => s.boxed(),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            ArrowDataType::List(_) => {
+                list -= 1;
+                match list_array::<i32>(d, &offsets[list], array) {
+                    Ok(l) => l,
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            _ => {
+                list -= 1;
+                match list_array::<i64>(d, &offsets[list], array) {
+                    Ok(l) => l,
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+        };
+    }
+    Some(Ok(array))
+}
+
+/// A list array of `dtype` over `values` with `offsets` (counted from 0).
+fn list_array<O: Offset>(
+    dtype: &ArrowDataType,
+    offsets: &[i64],
+    values: ArrayRef,
+) -> PolarsResult<ArrayRef> {
+    let offsets = offsets
+        .iter()
+        .map(|&o| O::from_as_usize(o as usize))
+        .collect::<Vec<O>>();
+    Ok(ListArray::<O>::try_new(
+        dtype.clone(),
+        OffsetsBuffer::try_from(offsets)?,
+        values,
+        None,
+    )?
+    .boxed())
+}
+
+/// One data page's repetition levels (onto `reps`) and values (onto
+/// `values`); `None` when a definition level is not the maximum (a null
+/// or an empty list) or the values are not plain or dictionary encoded.
+fn page_levels_and_values(
+    page: &DataPage,
+    max_rep: usize,
+    max_def: u32,
+    dict: Option<&Values>,
+    values: &mut Values,
+    reps: &mut Vec<u32>,
+) -> Option<()> {
+    let n = page.num_values();
+    let split = split_buffer(page).ok()?;
+    let def = HybridRleDecoder::new(split.def, get_bit_width(max_def as i16), n)
+        .collect()
+        .ok()?;
+    if def.len() != n || def.iter().any(|&d| d != max_def) {
+        return None;
+    }
+    let rep = HybridRleDecoder::new(split.rep, get_bit_width(max_rep as i16), n)
+        .collect()
+        .ok()?;
+    if rep.len() != n {
+        return None;
+    }
+    reps.extend_from_slice(&rep);
+    match (page.encoding(), dict) {
+        (Encoding::Plain, _) => values.extend_plain(split.values, n),
+        (Encoding::RleDictionary | Encoding::PlainDictionary, Some(dict)) => {
+            let (&bits, packed) = split.values.split_first()?;
+            let indices = HybridRleDecoder::new(packed, u32::from(bits), n)
+                .collect()
+                .ok()?;
+            if indices.len() != n {
+                return None;
+            }
+            values.extend_from_dict(dict, &indices)
+        }
+        _ => None,
+    }
+}
