@@ -36,18 +36,20 @@ enum Values {
 }
 
 impl Values {
-    /// Empty values for a leaf of `physical` type read as `dtype`; `None`
-    /// for a pair this path does not decode.
-    fn new(physical: PhysicalType, dtype: &ArrowDataType) -> Option<Values> {
+    /// Empty values for a leaf of `physical` type read as `dtype`, room
+    /// for `n`; `None` for a pair this path does not decode.
+    fn new(physical: PhysicalType, dtype: &ArrowDataType, n: usize) -> Option<Values> {
         Some(match (physical, dtype) {
-            (PhysicalType::Int32, ArrowDataType::Int32) => Values::I32(Vec::new()),
-            (PhysicalType::Int64, ArrowDataType::Int64) => Values::I64(Vec::new()),
-            (PhysicalType::Float, ArrowDataType::Float32) => Values::F32(Vec::new()),
-            (PhysicalType::Double, ArrowDataType::Float64) => Values::F64(Vec::new()),
-            (PhysicalType::Boolean, ArrowDataType::Boolean) => Values::Bool(MutableBitmap::new()),
-            (PhysicalType::ByteArray, ArrowDataType::Utf8View) => {
-                Values::Str(polars_arrow::array::MutableBinaryViewArray::new())
+            (PhysicalType::Int32, ArrowDataType::Int32) => Values::I32(Vec::with_capacity(n)),
+            (PhysicalType::Int64, ArrowDataType::Int64) => Values::I64(Vec::with_capacity(n)),
+            (PhysicalType::Float, ArrowDataType::Float32) => Values::F32(Vec::with_capacity(n)),
+            (PhysicalType::Double, ArrowDataType::Float64) => Values::F64(Vec::with_capacity(n)),
+            (PhysicalType::Boolean, ArrowDataType::Boolean) => {
+                Values::Bool(MutableBitmap::with_capacity(n))
             }
+            (PhysicalType::ByteArray, ArrowDataType::Utf8View) => Values::Str(
+                polars_arrow::array::MutableBinaryViewArray::with_capacity(n),
+            ),
             _ => return None,
         })
     }
@@ -197,7 +199,9 @@ pub fn decode(
         return None;
     }
     let max_def = u32::try_from(descriptor.max_def_level).ok()?;
-    let mut values = Values::new(descriptor.primitive_type.physical_type, leaf)?;
+    // Every level is a value here: the pages' levels are room enough.
+    let total = reader.total_num_values();
+    let mut values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
     let (mut buf, mut ctx) = (Vec::new(), DecompressionContext::Unset);
     let mut decompress = |page: CompressedPage| -> PolarsResult<Page> {
         Ok(polars_parquet::parquet::read::decompress(
@@ -210,7 +214,8 @@ pub fn decode(
         Ok(Some(page)) => match decompress(CompressedPage::Dict(page)) {
             Err(e) => return Some(Err(e)),
             Ok(Page::Dict(d)) => {
-                let mut v = Values::new(descriptor.primitive_type.physical_type, leaf)?;
+                let physical = descriptor.primitive_type.physical_type;
+                let mut v = Values::new(physical, leaf, d.num_values)?;
                 v.extend_plain(&d.buffer, d.num_values)?;
                 Some(v)
             }
@@ -218,7 +223,7 @@ pub fn decode(
         },
     };
     // Every level's repetition level, pages one after another.
-    let mut reps: Vec<u32> = Vec::new();
+    let mut reps: Vec<u32> = Vec::with_capacity(total);
     for page in reader {
         let page = match page.map_err(PolarsError::from).and_then(&mut decompress) {
             Err(e) => return Some(Err(e)),

@@ -244,6 +244,9 @@ struct LeafPages {
     freed: usize,
     /// Rows (in the row group) decoded last, and their array.
     last: Option<(std::ops::Range<usize>, ArrayRef)>,
+    /// A window of this leaf had a null or an empty list: polars decodes
+    /// it from then on ([`super::dense_leaf`] decodes it until then).
+    sparse: bool,
 }
 
 /// A data page: its bytes (header included; a copy, freed once decoded),
@@ -289,6 +292,7 @@ impl TrajectoryFile {
                             pages: Vec::new(),
                             freed: 0,
                             last: None,
+                            sparse: false,
                         })),
                     })
                     .collect::<PolarsResult<Vec<_>>>()?;
@@ -593,6 +597,7 @@ impl TrajectoryFile {
             pages,
             freed: 0,
             last: None,
+            sparse: false,
         })
     }
 
@@ -723,20 +728,24 @@ impl TrajectoryFile {
         // (a dictionary of a few run names, 2 bits a value) can hold the
         // whole row group.
         let stop = last_row.min(b.saturating_add(3 * (b - a)));
-        // Every level present: decoded straight (dense_leaf); else by polars.
         let rows_there = from - base..stop - base;
-        let dense = super::dense_leaf::decode(
-            Self::page_reader(m, buffer.clone(), values),
-            &m.descriptor().descriptor,
-            leaf,
-            rows_there.clone(),
-        );
+        let dense = (!p.sparse)
+            .then(|| {
+                super::dense_leaf::decode(
+                    Self::page_reader(m, buffer.clone(), values),
+                    &m.descriptor().descriptor,
+                    leaf,
+                    rows_there.clone(),
+                )
+            })
+            .flatten();
+        p.sparse = dense.is_none();
         let arrays = match dense {
             Some(array) => vec![array?],
             None => {
                 let filter =
                     polars_parquet::read::Filter::new_ranged(rows_there.start, rows_there.end);
-                polars_parquet::read::column_iter_to_arrays(
+                let (arrays, _) = polars_parquet::read::column_iter_to_arrays(
                     vec![polars_parquet::read::BasicDecompressor::new(
                         Self::page_reader(m, buffer, values),
                         vec![],
@@ -744,8 +753,8 @@ impl TrajectoryFile {
                     vec![&m.descriptor().descriptor.primitive_type],
                     leaf.clone(),
                     Some(filter),
-                )?
-                .0
+                )?;
+                arrays
             }
         };
         let array = one_array(head.into_iter().chain(arrays).collect())?;
