@@ -340,21 +340,42 @@ fn page_levels_and_values(
     values: &mut Values,
     reps: &mut Vec<u32>,
 ) -> Option<()> {
+    use polars_parquet::parquet::encoding::hybrid_rle::HybridRleChunk;
     let n = page.num_values();
     let split = split_buffer(page).ok()?;
-    let def = HybridRleDecoder::new(split.def, get_bit_width(max_def as i16), n)
-        .collect()
-        .ok()?;
-    if def.len() != n || def.iter().any(|&d| d != max_def) {
+    // The definition levels, a run at a time (all present: one run, as a
+    // rule); the repetition levels straight onto `reps`.
+    let (mut seen, mut packed) = (0, Vec::new());
+    let def = HybridRleDecoder::new(split.def, get_bit_width(max_def as i16), n);
+    for chunk in def.into_chunk_iter() {
+        match chunk.ok()? {
+            HybridRleChunk::Rle(d, k) => {
+                if k > 0 && d != max_def {
+                    return None;
+                }
+                seen += k;
+            }
+            HybridRleChunk::Bitpacked(d) => {
+                packed.clear();
+                d.collect_into(&mut packed);
+                if packed.iter().any(|&d| d != max_def) {
+                    return None;
+                }
+                seen += packed.len();
+            }
+        }
+    }
+    let before = reps.len();
+    let rep = HybridRleDecoder::new(split.rep, get_bit_width(max_rep as i16), n);
+    for chunk in rep.into_chunk_iter() {
+        match chunk.ok()? {
+            HybridRleChunk::Rle(r, k) => reps.resize(reps.len() + k, r),
+            HybridRleChunk::Bitpacked(d) => d.collect_into(reps),
+        }
+    }
+    if seen != n || reps.len() - before != n {
         return None;
     }
-    let rep = HybridRleDecoder::new(split.rep, get_bit_width(max_rep as i16), n)
-        .collect()
-        .ok()?;
-    if rep.len() != n {
-        return None;
-    }
-    reps.extend_from_slice(&rep);
     match (page.encoding(), dict) {
         (Encoding::Plain, _) => values.extend_plain(split.values, n),
         (Encoding::RleDictionary | Encoding::PlainDictionary, Some(dict)) => {

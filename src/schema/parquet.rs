@@ -195,13 +195,19 @@ const STEP_FIELDS: &[&str] = &[
 /// file's size.
 const WINDOW_VALUES: usize = 1 << 17;
 
+/// The most values (levels) the pages of a leaf's window may hold to be
+/// decoded straight ([`super::dense_leaf`]), which decodes them whole: four
+/// windows' worth.
+const DENSE_VALUES: usize = 4 * WINDOW_VALUES;
+
 /// How far resident memory may grow over a Parquet load's windows before
 /// what they freed is handed back ([`crate::stage::release_freed_memory_past`]).
 /// Handing it back after every window made the kernel fault in and zero
 /// each window's memory anew: a sixth of a 1 M-trajectory load's CPU
-/// (README, session 30). With 32 MiB the text-heavy 40-step set peaks as
-/// before (the peak is the analyses').
-const WINDOW_SLACK: u64 = 32 << 20;
+/// (README, session 30). 16 MiB keeps the text-heavy 40-step set's peak
+/// within 1.16–1.19 × the 4-step set's (32 MiB: 1.19–1.29 ×) for 0.15 s of a
+/// 1 M-trajectory audit's 3.8 s.
+const WINDOW_SLACK: u64 = 16 << 20;
 
 /// A trajectory file read by the columns [`parse_trajectories`] reads:
 /// the trajectory fields, and of `steps` (a list of structs) only
@@ -729,17 +735,21 @@ impl TrajectoryFile {
         // whole row group.
         let stop = last_row.min(b.saturating_add(3 * (b - a)));
         let rows_there = from - base..stop - base;
-        let dense = (!p.sparse)
-            .then(|| {
-                super::dense_leaf::decode(
-                    Self::page_reader(m, buffer.clone(), values),
-                    &m.descriptor().descriptor,
-                    leaf,
-                    rows_there.clone(),
-                )
-            })
-            .flatten();
-        p.sparse = dense.is_none();
+        // Pages of more values than DENSE_VALUES (a page of flags can hold
+        // a row group) are left to polars, which decodes only the rows:
+        // decoded whole, their levels would raise the load's peak.
+        let dense = if p.sparse || values > DENSE_VALUES {
+            None
+        } else {
+            let dense = super::dense_leaf::decode(
+                Self::page_reader(m, buffer.clone(), values),
+                &m.descriptor().descriptor,
+                leaf,
+                rows_there.clone(),
+            );
+            p.sparse = dense.is_none();
+            dense
+        };
         let arrays = match dense {
             Some(array) => vec![array?],
             None => {
