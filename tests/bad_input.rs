@@ -173,3 +173,41 @@ fn bad_invocation_exits_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// A Parquet page header whose value count is damaged into a negative
+/// number (one byte of a pyarrow-written test file changed, as
+/// `scripts/fuzz_parquet.py` found them): polars reads the count as a
+/// `usize`, reserved exabytes for it and aborted the process. It is the
+/// file's error: exit 2, the page named, no report written.
+#[test]
+fn a_page_header_counting_negative_values_is_an_error_not_an_abort() {
+    let d = temp_dir("negative_page_count");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
+    for (file, at, was, now, values, left) in [
+        ("eval-step-nulls.parquet", 2342, 0x0c, 0x15, -11, 6),
+        ("eval-page-index.parquet", 1885, 0xac, 0x85, -131, 150),
+    ] {
+        let mut raw = std::fs::read(format!("{data}{file}")).unwrap();
+        assert_eq!(raw[at], was, "{file}: not the byte this test changes");
+        raw[at] = now;
+        let bad = d.join(file);
+        std::fs::write(&bad, &raw).unwrap();
+        let out = d.join(format!("out-{file}"));
+        let o = rl_audit(&[
+            "--headless",
+            bad.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!(
+                "rl-audit: {}: not a readable Parquet file: a data page's header counts \
+                 {values} values, its column chunk has {left} left (a damaged page header)\n",
+                bad.display()
+            )
+        );
+        assert!(!out.exists(), "{file}: a report was written");
+    }
+}

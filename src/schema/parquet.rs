@@ -485,6 +485,43 @@ impl TrajectoryFile {
         )
     }
 
+    /// Whether every data page of a column chunk holds no more values than
+    /// the chunk has left: polars reads a page header's count (an `i32`) as
+    /// a `usize`, so a damaged, negative count has its decoder reserve
+    /// exabytes and abort the process (`scripts/fuzz_parquet.py`: two of
+    /// 1,800 damaged files, README sessions 30–31). Headers only: nothing
+    /// is decompressed.
+    fn check_page_counts(
+        m: &polars_parquet::read::ColumnChunkMetadata,
+        chunk: polars_buffer::Buffer<u8>,
+    ) -> PolarsResult<()> {
+        use polars_parquet::parquet::page::CompressedPage;
+        let total = m.num_values().max(0) as usize;
+        let mut reader = Self::page_reader(m, chunk, total);
+        reader.read_dict()?;
+        let mut seen = 0;
+        for page in reader {
+            if let CompressedPage::Data(page) = page? {
+                let values = page.num_values();
+                if values > total - seen {
+                    polars_bail!(ComputeError: "{}", Self::page_count_error(values, total - seen));
+                }
+                seen += values;
+            }
+        }
+        Ok(())
+    }
+
+    /// What is wrong with a page of `values` values where its column chunk
+    /// has `left` (the header's count as written: an `i32`).
+    fn page_count_error(values: usize, left: usize) -> String {
+        format!(
+            "a data page's header counts {} values, its column chunk has {left} left \
+             (a damaged page header)",
+            values as i32
+        )
+    }
+
     /// A column chunk's offset index (the Parquet page index's): each data
     /// page's place in the file and the first row it holds; `None` when the
     /// file has none or it cannot be read (the pages are then counted).
@@ -544,6 +581,9 @@ impl TrajectoryFile {
                 polars_bail!(ComputeError: "a dictionary page after the first page of a column chunk");
             };
             let values = page.num_values();
+            if values > total - seen {
+                polars_bail!(ComputeError: "{}", Self::page_count_error(values, total - seen));
+            }
             // This page's rows by the offset index: from its first to the
             // next page's (or the row group's end).
             let k = pages.len();
@@ -625,11 +665,14 @@ impl TrajectoryFile {
                         return Ok(None);
                     }
                     let (field, _) = &self.columns[*c];
-                    let chunks = leaves
+                    let chunks: Vec<_> = leaves
                         .iter()
                         .filter(|l| l.0 == *c)
                         .filter_map(|l| l.2.map(|m| (m, self.chunk(m))))
                         .collect();
+                    for (m, chunk) in &chunks {
+                        Self::check_page_counts(m, chunk.clone())?;
+                    }
                     let filter = polars_parquet::read::Filter::new_ranged(a, b);
                     let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
                     return one_array(arrays).map(Some);
@@ -637,6 +680,7 @@ impl TrajectoryFile {
                 match &self.pages[g] {
                     None => {
                         let filter = polars_parquet::read::Filter::new_ranged(a, b);
+                        Self::check_page_counts(m, self.chunk(m))?;
                         let chunks = vec![(*m, self.chunk(m))];
                         let (arrays, _) = to_deserializer(chunks, leaf.clone(), Some(filter))?;
                         one_array(arrays).map(Some)
@@ -1706,12 +1750,7 @@ mod tests {
     #[test]
     fn windows_over_small_pages_decode_what_polars_reads() {
         let mut df = frame(700);
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw)
-            .with_row_group_size(Some(300))
-            .with_data_page_size(Some(1024))
-            .finish(&mut df)
-            .unwrap();
+        let raw = written_in_small_pages(&mut df, 300, 1024);
         // The reference: polars' own reader, every row at once.
         let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
             .finish()
@@ -1878,12 +1917,7 @@ mod tests {
         let mut df = df!("run" => (0..n).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>()).unwrap();
         df.with_column(steps.into_series().with_name("steps".into()).into_column())
             .unwrap();
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw)
-            .with_row_group_size(Some(150))
-            .with_data_page_size(Some(512))
-            .finish(&mut df)
-            .unwrap();
+        let raw = written_in_small_pages(&mut df, 150, 512);
         // 6 leaves (turn, output_tokens, error, reward, logp.run,
         // logp.value) a row group, 5 ranges of rows each.
         let groups = TrajectoryFile::whole(raw.clone())
@@ -1912,6 +1946,42 @@ mod tests {
         ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
         let (dense, all) = dense_leaves_are_what_polars_decodes(&raw);
         assert!(dense < all && all == 25, "{dense} of {all}");
+    }
+
+    /// `df` as polars writes it with row groups of `rows` and data pages
+    /// of about `page` bytes.
+    fn written_in_small_pages(df: &mut DataFrame, rows: usize, page: usize) -> Vec<u8> {
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw)
+            .with_row_group_size(Some(rows))
+            .with_data_page_size(Some(page))
+            .finish(df)
+            .unwrap();
+        raw
+    }
+
+    /// A page header whose value count is damaged into a negative number
+    /// (tests/bad_input.rs has the same two files through the command) is
+    /// an error where row groups are read in windows too: the page walk
+    /// that indexes them checks each count.
+    #[test]
+    fn a_negative_page_count_is_an_error_in_windows_too() {
+        for (file, at, was, now, values, left) in [
+            ("eval-step-nulls.parquet", 2342, 0x0c, 0x15, -11, 6),
+            ("eval-page-index.parquet", 1885, 0xac, 0x85, -131, 150),
+        ] {
+            let mut raw = pyarrow_file(file);
+            assert_eq!(raw[at], was, "{file}");
+            raw[at] = now;
+            let windowed = TrajectoryFile::with_window(raw.clone(), 50);
+            let err = windowed.err().map(|e| e.to_string()).unwrap_or_default();
+            let want = format!("a data page's header counts {values} values, its column chunk has {left} left (a damaged page header)");
+            assert!(err.contains(&want), "{file}: {err}");
+            // Whole, the file opens; its windows' decode refuses the page.
+            let whole = TrajectoryFile::new(raw).unwrap();
+            let err = (0..whole.windows()).find_map(|w| whole.frame(w).err());
+            assert!(err.is_some_and(|e| e.to_string().contains(&want)), "{file}");
+        }
     }
 
     /// A pyarrow-written file of `tests/data/pyarrow` (make.py there), read
