@@ -8,7 +8,10 @@ an exit code other than 0, 2 or 3. With `--against OLD_BIN`, runs both and
 compares exit code, stdout, stderr and report.json (paths masked): a
 differential check of a decoder change.
 
-    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] FILE...
+    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] [--args "…"] FILE...
+
+The damaged copy keeps its file's name; `--args` are passed on (e.g.
+`--args "--map assets/mappings/verl-agent-steps.toml"`).
 
 Damaged files that fail are kept as /tmp/fuzz-parquet-RUN.parquet.
 """
@@ -22,6 +25,7 @@ def main():
     ap.add_argument("--against")
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--args", default="")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = tempfile.mkdtemp()
@@ -29,18 +33,20 @@ def main():
     codes = {}
     try:
         for run in range(a.runs):
-            raw = bytearray(open(rng.choice(a.files), "rb").read())
+            src = rng.choice(a.files)
+            raw = bytearray(open(src, "rb").read())
             footer = int.from_bytes(raw[-8:-4], "little")
             for _ in range(rng.choice([1, 2, 4, 16])):
                 i = rng.randrange(4, len(raw) - 8 - footer)
                 raw[i] = rng.randrange(256) if rng.random() < 0.5 else raw[i] ^ (1 << rng.randrange(8))
             shutil.rmtree(work)
             os.makedirs(f"{work}/in")
-            open(f"{work}/in/eval-000.parquet", "wb").write(raw)
+            open(f"{work}/in/{os.path.basename(src)}", "wb").write(raw)
             outs = []
             for k, b in enumerate([a.bin] + ([a.against] if a.against else [])):
                 out = f"{work}/out{k}"
-                r = subprocess.run([b, "--headless", f"{work}/in", "--out", out], capture_output=True, timeout=120)
+                args = [b, "--headless", f"{work}/in", "--out", out] + a.args.split()
+                r = subprocess.run(args, capture_output=True, timeout=120)
                 rep = open(f"{out}/report.json", "rb").read() if os.path.exists(f"{out}/report.json") else b""
                 outs.append(tuple(x.replace(out.encode(), b"OUT") for x in (r.stdout, r.stderr, rep)) + (r.returncode,))
             code = outs[0][3]

@@ -178,27 +178,39 @@ fn bad_invocation_exits_2() {
 /// number (one byte of a pyarrow-written test file changed, as
 /// `scripts/fuzz_parquet.py` found them): polars reads the count as a
 /// `usize`, reserved exabytes for it and aborted the process. It is the
-/// file's error: exit 2, the page named, no report written.
+/// file's error: exit 2, the page named, no report written — for a
+/// trajectory file (rows that begin pages or not) and for a file read
+/// through `--map` (polars' own reader).
 #[test]
 fn a_page_header_counting_negative_values_is_an_error_not_an_abort() {
     let d = temp_dir("negative_page_count");
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
-    for (file, at, was, now, values, left) in [
-        ("eval-step-nulls.parquet", 2342, 0x0c, 0x15, -11, 6),
-        ("eval-page-index.parquet", 1885, 0xac, 0x85, -131, 150),
+    let map = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/mappings/verl-agent-steps.toml"
+    );
+    for (file, at, was, now, values, left, mapping) in [
+        ("eval-step-nulls.parquet", 2342, 0x0c, 0x15, -11, 6, None),
+        ("eval-page-index.parquet", 1885, 0xac, 0x85, -131, 150, None),
+        // env_step's data page: 17 values (zigzag 0x22) made -17 (0x21).
+        ("verl-agent/1.parquet", 1328, 0x22, 0x21, -17, 17, Some(map)),
     ] {
         let mut raw = std::fs::read(format!("{data}{file}")).unwrap();
         assert_eq!(raw[at], was, "{file}: not the byte this test changes");
         raw[at] = now;
-        let bad = d.join(file);
+        let dir = d.join(file.replace('/', "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join(file.rsplit('/').next().unwrap());
         std::fs::write(&bad, &raw).unwrap();
-        let out = d.join(format!("out-{file}"));
-        let o = rl_audit(&[
+        let out = dir.join("out");
+        let mut args = vec![
             "--headless",
-            bad.to_str().unwrap(),
+            dir.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
-        ]);
+        ];
+        args.extend(mapping.map(|m| ["--map", m]).into_iter().flatten());
+        let o = rl_audit(&args);
         assert_eq!(o.status.code(), Some(2), "{file}");
         assert_eq!(
             String::from_utf8_lossy(&o.stderr),

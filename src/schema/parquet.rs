@@ -127,10 +127,40 @@ fn unreadable(name: &str, e: PolarsError) -> Error {
 
 /// A Parquet file's rows (or `slice` = (first, count) of them) as a frame.
 fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<DataFrame> {
+    check_every_page_count(raw, None).map_err(|e| unreadable(name, e))?;
     ParquetReader::new(std::io::Cursor::new(raw))
         .with_slice(slice)
         .finish()
         .map_err(|e| unreadable(name, e))
+}
+
+/// [`TrajectoryFile::check_page_counts`] on the column chunks of a file
+/// that polars reads itself (every column for `--map` and a file of
+/// several kinds of rows; `only` the `kind` column to tell which): a
+/// damaged page count would abort the process there too.
+fn check_every_page_count(raw: &[u8], only: Option<&str>) -> PolarsResult<()> {
+    let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw))?;
+    for rg in &meta.row_groups {
+        let columns = rg.parquet_columns().iter().filter(|m| {
+            only.is_none_or(|c| {
+                m.descriptor()
+                    .path_in_schema
+                    .first()
+                    .is_some_and(|p| p == c)
+            })
+        });
+        for m in columns {
+            let r = m.byte_range();
+            let chunk = usize::try_from(r.start)
+                .ok()
+                .zip(usize::try_from(r.end).ok())
+                .and_then(|(a, b)| raw.get(a..b))
+                .ok_or_else(|| polars_err!(ComputeError: "a column chunk past the file's end"))?;
+            let chunk = polars_buffer::Buffer::from_vec(chunk.to_vec());
+            TrajectoryFile::check_page_counts(m, chunk)?;
+        }
+    }
+    Ok(())
 }
 
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
@@ -143,12 +173,15 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     // The kinds of rows, from that column alone when there is one.
     let kinds = match reader.schema().map_err(unreadable)?.get("kind") {
         None => None,
-        Some(_) => Some(
-            ParquetReader::new(std::io::Cursor::new(&raw[..]))
-                .with_columns(Some(vec!["kind".into()]))
-                .finish()
-                .map_err(unreadable)?,
-        ),
+        Some(_) => {
+            check_every_page_count(&raw, Some("kind")).map_err(unreadable)?;
+            Some(
+                ParquetReader::new(std::io::Cursor::new(&raw[..]))
+                    .with_columns(Some(vec!["kind".into()]))
+                    .finish()
+                    .map_err(unreadable)?,
+            )
+        }
     };
     let all = |ok: &dyn Fn(Option<&str>) -> bool| {
         kinds.as_ref().map(|df| {
