@@ -218,7 +218,11 @@ pub fn decode(
             Err(e) => return Some(Err(e)),
             Ok(Page::Dict(d)) => {
                 let physical = descriptor.primitive_type.physical_type;
-                let mut v = Values::new(physical, leaf, d.num_values)?;
+                // Room for no more values than its bytes can hold (a
+                // damaged count is then refused by `extend_plain`, not
+                // reserved).
+                let room = d.num_values.min(d.buffer.len().saturating_mul(8));
+                let mut v = Values::new(physical, leaf, room)?;
                 v.extend_plain(&d.buffer, d.num_values)?;
                 Some(v)
             }
