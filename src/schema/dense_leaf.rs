@@ -19,7 +19,9 @@
 //! differential fuzz of 300 damaged files: README, sessions 30–31).
 
 use polars::prelude::*;
-use polars_arrow::array::{BooleanArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray};
+use polars_arrow::array::{
+    BooleanArray, ListArray, PrimitiveArray, StructArray, Utf8ViewArray, View,
+};
 use polars_arrow::bitmap::MutableBitmap;
 use polars_arrow::offset::{Offset, OffsetsBuffer};
 use polars_parquet::parquet::encoding::hybrid_rle::HybridRleDecoder;
@@ -35,7 +37,96 @@ enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
     Bool(MutableBitmap),
-    Str(polars_arrow::array::MutableBinaryViewArray<str>),
+    Str(Strs),
+}
+
+/// UTF-8 strings as views (polars' `Utf8ViewArray`): strings of up to 12
+/// bytes inside their view, longer ones in one buffer. A leaf's strings
+/// repeat (a log-probability's run name on every entry), so a string equal
+/// to one of the last few distinct ones takes that one's view: checked
+/// UTF-8 and stored once.
+struct Strs {
+    views: Vec<View>,
+    buffer: Vec<u8>,
+    /// The sum of the strings' lengths, repeats included.
+    bytes: usize,
+    /// The last few distinct strings' views, the newest first.
+    recent: [Option<View>; 4],
+}
+
+impl Strs {
+    fn with_capacity(n: usize) -> Strs {
+        Strs {
+            views: Vec::with_capacity(n),
+            buffer: Vec::new(),
+            bytes: 0,
+            recent: [None; 4],
+        }
+    }
+
+    /// The bytes of a view of this array's.
+    fn bytes_of<'a>(&'a self, v: &'a View) -> &'a [u8] {
+        if v.length <= View::MAX_INLINE_SIZE {
+            // SAFETY: an inline view holds its bytes.
+            unsafe { v.get_inlined_slice_unchecked() }
+        } else {
+            &self.buffer[v.offset as usize..v.offset as usize + v.length as usize]
+        }
+    }
+
+    /// Appends `s`; `None` when it is not UTF-8 (or the buffer would pass
+    /// what a view can address).
+    fn push(&mut self, s: &[u8]) -> Option<()> {
+        let view = match self
+            .recent
+            .iter()
+            .flatten()
+            .find(|v| v.length as usize == s.len() && self.bytes_of(v) == s)
+        {
+            Some(&v) => v,
+            None => {
+                std::str::from_utf8(s).ok()?;
+                let v = if s.len() <= View::MAX_INLINE_SIZE as usize {
+                    View::new_inline(s)
+                } else {
+                    let at = u32::try_from(self.buffer.len()).ok()?;
+                    u32::try_from(self.buffer.len() + s.len()).ok()?;
+                    self.buffer.extend_from_slice(s);
+                    View::new_from_bytes(s, 0, at)
+                };
+                self.recent.rotate_right(1);
+                self.recent[0] = Some(v);
+                v
+            }
+        };
+        self.bytes += s.len();
+        self.views.push(view);
+        Some(())
+    }
+
+    /// Views `range` as an array of `dtype`.
+    fn into_array(self, dtype: &ArrowDataType, range: std::ops::Range<usize>) -> ArrayRef {
+        let buffers: Vec<polars_buffer::Buffer<u8>> = if self.buffer.is_empty() {
+            Vec::new()
+        } else {
+            vec![self.buffer.into()]
+        };
+        let total = buffers.iter().map(|b| b.len()).sum();
+        // SAFETY: every string was checked UTF-8 when first pushed (a
+        // repeat's bytes equal one checked), and every long view lies in
+        // the one buffer, which `push` appended its bytes to.
+        let array = unsafe {
+            Utf8ViewArray::new_unchecked(
+                dtype.clone(),
+                self.views.into(),
+                buffers.into(),
+                None,
+                Some(self.bytes),
+                total,
+            )
+        };
+        array.sliced(range.start, range.len()).boxed()
+    }
 }
 
 impl Values {
@@ -50,9 +141,9 @@ impl Values {
             (PhysicalType::Boolean, ArrowDataType::Boolean) => {
                 Values::Bool(MutableBitmap::with_capacity(n))
             }
-            (PhysicalType::ByteArray, ArrowDataType::Utf8View) => Values::Str(
-                polars_arrow::array::MutableBinaryViewArray::with_capacity(n),
-            ),
+            (PhysicalType::ByteArray, ArrowDataType::Utf8View) => {
+                Values::Str(Strs::with_capacity(n))
+            }
             _ => return None,
         })
     }
@@ -64,7 +155,7 @@ impl Values {
             Values::F32(v) => v.len(),
             Values::F64(v) => v.len(),
             Values::Bool(v) => v.len(),
-            Values::Str(v) => v.len(),
+            Values::Str(v) => v.views.len(),
         }
     }
 
@@ -102,7 +193,7 @@ impl Values {
                 for _ in 0..n {
                     let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
                     let s = rest.get(4..4usize.checked_add(len)?)?;
-                    v.push_value(std::str::from_utf8(s).ok()?);
+                    v.push(s)?;
                     rest = &rest[4 + len..];
                 }
                 Some(())
@@ -128,7 +219,7 @@ impl Values {
             }
             (Values::Str(v), Values::Str(d)) => {
                 for &i in indices {
-                    v.push_value(d.value(i as usize));
+                    v.push(d.bytes_of(&d.views[i as usize]))?;
                 }
             }
             _ => return None,
@@ -157,10 +248,7 @@ impl Values {
             Values::Bool(v) => BooleanArray::new(dtype.clone(), v.freeze(), None)
                 .sliced(a, n)
                 .boxed(),
-            Values::Str(v) => {
-                let v: Utf8ViewArray = v.freeze();
-                v.sliced(a, n).boxed()
-            }
+            Values::Str(v) => v.into_array(dtype, range),
         }
     }
 }
@@ -396,5 +484,44 @@ fn page_levels_and_values(
             values.extend_from_dict(dict, &indices)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings pushed come back as polars' own array of them, repeats
+    /// (inline or not, of equal lengths, past the four recent ones)
+    /// included; a string that is not UTF-8 is refused, even one that
+    /// begins like a recent one.
+    #[test]
+    fn strings_come_back_as_pushed_and_invalid_utf8_is_refused() {
+        let names = [
+            "base",
+            "grpo",
+            "a-much-longer-run-name",
+            "a-much-longer-run-nama",
+            "sft",
+            "",
+        ];
+        // The two long names are stored, then found among the recent
+        // ones until "sft" and "" push them out: the second is stored again.
+        let order = [2, 3, 0, 1, 2, 3, 3, 0, 2, 1, 4, 5, 3, 3];
+        let mut s = Strs::with_capacity(4);
+        for &k in &order {
+            s.push(names[k].as_bytes()).unwrap();
+        }
+        assert_eq!(s.buffer.len(), 3 * "a-much-longer-run-name".len());
+        let want: Vec<&str> = order.iter().map(|&k| names[k]).collect();
+        let want = Utf8ViewArray::from_slice_values(&want[2..13]);
+        let got = s.into_array(&ArrowDataType::Utf8View, 2..13);
+        assert!(got.as_ref() == &want as &dyn polars_arrow::array::Array);
+
+        let mut s = Strs::with_capacity(2);
+        s.push(b"a-much-longer-run-name").unwrap();
+        assert!(s.push(b"a-much-longer-run-nam\xff").is_none());
+        assert!(s.push(b"gr\xffo").is_none());
+        assert_eq!(s.views.len(), 1);
     }
 }

@@ -1908,8 +1908,19 @@ mod tests {
             [
                 Series::new(
                     "run".into(),
+                    // Names of equal lengths, inline and not, more than
+                    // the straight path's four recent ones.
                     (0..n_logp)
-                        .map(|q| ["base", "a-much-longer-run-name"][q % 2])
+                        .map(|q| {
+                            let names = [
+                                "base",
+                                "grpo",
+                                "a-much-longer-run-name",
+                                "a-much-longer-run-nama",
+                                "sft",
+                            ];
+                            names[[0, 1, 2, 3, 4, 0, 2, 3][q % 8]]
+                        })
                         .collect::<Vec<_>>(),
                 ),
                 Series::new(
