@@ -487,6 +487,18 @@ fn page_levels_and_values(
     }
 }
 
+/// Run names for tests of strings: pairs of equal lengths, inline (up to
+/// 12 bytes) and not, more than [`Strs`]' four recent ones, and empty.
+#[cfg(test)]
+pub(crate) const RUN_NAMES: [&str; 6] = [
+    "base",
+    "grpo",
+    "a-much-longer-run-name",
+    "a-much-longer-run-nama",
+    "sft",
+    "",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,14 +509,7 @@ mod tests {
     /// begins like a recent one.
     #[test]
     fn strings_come_back_as_pushed_and_invalid_utf8_is_refused() {
-        let names = [
-            "base",
-            "grpo",
-            "a-much-longer-run-name",
-            "a-much-longer-run-nama",
-            "sft",
-            "",
-        ];
+        let names = RUN_NAMES;
         // The two long names are stored, then found among the recent
         // ones until "sft" and "" push them out: the second is stored again.
         let order = [2, 3, 0, 1, 2, 3, 3, 0, 2, 1, 4, 5, 3, 3];

@@ -1908,18 +1908,9 @@ mod tests {
             [
                 Series::new(
                     "run".into(),
-                    // Names of equal lengths, inline and not, more than
-                    // the straight path's four recent ones.
                     (0..n_logp)
                         .map(|q| {
-                            let names = [
-                                "base",
-                                "grpo",
-                                "a-much-longer-run-name",
-                                "a-much-longer-run-nama",
-                                "sft",
-                            ];
-                            names[[0, 1, 2, 3, 4, 0, 2, 3][q % 8]]
+                            super::super::dense_leaf::RUN_NAMES[[0, 1, 2, 3, 4, 0, 2, 3][q % 8]]
                         })
                         .collect::<Vec<_>>(),
                 ),
