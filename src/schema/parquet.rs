@@ -242,6 +242,15 @@ const DENSE_VALUES: usize = 4 * WINDOW_VALUES;
 /// 1 M-trajectory audit's 3.8 s.
 const WINDOW_SLACK: u64 = 16 << 20;
 
+/// A kept leaf of a row group ([`TrajectoryFile::leaves`]): its column,
+/// the field to decode it alone with (`None` when the column is decoded
+/// whole) and its column chunk (`None` when the row group lacks the column).
+type Leaf<'a> = (
+    usize,
+    Option<ArrowField>,
+    Option<&'a polars_parquet::read::ColumnChunkMetadata>,
+);
+
 /// A trajectory file read by the columns [`parse_trajectories`] reads:
 /// the trajectory fields, and of `steps` (a list of structs) only
 /// [`STEP_FIELDS`]. The other leaves (actions, observations, whatever else
@@ -441,20 +450,8 @@ impl TrajectoryFile {
         Ok(())
     }
 
-    /// Row group `g`'s kept leaves, columns in order: (column, the field
-    /// to decode the leaf alone with — `None` when the column is decoded
-    /// whole —, its chunk; `None` when the row group lacks the column).
-    #[allow(clippy::type_complexity)]
-    fn leaves(
-        &self,
-        g: usize,
-    ) -> PolarsResult<
-        Vec<(
-            usize,
-            Option<ArrowField>,
-            Option<&polars_parquet::read::ColumnChunkMetadata>,
-        )>,
-    > {
+    /// Row group `g`'s kept leaves ([`Leaf`]), columns in order.
+    fn leaves(&self, g: usize) -> PolarsResult<Vec<Leaf<'_>>> {
         let rg = &self.meta.row_groups[g];
         let mut out = Vec::new();
         for (c, (field, keep)) in self.columns.iter().enumerate() {
@@ -682,49 +679,30 @@ impl TrajectoryFile {
 
     /// Window `w`'s rows as a frame.
     fn frame(&self, w: usize) -> PolarsResult<DataFrame> {
-        use polars_io::parquet::read::_internal::to_deserializer;
         let (g, ref rows) = self.windows[w];
         let (a, b) = (rows.start, rows.end);
         let leaves = self.leaves(g)?;
         let group_rows = self.meta.row_groups[g].num_rows();
-        let decoded = leaves
-            .par_iter()
-            .enumerate()
-            .map(|(i, (c, leaf, m))| -> PolarsResult<Option<ArrayRef>> {
-                let Some(m) = m else { return Ok(None) };
-                let Some(leaf) = leaf else {
-                    // A column decoded whole: all its kept leaves at once.
-                    if leaves[..i].iter().any(|l| l.0 == *c) {
-                        return Ok(None);
-                    }
-                    let (field, _) = &self.columns[*c];
-                    let chunks: Vec<_> = leaves
-                        .iter()
-                        .filter(|l| l.0 == *c)
-                        .filter_map(|l| l.2.map(|m| (m, self.chunk(m))))
-                        .collect();
-                    for (m, chunk) in &chunks {
-                        Self::check_page_counts(m, chunk.clone())?;
-                    }
-                    let filter = polars_parquet::read::Filter::new_ranged(a, b);
-                    let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
-                    return one_array(arrays).map(Some);
-                };
-                match &self.pages[g] {
-                    None => {
-                        let filter = polars_parquet::read::Filter::new_ranged(a, b);
-                        Self::check_page_counts(m, self.chunk(m))?;
-                        let chunks = vec![(*m, self.chunk(m))];
-                        let (arrays, _) = to_deserializer(chunks, leaf.clone(), Some(filter))?;
-                        one_array(arrays).map(Some)
-                    }
-                    Some(pages) => {
-                        let mut p = pages[i].lock().unwrap_or_else(|e| e.into_inner());
-                        self.window_of_leaf(m, leaf, &mut p, a..b, group_rows)
-                            .map(Some)
-                    }
-                }
+        // The costliest leaves first (strings, then the most values), each
+        // a task of its own: the longest must not start last and leave a
+        // core idle at the window's end.
+        let mut order: Vec<usize> = (0..leaves.len()).collect();
+        order.sort_by_key(|&i| {
+            leaves[i].2.map_or((true, 0), |m| {
+                let strings = m.descriptor().descriptor.primitive_type.physical_type
+                    == polars_parquet::parquet::schema::types::PhysicalType::ByteArray;
+                (!strings, -m.num_values())
             })
+        });
+        let mut decoded: Vec<(usize, PolarsResult<Option<ArrayRef>>)> = order
+            .par_iter()
+            .with_max_len(1)
+            .map(|&i| (i, self.window_leaf(&leaves, i, g, a..b, group_rows)))
+            .collect();
+        decoded.sort_by_key(|d| d.0);
+        let decoded = decoded
+            .into_iter()
+            .map(|d| d.1)
             .collect::<PolarsResult<Vec<_>>>()?;
         let mut columns = Vec::new();
         for (c, (field, _)) in self.columns.iter().enumerate() {
@@ -746,6 +724,55 @@ impl TrajectoryFile {
             columns.push(Series::try_from((field, vec![array]))?.into_column());
         }
         DataFrame::new(b - a, columns)
+    }
+
+    /// Leaf `i` of `leaves` (row group `g`'s) over rows `rows` of the
+    /// group: `None` for a leaf the file lacks or one decoded with the
+    /// column before it.
+    fn window_leaf(
+        &self,
+        leaves: &[Leaf<'_>],
+        i: usize,
+        g: usize,
+        rows: std::ops::Range<usize>,
+        group_rows: usize,
+    ) -> PolarsResult<Option<ArrayRef>> {
+        use polars_io::parquet::read::_internal::to_deserializer;
+        let (a, b) = (rows.start, rows.end);
+        let (c, leaf, m) = &leaves[i];
+        let Some(m) = m else { return Ok(None) };
+        let Some(leaf) = leaf else {
+            // A column decoded whole: all its kept leaves at once.
+            if leaves[..i].iter().any(|l| l.0 == *c) {
+                return Ok(None);
+            }
+            let (field, _) = &self.columns[*c];
+            let chunks: Vec<_> = leaves
+                .iter()
+                .filter(|l| l.0 == *c)
+                .filter_map(|l| l.2.map(|m| (m, self.chunk(m))))
+                .collect();
+            for (m, chunk) in &chunks {
+                Self::check_page_counts(m, chunk.clone())?;
+            }
+            let filter = polars_parquet::read::Filter::new_ranged(a, b);
+            let (arrays, _) = to_deserializer(chunks, field.clone(), Some(filter))?;
+            return one_array(arrays).map(Some);
+        };
+        match &self.pages[g] {
+            None => {
+                let filter = polars_parquet::read::Filter::new_ranged(a, b);
+                Self::check_page_counts(m, self.chunk(m))?;
+                let chunks = vec![(*m, self.chunk(m))];
+                let (arrays, _) = to_deserializer(chunks, leaf.clone(), Some(filter))?;
+                one_array(arrays).map(Some)
+            }
+            Some(pages) => {
+                let mut p = pages[i].lock().unwrap_or_else(|e| e.into_inner());
+                self.window_of_leaf(m, leaf, &mut p, a..b, group_rows)
+                    .map(Some)
+            }
+        }
     }
 
     /// Rows `rows` of one leaf, from the pages that hold them; the rows up
