@@ -253,21 +253,24 @@ impl Values {
     }
 }
 
-/// The list levels of `dtype` down to its leaf, through structs of one
-/// field (what [`super::parquet`]'s `only_leaf` makes): each list's type
-/// outermost first, and the leaf's type. `None` for any other shape.
+/// The types around `dtype`'s leaf — lists and structs of one field (what
+/// [`super::parquet`]'s `only_leaf` makes), outermost first — and the
+/// leaf's type. `None` for any other shape.
 fn shape(dtype: &ArrowDataType) -> Option<(Vec<&ArrowDataType>, &ArrowDataType)> {
-    let mut lists = Vec::new();
+    let mut around = Vec::new();
     let mut d = dtype;
     loop {
         match d {
             ArrowDataType::List(item) | ArrowDataType::LargeList(item) => {
-                lists.push(d);
+                around.push(d);
                 d = &item.dtype;
             }
-            ArrowDataType::Struct(fields) if fields.len() == 1 => d = &fields[0].dtype,
+            ArrowDataType::Struct(fields) if fields.len() == 1 => {
+                around.push(d);
+                d = &fields[0].dtype;
+            }
             ArrowDataType::Struct(_) => return None,
-            leaf => return Some((lists, leaf)),
+            leaf => return Some((around, leaf)),
         }
     }
 }
@@ -284,9 +287,13 @@ pub fn decode(
     rows: std::ops::Range<usize>,
 ) -> Option<PolarsResult<ArrayRef>> {
     use polars_parquet::parquet::compression::DecompressionContext;
-    let (lists, leaf) = shape(&field.dtype)?;
+    let (around, leaf) = shape(&field.dtype)?;
+    let lists = around
+        .iter()
+        .filter(|d| matches!(d, ArrowDataType::List(_) | ArrowDataType::LargeList(_)))
+        .count();
     let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
-    if lists.len() != max_rep || max_rep == 0 {
+    if lists != max_rep || max_rep == 0 {
         return None;
     }
     let max_def = u32::try_from(descriptor.max_def_level).ok()?;
@@ -367,18 +374,7 @@ pub fn decode(
     let mut array = values.into_array(leaf, a..b);
     // Back up from the leaf: structs of one field and lists.
     let mut list = max_rep;
-    let mut types: Vec<&ArrowDataType> = Vec::new();
-    let mut d = &field.dtype;
-    loop {
-        types.push(d);
-        match d {
-            ArrowDataType::List(item) | ArrowDataType::LargeList(item) => d = &item.dtype,
-            ArrowDataType::Struct(fields) => d = &fields[0].dtype,
-            _ => break,
-        }
-    }
-    types.pop();
-    for d in types.into_iter().rev() {
+    for d in around.into_iter().rev() {
         array = match d {
             ArrowDataType::Struct(_) => {
                 match StructArray::try_new(d.clone(), array.len(), vec![array], None) {
