@@ -8,7 +8,9 @@ an exit code other than 0, 2 or 3. With `--against OLD_BIN`, runs both and
 compares exit code, stdout, stderr and report.json (paths masked): a
 differential check of a decoder change.
 
-    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] [--args "…"] FILE...
+    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] [--args "…"] [--footer] FILE...
+
+`--footer` damages the footer (the file's Thrift metadata) instead.
 
 The damaged copy keeps its file's name; `--args` are passed on (e.g.
 `--args "--map assets/mappings/verl-agent-steps.toml"`).
@@ -26,6 +28,7 @@ def main():
     ap.add_argument("--runs", type=int, default=300)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--args", default="")
+    ap.add_argument("--footer", action="store_true", help="damage the footer (the file's metadata) instead of its pages")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = tempfile.mkdtemp()
@@ -37,7 +40,10 @@ def main():
             raw = bytearray(open(src, "rb").read())
             footer = int.from_bytes(raw[-8:-4], "little")
             for _ in range(rng.choice([1, 2, 4, 16])):
-                i = rng.randrange(4, len(raw) - 8 - footer)
+                if a.footer:
+                    i = rng.randrange(len(raw) - 8 - footer, len(raw) - 8)
+                else:
+                    i = rng.randrange(4, len(raw) - 8 - footer)
                 raw[i] = rng.randrange(256) if rng.random() < 0.5 else raw[i] ^ (1 << rng.randrange(8))
             shutil.rmtree(work)
             os.makedirs(f"{work}/in")

@@ -139,6 +139,8 @@ fn cost_cells(
     let per_seed: Vec<bool> = pairs.iter().map(|(pr, _)| multi.contains(pr)).collect();
     let mut sums: Vec<(u64, f64)> = vec![(0, 0.0); members.len()];
     let mut seeded: BTreeMap<(u32, Option<Id>), (u64, f64)> = BTreeMap::new();
+    // A rollout's counted steps, read once for every T it is costed at.
+    let mut tokens: Vec<(u32, u64)> = Vec::new();
     // Outcome-only rollouts have no turns to cost (SPEC §4.1).
     for tr in set
         .trajectories
@@ -149,9 +151,15 @@ fn cost_cells(
             continue;
         };
         let slot = slot as usize;
+        tokens.clear();
+        tokens.extend(
+            set.steps_of(tr)
+                .iter()
+                .filter_map(|st| Some((st.turn, st.output_tokens()?))),
+        );
         for m in first[slot]..first[slot + 1] {
             let t = members[m as usize].1;
-            let cost = attempt_cost(tr.success_turn(), tr.turns, set.steps_of(tr), t, s);
+            let cost = attempt_cost(tr.success_turn(), tr.turns, &tokens, t, s);
             let e = if per_seed[p as usize] {
                 seeded.entry((m, tr.seed())).or_default()
             } else {
@@ -188,12 +196,13 @@ fn cost_cells(
 }
 
 /// Cost of one attempt at T: u turns (the success turn if solved within T,
-/// else min(T, turns)) plus the output tokens of its steps up to turn u
-/// (a step without a count costs nothing).
+/// else min(T, turns)) plus the output tokens of its steps up to turn u.
+/// `tokens`: its steps' (turn, output tokens), those with a count (a step
+/// without one costs nothing).
 pub fn attempt_cost(
     success_turn: Option<u32>,
     turns: u32,
-    steps: crate::schema::Steps,
+    tokens: &[(u32, u64)],
     t: u32,
     s: &Settings,
 ) -> f64 {
@@ -201,11 +210,7 @@ pub fn attempt_cost(
         Some(st) if st <= t => st,
         _ => t.min(turns),
     };
-    let toks: u64 = steps
-        .iter()
-        .filter(|st| st.turn <= u)
-        .filter_map(|st| st.output_tokens())
-        .sum();
+    let toks: u64 = tokens.iter().filter(|st| st.0 <= u).map(|st| st.1).sum();
     u as f64 * s.cost.turn + toks as f64 * s.cost.token
 }
 

@@ -121,19 +121,10 @@ pub fn analyse(
 ) -> Result<Vec<Likelihood>> {
     let mut out = Vec::new();
     let mut window = LogpWindow::default();
+    let successes = Successes::of(set, agg, pairs);
     for pair in pairs {
-        let runs = [pair.base, pair.rl];
         // Successful full-budget evaluation rollouts of the pair's runs.
-        let succ: Vec<&Trajectory> = set
-            .trajectories
-            .iter()
-            .filter(|t| {
-                t.benchmark == pair.benchmark
-                    && t.success
-                    && runs.contains(&t.run)
-                    && agg.at_full_budget(t)
-            })
-            .collect();
+        let succ = successes.of_pair(set, pair);
         if succ.is_empty() {
             continue;
         }
@@ -287,6 +278,60 @@ pub struct LlrTurn {
     pub ci: super::stats::Ci,
 }
 
+/// The successful full-budget evaluation rollouts of each (benchmark, run)
+/// of the pairs, as indices in set order: what the likelihood and its LLR
+/// by turn read, found in one pass over the set (a pass per pair and run
+/// before: 24 over 1.1 M rollouts for eight pairs, ~0.1 s of CPU).
+struct Successes(BTreeMap<(Id, Id), Vec<u32>>);
+
+impl Successes {
+    fn of(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair]) -> Successes {
+        let mut by: BTreeMap<(Id, Id), Vec<u32>> = pairs
+            .iter()
+            .flat_map(|p| [(p.benchmark, p.base), (p.benchmark, p.rl)])
+            .map(|k| (k, Vec::new()))
+            .collect();
+        for (i, t) in set.trajectories.iter().enumerate() {
+            if !t.success {
+                continue;
+            }
+            if let Some(v) = by.get_mut(&(t.benchmark, t.run)) {
+                if agg.at_full_budget(t) {
+                    v.push(u32::try_from(i).expect("fewer than 2^32 rollouts"));
+                }
+            }
+        }
+        Successes(by)
+    }
+
+    fn of_run(&self, benchmark: Id, run: Id) -> &[u32] {
+        self.0.get(&(benchmark, run)).map_or(&[], Vec::as_slice)
+    }
+
+    /// Both runs' rollouts of a pair, in set order.
+    fn of_pair<'s>(&self, set: &'s LogSet, pair: &Pair) -> Vec<&'s Trajectory> {
+        let base = self.of_run(pair.benchmark, pair.base);
+        let rl = if pair.rl == pair.base {
+            &[]
+        } else {
+            self.of_run(pair.benchmark, pair.rl)
+        };
+        let (mut i, mut j) = (0, 0);
+        let mut out = Vec::with_capacity(base.len() + rl.len());
+        while i < base.len() || j < rl.len() {
+            let next = if j == rl.len() || (i < base.len() && base[i] < rl[j]) {
+                i += 1;
+                base[i - 1]
+            } else {
+                j += 1;
+                rl[j - 1]
+            };
+            out.push(&set.trajectories[next as usize]);
+        }
+        out
+    }
+}
+
 /// Clusters the LLR by turn gathers before bootstrapping them: a window of
 /// turns holds about this many (16 bytes each, and 32 more each while its
 /// bootstrap runs). All (turn, task) cells of a run at once were a million
@@ -320,17 +365,13 @@ fn by_turn_in_windows(
 ) -> Result<Vec<LlrTurn>> {
     let mut window = LogpWindow::default();
     let mut out = Vec::new();
+    let successes = Successes::of(set, agg, pairs);
     for pair in pairs {
         for run in [pair.base, pair.rl] {
-            let mut rollouts: Vec<&Trajectory> = set
-                .trajectories
+            let mut rollouts: Vec<&Trajectory> = successes
+                .of_run(pair.benchmark, run)
                 .iter()
-                .filter(|t| {
-                    t.benchmark == pair.benchmark
-                        && t.run == run
-                        && t.success
-                        && agg.at_full_budget(t)
-                })
+                .map(|&i| &set.trajectories[i as usize])
                 .collect();
             // Task by task (stable: a task's rollouts keep their order, so
             // each cell sums its steps as it always has), tasks in id order.
@@ -463,5 +504,54 @@ mod tests {
         let one = rows(usize::MAX);
         assert!(one.contains("LlrTurn"), "{one}");
         assert_eq!(rows(1), one);
+    }
+
+    /// One pass over the set finds, for each pair, what a pass of its own
+    /// filtering every rollout finds: its runs' successful full-budget
+    /// evaluation rollouts, in the set's order (the two runs interleaved).
+    #[test]
+    fn successes_found_in_one_pass_are_each_pairs_own() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+        let set = crate::schema::load::load(&[dir], &Default::default()).unwrap();
+        let s = Settings::default();
+        let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
+        assert!(pairs.len() > 1, "{}", pairs.len());
+        let agg = crate::schema::frames::eval_aggregates(&set).unwrap();
+        let found = Successes::of(&set, &agg, &pairs);
+        for p in &pairs {
+            let own: Vec<&Trajectory> = set
+                .trajectories
+                .iter()
+                .filter(|t| {
+                    t.benchmark == p.benchmark
+                        && t.success
+                        && [p.base, p.rl].contains(&t.run)
+                        && agg.at_full_budget(t)
+                })
+                .collect();
+            let got = found.of_pair(&set, p);
+            assert!(own.len() > 2, "{}", own.len());
+            assert_eq!(got.len(), own.len());
+            assert!(got.iter().zip(&own).all(|(a, b)| std::ptr::eq(*a, *b)));
+        }
+        // Runs whose rollouts alternate in the set (this one writes each
+        // run's in a block) are merged in set order, not one list after
+        // the other.
+        let p = &pairs[0];
+        let interleaved = Successes(BTreeMap::from([
+            ((p.benchmark, p.base), vec![0, 2, 5, 9]),
+            ((p.benchmark, p.rl), vec![1, 3, 4, 6, 7]),
+        ]));
+        let order: Vec<usize> = interleaved
+            .of_pair(&set, p)
+            .into_iter()
+            .map(|t| {
+                set.trajectories
+                    .iter()
+                    .position(|u| std::ptr::eq(t, u))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5, 6, 7, 9]);
     }
 }

@@ -281,12 +281,11 @@ fn shape(dtype: &ArrowDataType) -> Option<(Vec<&ArrowDataType>, &ArrowDataType)>
 /// module's note): decode with polars instead. `Some(Err)` when a page
 /// cannot be read or decompressed.
 pub fn decode(
-    mut reader: polars_parquet::read::PageReader,
+    reader: polars_parquet::read::PageReader,
     descriptor: &polars_parquet::parquet::metadata::Descriptor,
     field: &ArrowField,
     rows: std::ops::Range<usize>,
 ) -> Option<PolarsResult<ArrayRef>> {
-    use polars_parquet::parquet::compression::DecompressionContext;
     let (around, leaf) = shape(&field.dtype)?;
     let lists = around
         .iter()
@@ -296,20 +295,97 @@ pub fn decode(
     if lists != max_rep || max_rep == 0 {
         return None;
     }
-    let max_def = u32::try_from(descriptor.max_def_level).ok()?;
     // Every level is a value here: the pages' levels are room enough.
     let total = reader.total_num_values();
-    let mut values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
-    let (mut buf, mut ctx) = (Vec::new(), DecompressionContext::Unset);
-    let mut decompress = |page: CompressedPage| -> PolarsResult<Page> {
+    let values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
+    SCRATCH.with_borrow_mut(|scratch| {
+        let out = decode_pages(reader, descriptor, &around, leaf, rows, values, scratch);
+        scratch.keep_small();
+        out
+    })
+}
+
+/// What [`decode`] needs for a leaf's pages besides its output, kept by
+/// each thread from leaf to leaf: the decompressed page (polars'
+/// `decompress` takes the buffer it is given; it is taken back once the
+/// page is read) and the repetition levels. Allocated afresh, each was
+/// faulted in and zeroed again by the kernel for every window's leaf: a
+/// sixth of a 1 M-trajectory Parquet load's page faults.
+#[derive(Default)]
+struct Scratch {
+    page: Vec<u8>,
+    reps: Vec<u32>,
+}
+
+impl Scratch {
+    /// What a thread may keep between leaves: a page and the levels of
+    /// [`super::parquet`]'s largest dense window (2¹⁹ levels), about.
+    const KEEP: usize = 4 << 20;
+
+    /// Lets go of buffers a leaf of unusually large pages grew past
+    /// [`Scratch::KEEP`] bytes.
+    fn keep_small(&mut self) {
+        if self.page.capacity() > Self::KEEP {
+            self.page = Vec::new();
+        }
+        if self.reps.capacity() * std::mem::size_of::<u32>() > Self::KEEP {
+            self.reps = Vec::new();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// Fills this thread's [`Scratch`] with stale bytes and levels (a test's
+/// check that nothing of a leaf decoded before reaches the next).
+#[cfg(test)]
+pub fn soil_scratch(bytes: usize) {
+    SCRATCH.with_borrow_mut(|s| {
+        s.page = vec![0xA5; bytes];
+        s.reps = vec![1; bytes / 4];
+    });
+}
+
+/// Lets go of this thread's and every pool thread's [`Scratch`], once a
+/// file's windows are decoded: the analyses after the load would have it
+/// beside their own peak (up to ~3 MiB a thread).
+pub fn release_scratch() {
+    let clear = || SCRATCH.with_borrow_mut(|s| *s = Scratch::default());
+    clear();
+    rayon::broadcast(|_| clear());
+}
+
+/// [`decode`] of the leaf `leaf` inside the types `around` (as [`shape`]
+/// gives them), `values` made for all its levels.
+fn decode_pages(
+    mut reader: polars_parquet::read::PageReader,
+    descriptor: &polars_parquet::parquet::metadata::Descriptor,
+    around: &[&ArrowDataType],
+    leaf: &ArrowDataType,
+    rows: std::ops::Range<usize>,
+    mut values: Values,
+    scratch: &mut Scratch,
+) -> Option<PolarsResult<ArrayRef>> {
+    use polars_parquet::parquet::compression::{Compression, DecompressionContext};
+    let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
+    let max_def = u32::try_from(descriptor.max_def_level).ok()?;
+    let total = reader.total_num_values();
+    let Scratch { page: buf, reps } = scratch;
+    let mut ctx = DecompressionContext::Unset;
+    // Emptied first: polars zero-fills the bytes it decompresses into, so a
+    // page that decompresses short reads zeros, as from a fresh buffer.
+    let mut decompress = |page: CompressedPage, buf: &mut Vec<u8>| -> PolarsResult<Page> {
+        buf.clear();
         Ok(polars_parquet::parquet::read::decompress(
-            page, &mut buf, &mut ctx,
+            page, buf, &mut ctx,
         )?)
     };
     let dict = match reader.read_dict() {
         Err(e) => return Some(Err(e.into())),
         Ok(None) => None,
-        Ok(Some(page)) => match decompress(CompressedPage::Dict(page)) {
+        Ok(Some(page)) => match decompress(CompressedPage::Dict(page), buf) {
             Err(e) => return Some(Err(e)),
             Ok(Page::Dict(d)) => {
                 let physical = descriptor.primitive_type.physical_type;
@@ -325,21 +401,24 @@ pub fn decode(
         },
     };
     // Every level's repetition level, pages one after another.
-    let mut reps: Vec<u32> = Vec::with_capacity(total);
+    reps.clear();
+    reps.reserve(total);
     for page in reader {
-        let page = match page.map_err(PolarsError::from).and_then(&mut decompress) {
+        let page = page.map_err(PolarsError::from);
+        let owned = page
+            .as_ref()
+            .is_ok_and(|p| matches!(p, CompressedPage::Data(d) if d.compression() != Compression::Uncompressed));
+        let mut page = match page.and_then(|p| decompress(p, buf)) {
             Err(e) => return Some(Err(e)),
             Ok(Page::Data(page)) => page,
             Ok(Page::Dict(_)) => return None,
         };
-        page_levels_and_values(
-            &page,
-            max_rep,
-            max_def,
-            dict.as_ref(),
-            &mut values,
-            &mut reps,
-        )?;
+        page_levels_and_values(&page, max_rep, max_def, dict.as_ref(), &mut values, reps)?;
+        // The decompressed bytes' buffer back for the next page (an
+        // uncompressed page's bytes are the file's: not taken, not copied).
+        if owned {
+            *buf = std::mem::take(page.buffer_mut());
+        }
     }
     // Where each row begins (and the end), to cut `rows` out.
     let starts: Vec<usize> = reps
@@ -374,7 +453,7 @@ pub fn decode(
     let mut array = values.into_array(leaf, a..b);
     // Back up from the leaf: structs of one field and lists.
     let mut list = max_rep;
-    for d in around.into_iter().rev() {
+    for &d in around.iter().rev() {
         array = match d {
             ArrowDataType::Struct(_) => {
                 match StructArray::try_new(d.clone(), array.len(), vec![array], None) {

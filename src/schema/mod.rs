@@ -111,16 +111,32 @@ pub struct Interner {
     /// A fast non-cryptographic hash: interning runs for every string of
     /// every record (names come from the user's own logs).
     map: FastMap<String, Id>,
+    /// The two names interned last, newest first: the names of a step's
+    /// log-probabilities alternate between two runs, and a record's names
+    /// repeat the record's before it — compared before hashing.
+    recent: [Id; 2],
 }
 
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Id {
-        if let Some(&id) = self.map.get(s) {
-            return id;
+        let [a, b] = self.recent;
+        if self.names.get(a as usize).is_some_and(|n| n == s) {
+            return a;
         }
-        let id = self.names.len() as Id;
-        self.names.push(s.to_string());
-        self.map.insert(s.to_string(), id);
+        if self.names.get(b as usize).is_some_and(|n| n == s) {
+            self.recent = [b, a];
+            return b;
+        }
+        let id = match self.map.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as Id;
+                self.names.push(s.to_string());
+                self.map.insert(s.to_string(), id);
+                id
+            }
+        };
+        self.recent = [id, a];
         id
     }
     pub fn get(&self, s: &str) -> Option<Id> {
@@ -1115,6 +1131,27 @@ impl LogSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two names interned last are compared before the table is
+    /// looked up: names alternating, repeating, coming back after others
+    /// and new ones each get the one id of their name, numbered in order
+    /// of first appearance, each stored once.
+    #[test]
+    fn interning_gives_each_name_one_id_whatever_came_just_before() {
+        let mut i = Interner::default();
+        let names = ["a", "b", "a", "b", "b", "c", "a", "d", "c", "", "a", ""];
+        let ids: Vec<Id> = names.iter().map(|n| i.intern(n)).collect();
+        assert_eq!(ids, [0, 1, 0, 1, 1, 2, 0, 3, 2, 4, 0, 4]);
+        assert_eq!(i.len(), 5);
+        for (n, id) in names.iter().zip(&ids) {
+            assert_eq!(i.name(*id), *n);
+            assert_eq!(i.get(n), Some(*id));
+        }
+        // An empty table: the remembered ids name nothing yet.
+        let mut e = Interner::default();
+        assert_eq!(e.intern("x"), 0);
+        assert_eq!(e.intern("y"), 1);
+    }
 
     /// Reads forward (read ahead), with gaps shorter and longer than what
     /// is read ahead, backward, longer than it, to the file's end, and

@@ -277,10 +277,12 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     Decoded::Trajectories(file) => {
                         let mut base = 0;
                         let rows = file.rows() as u64;
-                        file.parse(&name, index, &mut |part| {
+                        let parsed = file.parse(&name, index, &mut |part| {
                             count_rows(part.2, (size, rows));
                             merger.push(parsed_chunk(index, part, &mut base), &name)
-                        })?;
+                        });
+                        super::dense_leaf::release_scratch();
+                        parsed?;
                         names.push(name);
                     }
                 }
