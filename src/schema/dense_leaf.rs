@@ -292,7 +292,7 @@ pub fn decode(
         .filter(|d| matches!(d, ArrowDataType::List(_) | ArrowDataType::LargeList(_)))
         .count();
     let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
-    if lists != max_rep || max_rep == 0 {
+    if lists != max_rep || max_rep == 0 || max_rep > 255 {
         return None;
     }
     // Every level is a value here: the pages' levels are room enough.
@@ -314,7 +314,8 @@ pub fn decode(
 #[derive(Default)]
 struct Scratch {
     page: Vec<u8>,
-    reps: Vec<u32>,
+    /// One byte a level: a repetition level is at most 255 here.
+    reps: Vec<u8>,
 }
 
 impl Scratch {
@@ -328,7 +329,7 @@ impl Scratch {
         if self.page.capacity() > Self::KEEP {
             self.page = Vec::new();
         }
-        if self.reps.capacity() * std::mem::size_of::<u32>() > Self::KEEP {
+        if self.reps.capacity() > Self::KEEP {
             self.reps = Vec::new();
         }
     }
@@ -344,7 +345,7 @@ thread_local! {
 pub fn soil_scratch(bytes: usize) {
     SCRATCH.with_borrow_mut(|s| {
         s.page = vec![0xA5; bytes];
-        s.reps = vec![1; bytes / 4];
+        s.reps = vec![1; bytes];
     });
 }
 
@@ -420,18 +421,8 @@ fn decode_pages(
             *buf = std::mem::take(page.buffer_mut());
         }
     }
-    // Where each row begins (and the end), to cut `rows` out.
-    let starts: Vec<usize> = reps
-        .iter()
-        .enumerate()
-        .filter(|(_, &r)| r == 0)
-        .map(|(i, _)| i)
-        .chain([reps.len()])
-        .collect();
-    if rows.end >= starts.len() {
-        return None;
-    }
-    let (a, b) = (starts[rows.start], starts[rows.end]);
+    // Where rows `rows` begin and end among the levels.
+    let (a, b) = rows_at(reps, &rows)?;
     // Each list's offsets: a new slot of the list at depth k (1-based)
     // begins with every item of depth k - 1 (rows for k = 1), that is at
     // each level of repetition below k; an item of depth k begins at each
@@ -480,6 +471,13 @@ fn decode_pages(
     Some(Ok(array))
 }
 
+/// Whether `field`'s leaf is a flag (a bit a value): its pages, whatever
+/// their number of values, decode straight in little memory (a byte a
+/// level and a bit a value).
+pub fn holds_bits(field: &ArrowField) -> bool {
+    shape(&field.dtype).is_some_and(|(_, leaf)| matches!(leaf, ArrowDataType::Boolean))
+}
+
 /// A list array of `dtype` over `values` with `offsets` (counted from 0).
 fn list_array<O: Offset>(
     dtype: &ArrowDataType,
@@ -499,6 +497,38 @@ fn list_array<O: Offset>(
     .boxed())
 }
 
+/// Where rows `rows` begin and end among levels `reps` (a row begins at
+/// each level of repetition 0; the row past the last at their end); `None`
+/// for rows past that.
+fn rows_at(reps: &[u8], rows: &std::ops::Range<usize>) -> Option<(usize, usize)> {
+    let mut at = reps
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r == 0)
+        .map(|(i, _)| i)
+        .chain([reps.len()]);
+    let a = at.nth(rows.start)?;
+    let b = if rows.end == rows.start {
+        a
+    } else {
+        at.nth(rows.end - rows.start - 1)?
+    };
+    Some((a, b))
+}
+
+/// Each level of a bit-packed run, 32 at a time: no vector of the run's
+/// (a page of flags can hold a row group's levels in one run).
+fn each_level(
+    mut run: polars_parquet::parquet::encoding::bitpacked::Decoder<'_, u32>,
+    mut f: impl FnMut(&[u32]) -> Option<()>,
+) -> Option<()> {
+    let mut chunks = run.chunked();
+    while let Some((chunk, len)) = chunks.next_inexact() {
+        f(&chunk[..len])?;
+    }
+    Some(())
+}
+
 /// One data page's repetition levels (onto `reps`) and values (onto
 /// `values`); `None` when a definition level is not the maximum (a null
 /// or an empty list) or the values are not plain or dictionary encoded.
@@ -508,14 +538,14 @@ fn page_levels_and_values(
     max_def: u32,
     dict: Option<&Values>,
     values: &mut Values,
-    reps: &mut Vec<u32>,
+    reps: &mut Vec<u8>,
 ) -> Option<()> {
     use polars_parquet::parquet::encoding::hybrid_rle::HybridRleChunk;
     let n = page.num_values();
     let split = split_buffer(page).ok()?;
     // The definition levels, a run at a time (all present: one run, as a
     // rule); the repetition levels straight onto `reps`.
-    let (mut seen, mut packed) = (0, Vec::new());
+    let mut seen = 0;
     let def = HybridRleDecoder::new(split.def, get_bit_width(max_def as i16), n);
     for chunk in def.into_chunk_iter() {
         match chunk.ok()? {
@@ -525,22 +555,23 @@ fn page_levels_and_values(
                 }
                 seen += k;
             }
-            HybridRleChunk::Bitpacked(d) => {
-                packed.clear();
-                d.collect_into(&mut packed);
-                if packed.iter().any(|&d| d != max_def) {
-                    return None;
-                }
-                seen += packed.len();
-            }
+            HybridRleChunk::Bitpacked(d) => each_level(d, |levels| {
+                seen += levels.len();
+                levels.iter().all(|&d| d == max_def).then_some(())
+            })?,
         }
     }
     let before = reps.len();
+    // A bit width of at most 8 (`decode` takes max_rep ≤ 255): every level
+    // fits a byte.
     let rep = HybridRleDecoder::new(split.rep, get_bit_width(max_rep as i16), n);
     for chunk in rep.into_chunk_iter() {
         match chunk.ok()? {
-            HybridRleChunk::Rle(r, k) => reps.resize(reps.len() + k, r),
-            HybridRleChunk::Bitpacked(d) => d.collect_into(reps),
+            HybridRleChunk::Rle(r, k) => reps.resize(reps.len() + k, u8::try_from(r).ok()?),
+            HybridRleChunk::Bitpacked(d) => each_level(d, |levels| {
+                reps.extend(levels.iter().map(|&r| r as u8));
+                Some(())
+            })?,
         }
     }
     if seen != n || reps.len() - before != n {

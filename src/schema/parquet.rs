@@ -839,10 +839,12 @@ impl TrajectoryFile {
         // whole row group.
         let stop = last_row.min(b.saturating_add(3 * (b - a)));
         let rows_there = from - base..stop - base;
-        // Pages of more values than DENSE_VALUES (a page of flags can hold
-        // a row group) are left to polars, which decodes only the rows:
-        // decoded whole, their levels would raise the load's peak.
-        let dense = if p.sparse || values > DENSE_VALUES {
+        // Pages of more values than DENSE_VALUES are left to polars, which
+        // decodes only the rows: decoded whole, their levels and values
+        // would raise the load's peak — but for flags (a page of them can
+        // hold a row group), a byte a level and a bit a value: polars took
+        // 5–7 ms a window over such a page, the window's longest leaf.
+        let dense = if p.sparse || (values > DENSE_VALUES && !super::dense_leaf::holds_bits(leaf)) {
             None
         } else {
             let dense = super::dense_leaf::decode(
@@ -852,6 +854,10 @@ impl TrajectoryFile {
                 rows_there.clone(),
             );
             p.sparse = dense.is_none();
+            #[cfg(test)]
+            if dense.is_some() && values > DENSE_VALUES {
+                tests::LARGE_PAGES_STRAIGHT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             dense
         };
         let arrays = match dense {
@@ -1483,9 +1489,15 @@ pub fn parse_trajectories(
                         let (s0, s1) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
                         let mut v = Vec::with_capacity(s1 - s0);
                         for (k, j) in (s0..s1).enumerate() {
-                            let logp = match &sc.logp {
-                                Some((ll, runs, vals)) if ll.valid[j] => {
-                                    let mut m = LogpMap::default();
+                            // The step is written in place (a step is ~180
+                            // bytes: built aside and moved in, the moves were
+                            // 2 % of a 1 M-trajectory audit's CPU), its fields
+                            // read in the order they always were (the first
+                            // of two wrong columns is the one named).
+                            let step = v.push_mut(RawStep::default());
+                            if let Some((ll, runs, vals)) = &sc.logp {
+                                if ll.valid[j] {
+                                    let m = step.logp.insert(LogpMap::default());
                                     for q in ll.offsets[j] as usize..ll.offsets[j + 1] as usize {
                                         let r = runs.get_step(q, k, "logp.run", "a string")?;
                                         let x = vals.get_step(q, k, "logp.value", "a number")?;
@@ -1493,34 +1505,23 @@ pub fn parse_trajectories(
                                             m.push(Cow::Borrowed(r), x);
                                         }
                                     }
-                                    Some(m)
                                 }
-                                _ => None,
-                            };
-                            v.push(RawStep {
-                                turn: sc.turn.get_step(j, k, "turn", "an integer")?,
-                                output_tokens: sc.output_tokens.get_step(
-                                    j,
-                                    k,
-                                    "output_tokens",
-                                    "an integer",
-                                )?,
-                                logp,
-                                error: sc.error.get_step(j, k, "error", "true or false")?,
-                                reward: sc.reward.get_step(j, k, "reward", "a number")?,
-                                budget_total: sc.budget_total.get_step(
-                                    j,
-                                    k,
-                                    "budget_total",
-                                    "an integer",
-                                )?,
-                                budget_remaining: sc.budget_remaining.get_step(
-                                    j,
-                                    k,
-                                    "budget_remaining",
-                                    "an integer",
-                                )?,
-                            });
+                            }
+                            step.turn = sc.turn.get_step(j, k, "turn", "an integer")?;
+                            step.output_tokens =
+                                sc.output_tokens
+                                    .get_step(j, k, "output_tokens", "an integer")?;
+                            step.error = sc.error.get_step(j, k, "error", "true or false")?;
+                            step.reward = sc.reward.get_step(j, k, "reward", "a number")?;
+                            step.budget_total =
+                                sc.budget_total
+                                    .get_step(j, k, "budget_total", "an integer")?;
+                            step.budget_remaining = sc.budget_remaining.get_step(
+                                j,
+                                k,
+                                "budget_remaining",
+                                "an integer",
+                            )?;
                         }
                         raw.steps = Some(v);
                     }
@@ -2019,6 +2020,47 @@ mod tests {
 
     /// `df` as polars writes it with row groups of `rows` and data pages
     /// of about `page` bytes.
+    /// Windows over pages of more than [`DENSE_VALUES`] values decoded
+    /// straight (counted by `window_of_leaf`).
+    pub(super) static LARGE_PAGES_STRAIGHT: std::sync::atomic::AtomicUsize =
+        std::sync::atomic::AtomicUsize::new(0);
+
+    /// A row group's flags in one page (a bit each: 540,000 of them) are
+    /// decoded straight window by window, as polars reads them; a page of
+    /// as many integers is left to polars.
+    #[test]
+    fn a_page_of_a_row_groups_flags_decodes_straight_in_windows() {
+        let (n, per) = (60_000, 9);
+        let turn: Vec<i64> = (0..n).flat_map(|_| 1..=per as i64).collect();
+        let error: Vec<bool> = (0..n * per).map(|j| j % 7 == 0 || j % 11 == 3).collect();
+        let fields = [
+            Series::new("turn".into(), turn),
+            Series::new("error".into(), error),
+        ];
+        let st = StructChunked::from_series("steps".into(), n * per, fields.iter())
+            .unwrap()
+            .into_series();
+        let steps = lists(&st, n, |_| per, |_| false);
+        let mut df =
+            df!("task" => (0..n).map(|i| format!("t{}", i % 97)).collect::<Vec<_>>()).unwrap();
+        df.with_column(steps.into_series().with_name("steps".into()).into_column())
+            .unwrap();
+        let raw = written_in_small_pages(&mut df, n, 1 << 30);
+        let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
+            .finish()
+            .unwrap();
+        let file = TrajectoryFile::new(raw).unwrap();
+        assert_eq!(file.meta.row_groups.len(), 1);
+        assert!(file.windows() > 3, "{}", file.windows());
+        let before = LARGE_PAGES_STRAIGHT.load(std::sync::atomic::Ordering::Relaxed);
+        let got = all_windows(&file);
+        assert!(got.equals_missing(&want), "{got}\n{want}");
+        let straight = LARGE_PAGES_STRAIGHT.load(std::sync::atomic::Ordering::Relaxed) - before;
+        // The flags' windows (each decodes up to four windows' rows, the
+        // next three read from those), not the turns'.
+        assert!((1..file.windows()).contains(&straight), "{straight}");
+    }
+
     fn written_in_small_pages(df: &mut DataFrame, rows: usize, page: usize) -> Vec<u8> {
         let mut raw = Vec::new();
         ParquetWriter::new(&mut raw)
