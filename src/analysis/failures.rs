@@ -36,6 +36,14 @@ impl Causes {
             .position(|c| *c == t)
             .map_or(0, |i| self.causes[i])
     }
+    /// Adds another part's counts.
+    fn merge(&mut self, other: &Causes) {
+        self.rollouts += other.rollouts;
+        self.solved += other.solved;
+        for (a, b) in self.causes.iter_mut().zip(other.causes) {
+            *a += b;
+        }
+    }
     fn add(&mut self, r: Outcome) {
         self.rollouts += 1;
         match r {
@@ -92,23 +100,40 @@ pub struct FailureRow {
 
 /// Every cell's causes, in (benchmark, run, level, mode) order.
 pub fn analyse(set: &LogSet, agg: &EvalAggregates, levels: &[u32]) -> Vec<FailureRow> {
-    let mut cells: BTreeMap<(Id, Id, u32, Mode), Causes> = BTreeMap::new();
-    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        let Some(&info) = agg.tasks.get(&(t.benchmark, t.task)) else {
-            continue;
-        };
-        for &l in levels {
-            for m in Mode::BOTH {
-                if in_cell(t, info, l, m) {
-                    let turns = t_at_level(l, info.full_budget);
-                    cells
-                        .entry((t.benchmark, t.run, l, m))
-                        .or_default()
-                        .add(outcome(t, turns));
+    use rayon::prelude::*;
+    type Cells = crate::schema::FastMap<(Id, Id, u32, Mode), Causes>;
+    // Counts: the rollouts in parts, one table each, added up (sums of
+    // counts, in any order the same).
+    let cells: Cells = set
+        .trajectories
+        .par_chunks(1 << 16)
+        .map(|part| {
+            let mut cells = Cells::default();
+            for t in part.iter().filter(|t| !t.is_training()) {
+                let Some(&info) = agg.tasks.get(&(t.benchmark, t.task)) else {
+                    continue;
+                };
+                for &l in levels {
+                    for m in Mode::BOTH {
+                        if in_cell(t, info, l, m) {
+                            let turns = t_at_level(l, info.full_budget);
+                            cells
+                                .entry((t.benchmark, t.run, l, m))
+                                .or_default()
+                                .add(outcome(t, turns));
+                        }
+                    }
                 }
             }
-        }
-    }
+            cells
+        })
+        .reduce(Cells::default, |mut a, b| {
+            for (k, c) in b {
+                a.entry(k).or_default().merge(&c);
+            }
+            a
+        });
+    let cells: BTreeMap<(Id, Id, u32, Mode), Causes> = cells.into_iter().collect();
     let mut out: Vec<FailureRow> = cells
         .into_iter()
         .map(|((b, r, l, m), counts)| FailureRow {
