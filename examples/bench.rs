@@ -112,7 +112,8 @@ fn main() {
     let _r = recovery::analyse(&set, &pairs, &settings, &mut cache);
     rows.push(("matched states + recovery", t.elapsed().as_secs_f64()));
     let t = Instant::now();
-    let _l = likelihood::analyse(&set, &agg, &pairs, &settings);
+    let successes = likelihood::Successes::of(&set, &agg, &pairs);
+    let _l = likelihood::analyse(&set, &pairs, &settings, &successes);
     rows.push(("likelihood", t.elapsed().as_secs_f64()));
     let t = Instant::now();
     let _d = dynamics::analyse(&set);

@@ -113,15 +113,15 @@ fn length(set: &LogSet, t: &Trajectory) -> Option<u64> {
     steps.into_iter().map(|s| s.output_tokens()).sum()
 }
 
+/// `successes`: [`Successes::of`] the same set and pairs.
 pub fn analyse(
     set: &LogSet,
-    agg: &EvalAggregates,
     pairs: &[Pair],
     s: &Settings,
+    successes: &Successes,
 ) -> Result<Vec<Likelihood>> {
     let mut out = Vec::new();
     let mut window = LogpWindow::default();
-    let successes = Successes::of(set, agg, pairs);
     for pair in pairs {
         // Successful full-budget evaluation rollouts of the pair's runs.
         let succ = successes.of_pair(set, pair);
@@ -282,10 +282,10 @@ pub struct LlrTurn {
 /// of the pairs, as indices in set order: what the likelihood and its LLR
 /// by turn read, found in one pass over the set (a pass per pair and run
 /// before: 24 over 1.1 M rollouts for eight pairs, ~0.1 s of CPU).
-struct Successes(BTreeMap<(Id, Id), Vec<u32>>);
+pub struct Successes(BTreeMap<(Id, Id), Vec<u32>>);
 
 impl Successes {
-    fn of(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair]) -> Successes {
+    pub fn of(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair]) -> Successes {
         let mut by: BTreeMap<(Id, Id), Vec<u32>> = pairs
             .iter()
             .flat_map(|p| [(p.benchmark, p.base), (p.benchmark, p.rl)])
@@ -346,26 +346,26 @@ const WINDOW_CLUSTERS: usize = 1 << 18;
 /// A run's turns go in windows of about [`WINDOW_CLUSTERS`] cells, each
 /// window reading the rollouts' log-probabilities again; every set is
 /// bootstrapped exactly as alone, so the windows change no figure.
+/// `successes`: [`Successes::of`] the same set and pairs.
 pub fn by_turn(
     set: &LogSet,
-    agg: &EvalAggregates,
     pairs: &[Pair],
     s: &Settings,
+    successes: &Successes,
 ) -> Result<Vec<LlrTurn>> {
-    by_turn_in_windows(set, agg, pairs, s, WINDOW_CLUSTERS)
+    by_turn_in_windows(set, pairs, s, successes, WINDOW_CLUSTERS)
 }
 
 /// [`by_turn`] with windows of about `most` clusters.
 fn by_turn_in_windows(
     set: &LogSet,
-    agg: &EvalAggregates,
     pairs: &[Pair],
     s: &Settings,
+    successes: &Successes,
     most: usize,
 ) -> Result<Vec<LlrTurn>> {
     let mut window = LogpWindow::default();
     let mut out = Vec::new();
-    let successes = Successes::of(set, agg, pairs);
     for pair in pairs {
         for run in [pair.base, pair.rl] {
             let mut rollouts: Vec<&Trajectory> = successes
@@ -500,7 +500,13 @@ mod tests {
             turn_windows(&set, &rollouts, usize::MAX),
             [(turns[0], turns[turns.len() - 1])]
         );
-        let rows = |most| format!("{:?}", by_turn_in_windows(&set, &agg, &pairs, &s, most));
+        let successes = Successes::of(&set, &agg, &pairs);
+        let rows = |most| {
+            format!(
+                "{:?}",
+                by_turn_in_windows(&set, &pairs, &s, &successes, most)
+            )
+        };
         let one = rows(usize::MAX);
         assert!(one.contains("LlrTurn"), "{one}");
         assert_eq!(rows(1), one);

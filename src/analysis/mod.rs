@@ -409,15 +409,20 @@ pub fn run_audit_staged(
             // the rollouts and reads their log-probabilities back on one
             // core (11 M: 9.4 and 6.3 s one after the other, the main
             // thread waiting for them), and their bootstraps share the pool.
-            let t = scope.spawn(move || {
-                beside("likelihood by turn", || {
-                    likelihood::by_turn(set, agg, pairs, settings)
-                })
+            // Both read the same rollouts, found once.
+            let successes = likelihood::Successes::of(set, agg, pairs);
+            let (l, t) = std::thread::scope(|inner| {
+                let t = inner.spawn(|| {
+                    beside("likelihood by turn", || {
+                        likelihood::by_turn(set, pairs, settings, &successes)
+                    })
+                });
+                let l = beside("likelihood", || {
+                    likelihood::analyse(set, pairs, settings, &successes)
+                });
+                (l, t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             });
-            let l = beside("likelihood", || {
-                likelihood::analyse(set, agg, pairs, settings)
-            });
-            let t = t.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            drop(successes);
             crate::stage::release_freed_memory();
             (l, t, n)
         });
