@@ -310,25 +310,11 @@ impl Successes {
 
     /// Both runs' rollouts of a pair, in set order.
     fn of_pair<'s>(&self, set: &'s LogSet, pair: &Pair) -> Vec<&'s Trajectory> {
-        let base = self.of_run(pair.benchmark, pair.base);
-        let rl = if pair.rl == pair.base {
-            &[]
-        } else {
-            self.of_run(pair.benchmark, pair.rl)
-        };
-        let (mut i, mut j) = (0, 0);
-        let mut out = Vec::with_capacity(base.len() + rl.len());
-        while i < base.len() || j < rl.len() {
-            let next = if j == rl.len() || (i < base.len() && base[i] < rl[j]) {
-                i += 1;
-                base[i - 1]
-            } else {
-                j += 1;
-                rl[j - 1]
-            };
-            out.push(&set.trajectories[next as usize]);
-        }
-        out
+        let mut at: Vec<u32> = self.of_run(pair.benchmark, pair.base).to_vec();
+        at.extend(self.of_run(pair.benchmark, pair.rl));
+        at.sort_unstable();
+        at.dedup();
+        at.iter().map(|&i| &set.trajectories[i as usize]).collect()
     }
 }
 

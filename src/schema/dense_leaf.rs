@@ -286,20 +286,8 @@ pub fn decode(
     field: &ArrowField,
     rows: std::ops::Range<usize>,
 ) -> Option<PolarsResult<ArrayRef>> {
-    let (around, leaf) = shape(&field.dtype)?;
-    let lists = around
-        .iter()
-        .filter(|d| matches!(d, ArrowDataType::List(_) | ArrowDataType::LargeList(_)))
-        .count();
-    let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
-    if lists != max_rep || max_rep == 0 || max_rep > 255 {
-        return None;
-    }
-    // Every level is a value here: the pages' levels are room enough.
-    let total = reader.total_num_values();
-    let values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
     SCRATCH.with_borrow_mut(|scratch| {
-        let out = decode_pages(reader, descriptor, &around, leaf, rows, values, scratch);
+        let out = decode_pages(reader, descriptor, field, rows, scratch);
         scratch.keep_small();
         out
     })
@@ -358,21 +346,28 @@ pub fn release_scratch() {
     rayon::broadcast(|_| clear());
 }
 
-/// [`decode`] of the leaf `leaf` inside the types `around` (as [`shape`]
-/// gives them), `values` made for all its levels.
+/// [`decode`] with this thread's [`Scratch`].
 fn decode_pages(
     mut reader: polars_parquet::read::PageReader,
     descriptor: &polars_parquet::parquet::metadata::Descriptor,
-    around: &[&ArrowDataType],
-    leaf: &ArrowDataType,
+    field: &ArrowField,
     rows: std::ops::Range<usize>,
-    mut values: Values,
     scratch: &mut Scratch,
 ) -> Option<PolarsResult<ArrayRef>> {
     use polars_parquet::parquet::compression::{Compression, DecompressionContext};
+    let (around, leaf) = shape(&field.dtype)?;
+    let lists = around
+        .iter()
+        .filter(|d| matches!(d, ArrowDataType::List(_) | ArrowDataType::LargeList(_)))
+        .count();
     let max_rep = usize::try_from(descriptor.max_rep_level).ok()?;
+    if lists != max_rep || max_rep == 0 || max_rep > 255 {
+        return None;
+    }
     let max_def = u32::try_from(descriptor.max_def_level).ok()?;
+    // Every level is a value here: the pages' levels are room enough.
     let total = reader.total_num_values();
+    let mut values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
     let Scratch { page: buf, reps } = scratch;
     let mut ctx = DecompressionContext::Unset;
     // Emptied first: polars zero-fills the bytes it decompresses into, so a
@@ -444,7 +439,7 @@ fn decode_pages(
     let mut array = values.into_array(leaf, a..b);
     // Back up from the leaf: structs of one field and lists.
     let mut list = max_rep;
-    for &d in around.iter().rev() {
+    for d in around.into_iter().rev() {
         array = match d {
             ArrowDataType::Struct(_) => {
                 match StructArray::try_new(d.clone(), array.len(), vec![array], None) {
