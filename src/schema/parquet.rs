@@ -233,15 +233,6 @@ const WINDOW_VALUES: usize = 1 << 17;
 /// windows' worth.
 const DENSE_VALUES: usize = 4 * WINDOW_VALUES;
 
-/// How far resident memory may grow over a Parquet load's windows before
-/// what they freed is handed back ([`crate::stage::release_freed_memory_past`]).
-/// Handing it back after every window made the kernel fault in and zero
-/// each window's memory anew: a sixth of a 1 M-trajectory load's CPU
-/// (README, session 30). 16 MiB keeps the text-heavy 40-step set's peak
-/// within 1.16–1.19 × the 4-step set's (32 MiB: 1.19–1.29 ×) for 0.15 s of a
-/// 1 M-trajectory audit's 3.8 s.
-const WINDOW_SLACK: u64 = 16 << 20;
-
 /// A kept leaf of a row group ([`TrajectoryFile::leaves`]): its column,
 /// the field to decode it alone with (`None` when the column is decoded
 /// whole) and its column chunk (`None` when the row group lacks the column).
@@ -426,7 +417,7 @@ impl TrajectoryFile {
 
     /// Every window parsed in row order ([`parse_trajectories`], `sink` as
     /// there), the next one decoded while one is parsed; the memory the
-    /// windows freed is handed back once it exceeds [`WINDOW_SLACK`].
+    /// windows freed is handed back as [`crate::stage::release_freed_memory_in_loop`] says.
     /// `name`: the file's, for errors; `file`: its index.
     pub fn parse(
         &self,
@@ -445,7 +436,7 @@ impl TrajectoryFile {
             parsed?;
             (next, row0, w) = (following, row0 + df.height(), w + 1);
             drop(df);
-            crate::stage::release_freed_memory_past(WINDOW_SLACK);
+            crate::stage::release_freed_memory_in_loop();
         }
         Ok(())
     }

@@ -230,7 +230,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     );
                     merged?;
                     // The window before's chunk-local sets are freed: hand that back.
-                    crate::stage::release_freed_memory();
+                    crate::stage::release_freed_memory_in_loop();
                     reading.records += parsed.iter().map(|c| c.records).sum::<u64>();
                     if last {
                         if opts.follow {
@@ -287,7 +287,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     }
                 }
                 // The file's frame and chunk-local sets are freed: hand that back.
-                crate::stage::release_freed_memory();
+                crate::stage::release_freed_memory_in_loop();
             }
             if let (true, Some(pr), Some(before)) = (whole, &opts.progress, before) {
                 pr.bytes_done
