@@ -46,6 +46,80 @@ fn wrong_column_type_names_row_and_field() {
     assert_eq!(r["inputs"]["records"]["trajectory"], 2);
 }
 
+/// Parquet trajectory files one after another: each one after the first is
+/// read and its first window decoded while the file before finishes
+/// (`TrajectoryFile::parse`'s `beside`). The set audits as its JSON Lines
+/// do; a damaged file read that way fails as it does alone, and a bad row
+/// in the file before a file read ahead is still named.
+#[test]
+fn parquet_files_read_ahead_audit_and_fail_as_read_alone() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large");
+    let d = temp_dir("parquet_ahead");
+    let set = d.join("set");
+    std::fs::create_dir_all(&set).unwrap();
+    // Named so that the two Parquet files come one after the other.
+    for (from, to) in [
+        ("eval-000.parquet", "a-eval.parquet"),
+        ("train-000.parquet", "b-train.parquet"),
+        ("probes.jsonl", "c-probes.jsonl"),
+        ("checkpoints.jsonl", "d-checkpoints.jsonl"),
+    ] {
+        std::fs::copy(root.join("parquet").join(from), set.join(to)).unwrap();
+    }
+    let a = audit_json(&root.join("jsonl"), &d.join("a"), &["--resamples", "100"]);
+    let b = audit_json(&set, &d.join("b"), &["--resamples", "100"]);
+    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
+    for (k, v) in a.as_object().unwrap() {
+        if k != "inputs" {
+            assert_eq!(v, &b[k], "section {k} differs");
+        }
+    }
+    // The training file cut short: the error it gives alone.
+    let train = std::fs::read(root.join("parquet/train-000.parquet")).unwrap();
+    let cut = &train[..train.len() / 2];
+    let alone = strict_failure("parquet_ahead_alone", "b-train.parquet", cut);
+    std::fs::write(set.join("b-train.parquet"), cut).unwrap();
+    let o = rl_audit(&[
+        "--headless",
+        set.to_str().unwrap(),
+        "--out",
+        d.join("c").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let path = |dir: &std::path::Path| dir.join("b-train.parquet").display().to_string();
+    let alone_dir =
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parquet_ahead_alone");
+    assert_eq!(
+        err.replace(&path(&set), "FILE"),
+        alone.replace(&path(&alone_dir), "FILE")
+    );
+    assert!(!d.join("c/report.json").exists());
+    // A bad row in the file before one read ahead.
+    std::fs::write(set.join("b-train.parquet"), &train).unwrap();
+    let mut df = df!(
+        "run" => ["a", "a"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "t"],
+        "budget" => ["4", "5"],
+        "success" => [true, false],
+    )
+    .unwrap();
+    std::fs::write(set.join("a-eval.parquet"), parquet_bytes(&mut df)).unwrap();
+    let o = rl_audit(&[
+        "--headless",
+        set.to_str().unwrap(),
+        "--out",
+        d.join("e").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a-eval.parquet:1: budget: expected an integer"),
+        "{err}"
+    );
+}
+
 #[test]
 fn summarized_shards_audit_like_the_whole() {
     let d = temp_dir("summarize_shards");

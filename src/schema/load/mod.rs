@@ -162,12 +162,19 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 }
             }
         });
+        // Locked: the next file is also read beside a file's last window.
+        let rx = std::sync::Mutex::new(rx);
         let next = |name: &str| {
-            rx.recv()
+            rx.lock()
+                .map_err(|_| std::sync::mpsc::RecvError)
+                .and_then(|rx| rx.recv())
                 .unwrap_or_else(|_| Piece::Whole(Err(std::io::Error::other("the reader stopped"))))
                 .into_result()
                 .map_err(|e| Error::file(name, io_text(&e)))
         };
+        // The next file, read and set up beside this one's last window (a
+        // Parquet trajectory file followed by another file read whole).
+        let mut ahead: Option<Result<Decoded>> = None;
         for (i, (p, named)) in files.iter().enumerate() {
             if opts.cancel.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -249,8 +256,11 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 }
                 names.push(name);
             } else {
-                let (raw, _) = next(&name)?;
-                match decode(&name, fmt, raw, opts, *named)? {
+                let decoded = match ahead.take() {
+                    Some(d) => d,
+                    None => next(&name).and_then(|(raw, _)| decode(&name, fmt, raw, opts, *named)),
+                };
+                match decoded? {
                     Decoded::Skip(note) => {
                         notes.push(note);
                         ignored.push(name);
@@ -274,13 +284,37 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                         }
                         names.push(name);
                     }
-                    Decoded::Trajectories(file) => {
+                    Decoded::Trajectories(mut file) => {
                         let mut base = 0;
                         let rows = file.rows() as u64;
-                        let parsed = file.parse(&name, index, &mut |part| {
-                            count_rows(part.2, (size, rows));
-                            merger.push(parsed_chunk(index, part, &mut base), &name)
-                        });
+                        // The next file, when it is read whole (not an rLLM
+                        // episode, not JSON Lines read in windows).
+                        let following = files
+                            .get(i + 1)
+                            .filter(|(q, _)| !prepared.contains_key(q) && !windowed(q));
+                        let parsed = file.parse(
+                            &name,
+                            index,
+                            &mut |part| {
+                                count_rows(part.2, (size, rows));
+                                merger.push(parsed_chunk(index, part, &mut base), &name)
+                            },
+                            &mut || {
+                                let Some((q, named)) = following else {
+                                    return;
+                                };
+                                let name = q.display().to_string();
+                                let Some(fmt) = format_of(q) else {
+                                    return;
+                                };
+                                let mut d = next(&name)
+                                    .and_then(|(raw, _)| decode(&name, fmt, raw, opts, *named));
+                                if let Ok(Decoded::Trajectories(f)) = &mut d {
+                                    f.decode_first();
+                                }
+                                ahead = Some(d);
+                            },
+                        );
                         super::dense_leaf::release_scratch();
                         parsed?;
                         names.push(name);
