@@ -12,11 +12,17 @@ fn parquet_and_jsonl_give_the_same_audit() {
     let d = temp_dir("parquet_same");
     let a = audit_json(&root.join("jsonl"), &d.join("a"), &["--resamples", "100"]);
     let b = audit_json(&root.join("parquet"), &d.join("b"), &["--resamples", "100"]);
-    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
     assert_eq!(a["inputs"]["records"]["trajectory"], 448); // 384 evaluation + 64 training
+    assert_same_audit(&a, &b);
+}
+
+/// Two reports of the same records: the same records counted, and every
+/// section but `inputs` (which names the files) equal.
+fn assert_same_audit(a: &serde_json::Value, b: &serde_json::Value) {
+    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
     for (k, v) in a.as_object().unwrap() {
         if k != "inputs" {
-            assert_eq!(v, &b[k], "section {k} differs between JSONL and Parquet");
+            assert_eq!(v, &b[k], "section {k} differs");
         }
     }
 }
@@ -25,15 +31,7 @@ fn parquet_and_jsonl_give_the_same_audit() {
 fn wrong_column_type_names_row_and_field() {
     let d = temp_dir("parquet_types");
     let f = d.join("x.parquet");
-    let mut df = df!(
-        "run" => ["a", "a"],
-        "benchmark" => ["b", "b"],
-        "task" => ["t", "t"],
-        "budget" => ["4", "5"],
-        "success" => [true, false],
-    )
-    .unwrap();
-    let err = strict_failure("parquet_types_strict", "x.parquet", &parquet_bytes(&mut df));
+    let err = strict_failure("parquet_types_strict", "x.parquet", &budget_as_text());
     assert!(
         err.contains("x.parquet:1: budget: expected an integer"),
         "{err}"
@@ -68,25 +66,26 @@ fn parquet_files_read_ahead_audit_and_fail_as_read_alone() {
     }
     let a = audit_json(&root.join("jsonl"), &d.join("a"), &["--resamples", "100"]);
     let b = audit_json(&set, &d.join("b"), &["--resamples", "100"]);
-    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
-    for (k, v) in a.as_object().unwrap() {
-        if k != "inputs" {
-            assert_eq!(v, &b[k], "section {k} differs");
-        }
-    }
+    assert_same_audit(&a, &b);
+    // The set's audit failing (exit 2, no report): its message.
+    let fails = |out: &str| {
+        let o = rl_audit(&[
+            "--headless",
+            set.to_str().unwrap(),
+            "--out",
+            d.join(out).to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(!d.join(out).join("report.json").exists());
+        err
+    };
     // The training file cut short: the error it gives alone.
     let train = std::fs::read(root.join("parquet/train-000.parquet")).unwrap();
     let cut = &train[..train.len() / 2];
     let alone = strict_failure("parquet_ahead_alone", "b-train.parquet", cut);
     std::fs::write(set.join("b-train.parquet"), cut).unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        set.to_str().unwrap(),
-        "--out",
-        d.join("c").to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    let err = fails("c");
     let path = |dir: &std::path::Path| dir.join("b-train.parquet").display().to_string();
     let alone_dir =
         std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parquet_ahead_alone");
@@ -94,26 +93,10 @@ fn parquet_files_read_ahead_audit_and_fail_as_read_alone() {
         err.replace(&path(&set), "FILE"),
         alone.replace(&path(&alone_dir), "FILE")
     );
-    assert!(!d.join("c/report.json").exists());
     // A bad row in the file before one read ahead.
     std::fs::write(set.join("b-train.parquet"), &train).unwrap();
-    let mut df = df!(
-        "run" => ["a", "a"],
-        "benchmark" => ["b", "b"],
-        "task" => ["t", "t"],
-        "budget" => ["4", "5"],
-        "success" => [true, false],
-    )
-    .unwrap();
-    std::fs::write(set.join("a-eval.parquet"), parquet_bytes(&mut df)).unwrap();
-    let o = rl_audit(&[
-        "--headless",
-        set.to_str().unwrap(),
-        "--out",
-        d.join("e").to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    std::fs::write(set.join("a-eval.parquet"), budget_as_text()).unwrap();
+    let err = fails("e");
     assert!(
         err.contains("a-eval.parquet:1: budget: expected an integer"),
         "{err}"
@@ -446,6 +429,20 @@ fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
         err.contains("x.parquet:1: steps[0].error: expected true or false, the column is str"),
         "{err}"
     );
+}
+
+/// Two rows whose `budget` column holds text ("4", "5"): the first row's
+/// budget is the error.
+fn budget_as_text() -> Vec<u8> {
+    let mut df = df!(
+        "run" => ["a", "a"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "t"],
+        "budget" => ["4", "5"],
+        "success" => [true, false],
+    )
+    .unwrap();
+    parquet_bytes(&mut df)
 }
 
 fn parquet_bytes(df: &mut DataFrame) -> Vec<u8> {
