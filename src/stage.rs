@@ -114,9 +114,9 @@ fn loop_slack(since: u64) -> u64 {
 }
 
 /// The least growth [`release_freed_memory_in_loop`] lets pass: 16 MiB
-/// keeps the text-heavy 40-step set's peak within 1.16–1.19 × the 4-step
-/// set's (README, sessions 30 and 33), whose resident memory stays under
-/// 64 MiB while they load.
+/// keeps the text-heavy 40-step set's peak within 1.15–1.21 × the 4-step
+/// set's, run by run (README, sessions 30–33; 32 MiB: 1.19–1.29 ×); both
+/// stay under 64 MiB resident while they load.
 const LOOP_SLACK: u64 = 16 << 20;
 
 /// The process's resident bytes (Linux; 0 elsewhere or unreadable).
