@@ -8,9 +8,12 @@ an exit code other than 0, 2 or 3. With `--against OLD_BIN`, runs both and
 compares exit code, stdout, stderr and report.json (paths masked): a
 differential check of a decoder change.
 
-    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] [--args "…"] [--footer] FILE...
+    scripts/fuzz_parquet.py BIN [--against OLD_BIN] [--runs N] [--seed S] [--args "…"] [--footer] [--before GOOD] FILE...
 
 `--footer` damages the footer (the file's Thrift metadata) instead.
+`--before GOOD` puts the Parquet file GOOD beside the damaged one, named to
+come first: the damaged file is then read and set up while GOOD's last
+window is parsed (the load's read-ahead), not on its own.
 
 The damaged copy keeps its file's name; `--args` are passed on (e.g.
 `--args "--map assets/mappings/verl-agent-steps.toml"`).
@@ -29,6 +32,7 @@ def main():
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--args", default="")
     ap.add_argument("--footer", action="store_true", help="damage the footer (the file's metadata) instead of its pages")
+    ap.add_argument("--before", help="a good Parquet file placed before the damaged one")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     work = tempfile.mkdtemp()
@@ -48,6 +52,8 @@ def main():
             shutil.rmtree(work)
             os.makedirs(f"{work}/in")
             open(f"{work}/in/{os.path.basename(src)}", "wb").write(raw)
+            if a.before:
+                shutil.copy(a.before, f"{work}/in/0000-{os.path.basename(a.before)}")
             outs = []
             for k, b in enumerate([a.bin] + ([a.against] if a.against else [])):
                 out = f"{work}/out{k}"
