@@ -92,24 +92,34 @@ fn demo_report_has_every_section_figures_and_csv() {
     assert!(pass.starts_with("benchmark,"), "{}", &pass[..80]);
 }
 
-#[test]
-fn reruns_are_byte_identical() {
-    let d = temp_dir("report_determinism");
-    for dir in ["a", "b"] {
-        assert!(demo_report(&d.join(dir), &["--csv"]).status.success());
-    }
+/// Every file under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
-    let mut stack = vec![d.join("a")];
+    let mut stack = vec![dir.to_path_buf()];
     while let Some(p) = stack.pop() {
         for e in std::fs::read_dir(&p).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
             } else {
-                files.push(p);
+                files.push(p.strip_prefix(dir).unwrap().to_path_buf());
             }
         }
     }
+    files.sort();
+    files
+}
+
+#[test]
+fn reruns_are_byte_identical() {
+    let d = temp_dir("report_determinism");
+    for dir in ["a", "b"] {
+        assert!(demo_report(&d.join(dir), &["--csv"]).status.success());
+    }
+    let files: Vec<_> = files_under(&d.join("a"))
+        .into_iter()
+        .map(|f| d.join("a").join(f))
+        .collect();
     assert!(files.len() > 10);
     for f in files {
         let other = d.join("b").join(f.strip_prefix(d.join("a")).unwrap());
@@ -119,6 +129,35 @@ fn reruns_are_byte_identical() {
             "{f:?} differs between runs"
         );
     }
+}
+
+/// A report written into the folder of an earlier one: figures and tables
+/// the earlier report had and this one lacks (here planted: a benchmark no
+/// longer in the logs) are gone, the folder holds what a fresh one does,
+/// and files that are not a report's own are left alone.
+#[test]
+fn a_report_written_over_an_earlier_one_leaves_none_of_its_figures() {
+    let d = temp_dir("report_over_earlier");
+    let (fresh, reused) = (d.join("fresh"), d.join("reused"));
+    assert!(demo_report(&fresh, &["--csv"]).status.success());
+    assert!(demo_report(&reused, &["--csv"]).status.success());
+    for (f, text) in [
+        ("figures/pass_gone_base_native.svg", "<svg/>"),
+        ("csv/gone.csv", "a,b\n"),
+        ("figures/notes.txt", "mine"),
+        ("notes.md", "mine"),
+    ] {
+        std::fs::write(reused.join(f), text).unwrap();
+    }
+    assert!(demo_report(&reused, &["--csv"]).status.success());
+    let mut want = files_under(&fresh);
+    want.extend(["figures/notes.txt", "notes.md"].map(std::path::PathBuf::from));
+    want.sort();
+    assert_eq!(files_under(&reused), want);
+    assert_eq!(
+        std::fs::read_to_string(reused.join("figures/notes.txt")).unwrap(),
+        "mine"
+    );
 }
 
 /// Base solves every task; rl solves none of the even tasks and half of the

@@ -65,6 +65,10 @@ fn out_err(path: &Path, e: std::io::Error) -> Error {
 
 /// Writes every file to a staging directory beside `dir`, then renames them
 /// into place (report.json last), so readers never see a half-written report.
+/// A figure or table an earlier report left in `dir` that this one lacks (a
+/// benchmark or run no longer in the logs) is removed before report.json is
+/// put in place: a pipeline writing to the same folder after each
+/// evaluation would otherwise find the old ones beside the new report.
 pub fn write_atomic(dir: &Path, files: &ReportFiles) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| out_err(dir, e))?;
     let stage = dir.join(format!(".rl-audit-staging-{}", std::process::id()));
@@ -79,17 +83,47 @@ pub fn write_atomic(dir: &Path, files: &ReportFiles) -> Result<()> {
             }
             std::fs::write(&p, bytes).map_err(|e| out_err(&p, e))?;
         }
-        let mut order: Vec<&PathBuf> = files.0.iter().map(|f| &f.0).collect();
-        order.sort_by_key(|p| p.as_path() == Path::new("report.json"));
-        for rel in order {
+        let json = Path::new("report.json");
+        let put = |rel: &Path| -> Result<()> {
             let target = dir.join(rel);
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| out_err(parent, e))?;
             }
-            std::fs::rename(stage.join(rel), &target).map_err(|e| out_err(&target, e))?;
+            std::fs::rename(stage.join(rel), &target).map_err(|e| out_err(&target, e))
+        };
+        for (rel, _) in files.0.iter().filter(|f| f.0 != json) {
+            put(rel)?;
+        }
+        remove_stale(dir, files)?;
+        if files.0.iter().any(|f| f.0 == json) {
+            put(json)?;
         }
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&stage);
     result
+}
+
+/// The folders of a report's own files, and their files' extension: only
+/// such files there are an earlier report's (anything else is left alone).
+const OWN_FOLDERS: [(&str, &str); 2] = [("figures", "svg"), ("csv", "csv")];
+
+/// Removes the files of [`OWN_FOLDERS`] in `dir` that `files` does not hold.
+fn remove_stale(dir: &Path, files: &ReportFiles) -> Result<()> {
+    let kept: std::collections::BTreeSet<&Path> = files.0.iter().map(|f| f.0.as_path()).collect();
+    for (folder, ext) in OWN_FOLDERS {
+        let Ok(entries) = std::fs::read_dir(dir.join(folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = Path::new(folder).join(entry.file_name());
+            let ours = path.extension().is_some_and(|e| e == ext)
+                && entry.file_type().is_ok_and(|t| t.is_file());
+            if ours && !kept.contains(rel.as_path()) {
+                std::fs::remove_file(&path).map_err(|e| out_err(&path, e))?;
+            }
+        }
+    }
+    Ok(())
 }
