@@ -172,6 +172,10 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                 .into_result()
                 .map_err(|e| Error::file(name, io_text(&e)))
         };
+        // A file read whole, as its format reads it.
+        let read_whole = |name: &str, fmt: Format, named: bool| {
+            next(name).and_then(|(raw, _)| decode(name, fmt, raw, opts, named))
+        };
         // The next file, read and set up beside this one's last window (a
         // Parquet trajectory file followed by another file read whole).
         let mut ahead: Option<Result<Decoded>> = None;
@@ -258,7 +262,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
             } else {
                 let decoded = match ahead.take() {
                     Some(d) => d,
-                    None => next(&name).and_then(|(raw, _)| decode(&name, fmt, raw, opts, *named)),
+                    None => read_whole(&name, fmt, *named),
                 };
                 match decoded? {
                     Decoded::Skip(note) => {
@@ -307,8 +311,7 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                                 let Some(fmt) = format_of(q) else {
                                     return;
                                 };
-                                let mut d = next(&name)
-                                    .and_then(|(raw, _)| decode(&name, fmt, raw, opts, *named));
+                                let mut d = read_whole(&name, fmt, *named);
                                 if let Ok(Decoded::Trajectories(f)) = &mut d {
                                     f.decode_first();
                                 }
