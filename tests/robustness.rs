@@ -259,6 +259,57 @@ fn training_logs_with_groups_are_not_duplicates() {
     assert_eq!(r["inputs"]["records"]["trajectory"], 6);
 }
 
+/// The checks across records, duplicates included, name the first
+/// violation in file order; a record is a duplicate only of an earlier one
+/// that passed the other checks (lenient: a twin dropped for another
+/// reason leaves the next one in).
+#[test]
+fn duplicates_and_other_conflicts_are_named_in_file_order() {
+    let d = temp_dir("dup_order");
+    let sample = |task: &str, max_budget: u32, s: u32| {
+        let mut t = traj("base", "b", task, 4, max_budget, Some(2));
+        t["sample"] = json!(s);
+        t
+    };
+    let fails = |lines: &[serde_json::Value]| {
+        write_lines(&d.join("x.jsonl"), lines);
+        strict_existing(&d.join("x.jsonl"), &d)
+    };
+    // Line 2 repeats line 1; line 3 gives t another max_budget: the duplicate first.
+    let err = fails(&[sample("t", 8, 0), sample("t", 8, 0), sample("t", 9, 1)]);
+    let first = d.join("x.jsonl:1").display().to_string();
+    assert!(
+        err.contains(&format!(
+            "x.jsonl:2: sample: duplicate trajectory (first seen at {first})"
+        )),
+        "{err}"
+    );
+    // The conflict first (line 2), the duplicate after it (line 3).
+    let err = fails(&[sample("t", 8, 0), sample("t", 9, 1), sample("t", 8, 0)]);
+    assert!(err.contains("x.jsonl:2: max_budget:"), "{err}");
+    // One record both: its max_budget is checked first.
+    let err = fails(&[sample("t", 8, 0), sample("t", 9, 0)]);
+    assert!(err.contains("x.jsonl:2: max_budget:"), "{err}");
+    // Lenient: line 2 (max_budget 9) is dropped, so line 3, its twin, is
+    // no duplicate; line 4 repeats line 3.
+    let lines = [
+        sample("t", 8, 0),
+        sample("t", 9, 1),
+        sample("t", 8, 1),
+        sample("t", 8, 1),
+        sample("u", 8, 0),
+    ];
+    write_lines(&d.join("x.jsonl"), &lines);
+    let r = audit_json(
+        &d.join("x.jsonl"),
+        &d.join("out"),
+        &["--lenient", "--resamples", "20"],
+    );
+    assert_eq!(r["inputs"]["skipped"]["impossible_value"], 1);
+    assert_eq!(r["inputs"]["skipped"]["duplicate"], 1);
+    assert_eq!(r["inputs"]["records"]["trajectory"], 3);
+}
+
 #[test]
 fn lenient_counts_match_a_mixed_corpus() {
     let d = temp_dir("lenient_corpus");

@@ -216,6 +216,8 @@ struct Scratch<C> {
 /// to zero, transpose and sum into class counts — else u32.
 trait Count: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
     const ONE: Self;
+    /// `self - x`, for `x` ≤ `self`.
+    fn minus(self, x: Self) -> Self;
     /// `x` ≤ m, so it fits.
     fn of(x: u64) -> Self;
     fn to_f64(self) -> f64;
@@ -223,6 +225,9 @@ trait Count: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
 
 impl Count for u16 {
     const ONE: Self = 1;
+    fn minus(self, x: Self) -> Self {
+        self - x
+    }
     fn of(x: u64) -> Self {
         x as u16
     }
@@ -234,6 +239,9 @@ impl Count for u16 {
 
 impl Count for u32 {
     const ONE: Self = 1;
+    fn minus(self, x: Self) -> Self {
+        self - x
+    }
     fn of(x: u64) -> Self {
         x as u32
     }
@@ -652,7 +660,7 @@ fn block<const W: usize, C: Count, const AVX2: bool>(
         if direct {
             multinomial_block::<W, C>(counts, &cl.size, u64::from(m), &mut rngs, binomials);
         } else if cl.len() < m as usize {
-            class_counts::<W, C, AVX2>(counts, &lists[f], &cl.size, draws);
+            class_counts::<W, C, AVX2>(counts, &lists[f], &cl.size, draws, m);
         }
         // Σ count × value per statistic, Σ count × weight.
         acc.resize(cl.stats * W, 0.0);
@@ -1049,31 +1057,55 @@ fn transpose<const W: usize, const G: usize, C: Count>(draws: &mut [C], rows: &[
 /// class k; [`clusters_by_class`]) in registers, and written once — a
 /// class row loaded, added to and stored for every cluster was most of the
 /// block's time (the store port's limit: at 1 M trajectories Pass@(K,T)
-/// has 480 families of ~2,600 clusters and ~42 classes).
+/// has 480 families of ~2,600 clusters and ~42 classes). The largest
+/// class is not summed: a resample draws m clusters in all, so its count is
+/// m less the others' (exact integers, the same counts; at 1 M trajectories
+/// 40 % of the clusters summed, half of them in the joint families).
 #[inline(always)]
 fn class_counts<const W: usize, C: Count, const AVX2: bool>(
     counts: &mut [C],
     list: &[u32],
     size: &[u64],
     draws: &[C],
+    m: u32,
 ) {
+    // The first of the largest classes.
+    let largest = size
+        .iter()
+        .enumerate()
+        .fold(
+            (0, 0),
+            |(k, n), (j, &s)| if s > n { (j, s) } else { (k, n) },
+        )
+        .0;
     #[cfg(target_arch = "x86_64")]
     if AVX2 && (W * std::mem::size_of::<C>()).is_multiple_of(32) {
         // SAFETY: `AVX2` is true only in `block_avx2`'s build, which runs
         // where the processor has AVX2.
-        unsafe { class_counts_avx2::<W, C>(counts, list, size, draws) };
+        unsafe { class_counts_avx2::<W, C>(counts, list, size, draws, largest, m) };
         return;
     }
     let mut at = 0;
-    for (dst, &n) in counts.chunks_exact_mut(W).zip(size) {
+    let mut total = [C::default(); W];
+    for (k, (dst, &n)) in counts.chunks_exact_mut(W).zip(size).enumerate() {
         dst.fill(C::default());
-        for &i in &list[at..at + n as usize] {
-            let src = &draws[i as usize * W..(i as usize + 1) * W];
-            for (d, s) in dst.iter_mut().zip(src) {
-                *d += *s;
+        if k != largest {
+            for &i in &list[at..at + n as usize] {
+                let src = &draws[i as usize * W..(i as usize + 1) * W];
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d += *s;
+                }
+            }
+            for (t, d) in total.iter_mut().zip(dst.iter()) {
+                *t += *d;
             }
         }
         at += n as usize;
+    }
+    if let Some(dst) = counts.chunks_exact_mut(W).nth(largest) {
+        for (d, t) in dst.iter_mut().zip(total) {
+            *d = C::of(u64::from(m)).minus(t);
+        }
     }
 }
 
@@ -1088,29 +1120,38 @@ fn class_counts_avx2<const W: usize, C: Count>(
     list: &[u32],
     size: &[u64],
     draws: &[C],
+    largest: usize,
+    m: u32,
 ) {
     use std::arch::x86_64::*;
     let vectors = W * std::mem::size_of::<C>() / 32;
     assert_eq!(vectors * 32, W * std::mem::size_of::<C>(), "whole vectors");
     assert!(vectors <= 8, "at most 64 four-byte counts");
     assert!(std::mem::size_of::<C>() == 2 || std::mem::size_of::<C>() == 4);
+    let two = std::mem::size_of::<C>() == 2;
+    let add = |a, b| {
+        if two {
+            _mm256_add_epi16(a, b)
+        } else {
+            _mm256_add_epi32(a, b)
+        }
+    };
+    let mut total = [_mm256_setzero_si256(); 8];
     let mut at = 0;
-    for (dst, &n) in counts.chunks_exact_mut(W).zip(size) {
+    for (k, (dst, &n)) in counts.chunks_exact_mut(W).zip(size).enumerate() {
         let mut v = [_mm256_setzero_si256(); 8];
-        for &i in &list[at..at + n as usize] {
-            let src = &draws[i as usize * W..(i as usize + 1) * W];
-            let s = src.as_ptr().cast::<__m256i>();
-            for (j, v) in v.iter_mut().enumerate().take(vectors) {
-                // SAFETY: `src` holds W counts, `vectors` × 32 bytes
-                // (asserted above); an unaligned load.
-                unsafe {
-                    let b = _mm256_loadu_si256(s.add(j));
-                    *v = if std::mem::size_of::<C>() == 2 {
-                        _mm256_add_epi16(*v, b)
-                    } else {
-                        _mm256_add_epi32(*v, b)
-                    };
+        if k != largest {
+            for &i in &list[at..at + n as usize] {
+                let src = &draws[i as usize * W..(i as usize + 1) * W];
+                let s = src.as_ptr().cast::<__m256i>();
+                for (j, v) in v.iter_mut().enumerate().take(vectors) {
+                    // SAFETY: `src` holds W counts, `vectors` × 32 bytes
+                    // (asserted above); an unaligned load.
+                    *v = add(*v, unsafe { _mm256_loadu_si256(s.add(j)) });
                 }
+            }
+            for (t, v) in total.iter_mut().zip(&v).take(vectors) {
+                *t = add(*t, *v);
             }
         }
         let d = dst.as_mut_ptr().cast::<__m256i>();
@@ -1120,6 +1161,25 @@ fn class_counts_avx2<const W: usize, C: Count>(
             unsafe { _mm256_storeu_si256(d.add(j), *v) };
         }
         at += n as usize;
+    }
+    // The largest class: m less the others (no lane exceeds m, so the
+    // wrapping lane arithmetic is exact).
+    if let Some(dst) = counts.chunks_exact_mut(W).nth(largest) {
+        let all = if two {
+            _mm256_set1_epi16(m as u16 as i16)
+        } else {
+            _mm256_set1_epi32(m as i32)
+        };
+        let d = dst.as_mut_ptr().cast::<__m256i>();
+        for (j, t) in total.iter().enumerate().take(vectors) {
+            let c = if two {
+                _mm256_sub_epi16(all, *t)
+            } else {
+                _mm256_sub_epi32(all, *t)
+            };
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_si256(d.add(j), c) };
+        }
     }
 }
 
