@@ -298,12 +298,24 @@ pub fn decode(
 /// `decompress` takes the buffer it is given; it is taken back once the
 /// page is read) and the repetition levels. Allocated afresh, each was
 /// faulted in and zeroed again by the kernel for every window's leaf: a
-/// sixth of a 1 M-trajectory Parquet load's page faults.
-#[derive(Default)]
+/// sixth of a 1 M-trajectory Parquet load's page faults. The zstd
+/// decompression context likewise: made afresh for every window's leaf, its
+/// set-up was 1 % of that load's CPU.
 struct Scratch {
     page: Vec<u8>,
     /// One byte a level: a repetition level is at most 255 here.
     reps: Vec<u8>,
+    ctx: polars_parquet::parquet::compression::DecompressionContext,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            page: Vec::new(),
+            reps: Vec::new(),
+            ctx: polars_parquet::parquet::compression::DecompressionContext::Unset,
+        }
+    }
 }
 
 impl Scratch {
@@ -354,7 +366,7 @@ fn decode_pages(
     rows: std::ops::Range<usize>,
     scratch: &mut Scratch,
 ) -> Option<PolarsResult<ArrayRef>> {
-    use polars_parquet::parquet::compression::{Compression, DecompressionContext};
+    use polars_parquet::parquet::compression::Compression;
     let (around, leaf) = shape(&field.dtype)?;
     let lists = around
         .iter()
@@ -368,15 +380,16 @@ fn decode_pages(
     // Every level is a value here: the pages' levels are room enough.
     let total = reader.total_num_values();
     let mut values = Values::new(descriptor.primitive_type.physical_type, leaf, total)?;
-    let Scratch { page: buf, reps } = scratch;
-    let mut ctx = DecompressionContext::Unset;
+    let Scratch {
+        page: buf,
+        reps,
+        ctx,
+    } = scratch;
     // Emptied first: polars zero-fills the bytes it decompresses into, so a
     // page that decompresses short reads zeros, as from a fresh buffer.
     let mut decompress = |page: CompressedPage, buf: &mut Vec<u8>| -> PolarsResult<Page> {
         buf.clear();
-        Ok(polars_parquet::parquet::read::decompress(
-            page, buf, &mut ctx,
-        )?)
+        Ok(polars_parquet::parquet::read::decompress(page, buf, ctx)?)
     };
     let dict = match reader.read_dict() {
         Err(e) => return Some(Err(e.into())),
