@@ -518,10 +518,10 @@ pub(super) fn cross_checks(
     // Twins in file order: each group's first record that passed the other
     // checks is kept, the later ones are duplicates. Strict: only records
     // before the first other violation (and `limit`) reached this check.
-    let stop = match (&first_error, limit) {
-        (Some((l, _)), _) if !lenient => Some(*l),
-        (None, l) if !lenient => l,
-        _ => None,
+    let stop = match &first_error {
+        _ if lenient => None,
+        Some((l, _)) => Some(*l),
+        None => limit,
     };
     let mut members: Vec<(u32, u32)> = twins.into_iter().collect();
     members.sort_unstable();
@@ -539,18 +539,17 @@ pub(super) fn cross_checks(
             continue;
         };
         let prev = set.trajectories[j as usize].loc;
-        let mut e = RecordError::new(SkipReason::Duplicate, "sample", "duplicate trajectory");
-        e.message = format!("{} (first seen at {})", e.message, set.loc_text(prev));
+        let e = RecordError::new(SkipReason::Duplicate, "sample", "duplicate trajectory");
+        let e = seen_first(set, e, prev);
         if !lenient {
             return Some((t.loc, e));
         }
         *set.skipped.entry(e.reason.name()).or_default() += 1;
         drop_traj[i as usize] = true;
     }
+    // (Lenient: none, the violations dropped.)
     if let Some(first) = first_error {
-        if !lenient {
-            return Some(first);
-        }
+        return Some(first);
     }
     if lenient {
         let mut i = 0;
@@ -574,6 +573,12 @@ pub(super) fn cross_checks(
         }
     }
     None
+}
+
+/// `e`, naming where the record it contradicts is.
+fn seen_first(set: &LogSet, mut e: RecordError, prev: Loc) -> RecordError {
+    e.message = format!("{} (first seen at {})", e.message, set.loc_text(prev));
+    e
 }
 
 /// What [`ordered_checks`] found.
@@ -664,8 +669,8 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
             }
             r
         };
-        if let Err((prev, mut e)) = check {
-            e.message = format!("{} (first seen at {})", e.message, set.loc_text(prev));
+        if let Err((prev, e)) = check {
+            let e = seen_first(set, e, prev);
             if !lenient {
                 out.first_error = Some((loc, e));
                 break;
