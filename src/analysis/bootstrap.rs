@@ -214,10 +214,10 @@ struct Scratch<C> {
 
 /// A draw count (no count exceeds m): u16 while m < 2^16 — half the bytes
 /// to zero, transpose and sum into class counts — else u32.
-trait Count: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
+trait Count:
+    Copy + Default + Send + Sync + std::ops::AddAssign + std::ops::Sub<Output = Self> + 'static
+{
     const ONE: Self;
-    /// `self - x`, for `x` ≤ `self`.
-    fn minus(self, x: Self) -> Self;
     /// `x` ≤ m, so it fits.
     fn of(x: u64) -> Self;
     fn to_f64(self) -> f64;
@@ -225,9 +225,6 @@ trait Count: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
 
 impl Count for u16 {
     const ONE: Self = 1;
-    fn minus(self, x: Self) -> Self {
-        self - x
-    }
     fn of(x: u64) -> Self {
         x as u16
     }
@@ -239,9 +236,6 @@ impl Count for u16 {
 
 impl Count for u32 {
     const ONE: Self = 1;
-    fn minus(self, x: Self) -> Self {
-        self - x
-    }
     fn of(x: u64) -> Self {
         x as u32
     }
@@ -1104,7 +1098,7 @@ fn class_counts<const W: usize, C: Count, const AVX2: bool>(
     }
     if let Some(dst) = counts.chunks_exact_mut(W).nth(largest) {
         for (d, t) in dst.iter_mut().zip(total) {
-            *d = C::of(u64::from(m)).minus(t);
+            *d = C::of(u64::from(m)) - t;
         }
     }
 }
