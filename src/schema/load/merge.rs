@@ -590,7 +590,7 @@ struct Ordered {
     /// Lenient: the records dropped, and how many for each reason.
     drop_decl: Vec<bool>,
     drop_traj: Vec<bool>,
-    skipped: Vec<(&'static str, u64)>,
+    skipped: BTreeMap<&'static str, u64>,
 }
 
 /// [`cross_checks`]' checks but the duplicates, record by record in file
@@ -602,7 +602,6 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
     debug_assert!(set.run_decls.is_sorted_by_key(|d| d.loc));
     debug_assert!(set.trajectories.is_sorted_by_key(|t| t.loc));
     let (mut next_decl, mut next_traj) = (0, 0);
-    let mut methods: FastMap<Id, (Id, Loc)> = FastMap::default();
     let mut max_budgets: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
     let mut min_turns: FastMap<(Id, Id), (u32, Loc)> = FastMap::default();
     let mut categories: FastMap<(Id, Id), (Id, Loc)> = FastMap::default();
@@ -613,9 +612,8 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
         methods: FastMap::default(),
         drop_decl: vec![false; set.run_decls.len()],
         drop_traj: vec![false; set.trajectories.len()],
-        skipped: Vec::new(),
+        skipped: BTreeMap::new(),
     };
-    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
     loop {
         let decl = set.run_decls.get(next_decl).map(|d| d.loc);
         let traj = set.trajectories.get(next_traj).map(|t| t.loc);
@@ -635,13 +633,13 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
         }
         let check = if is_decl {
             let d = &set.run_decls[i];
-            check_method(&set.strings, &mut methods, d.run, d.method, loc)
+            check_method(&set.strings, &mut out.methods, d.run, d.method, loc)
         } else {
             let t = &set.trajectories[i];
             let key = (t.benchmark, t.task);
             let mut r = Ok(());
             if let Some(m) = t.method() {
-                r = check_method(&set.strings, &mut methods, t.run, m, loc);
+                r = check_method(&set.strings, &mut out.methods, t.run, m, loc);
             }
             if r.is_ok() {
                 if let Some(mb) = t.max_budget() {
@@ -675,7 +673,7 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
                 out.first_error = Some((loc, e));
                 break;
             }
-            *skipped.entry(e.reason.name()).or_default() += 1;
+            *out.skipped.entry(e.reason.name()).or_default() += 1;
             if is_decl {
                 out.drop_decl[i] = true;
             } else {
@@ -683,8 +681,6 @@ fn ordered_checks(set: &LogSet, lenient: bool, limit: Option<Loc>) -> Ordered {
             }
         }
     }
-    out.methods = methods;
-    out.skipped = skipped.into_iter().collect();
     out
 }
 
