@@ -186,6 +186,13 @@ impl Classes {
 /// clusters is a run of vector adds over the block.
 const BLOCK: usize = 64;
 
+/// The block of multinomial draws ([`multinomial_block`]): it holds no
+/// draw counts per cluster, and the wider it is, the more of a class's
+/// binomials recur within it — at 11 M trajectories (26,041 tasks) 81 % of
+/// them were set up anew in blocks of 16 or 64, 19 % in blocks of 1,024
+/// (the whole audit 3.5 CPU-s less of 58; README, session 35).
+const DIRECT_BLOCK: usize = 1024;
+
 /// The block for m clusters: 64 resamples while their per-cluster draw
 /// counts (m × block × 4 bytes) fit in 2 MiB, else 16, else 4. Past that
 /// size the counts were summed at memory's pace: at 28,645 tasks, 64-wide
@@ -498,9 +505,17 @@ fn replicate_blocks(
     direct: bool,
     cfg: &Bootstrap,
 ) -> (Blocks, Vec<usize>) {
-    let width = block_for(classes.first().map_or(0, Classes::clusters));
     let m = classes.first().map_or(0, Classes::clusters);
+    // Wide direct blocks while they leave every thread two or more.
+    let wide = direct && cfg.resamples >= 2 * DIRECT_BLOCK * rayon::current_num_threads();
+    let width = if wide { DIRECT_BLOCK } else { block_for(m) };
     let (out, offsets) = match (width, m < 1 << 16) {
+        (DIRECT_BLOCK, true) => {
+            replicate_blocks_of::<DIRECT_BLOCK, u16>(classes, live, direct, cfg)
+        }
+        (DIRECT_BLOCK, false) => {
+            replicate_blocks_of::<DIRECT_BLOCK, u32>(classes, live, direct, cfg)
+        }
         (BLOCK, true) => replicate_blocks_of::<BLOCK, u16>(classes, live, direct, cfg),
         (BLOCK, false) => replicate_blocks_of::<BLOCK, u32>(classes, live, direct, cfg),
         (16, true) => replicate_blocks_of::<16, u16>(classes, live, direct, cfg),
@@ -690,8 +705,9 @@ fn block<const W: usize, C: Count, const AVX2: bool>(
 /// passed), each resample from its own generator in class order — as one
 /// resample at a time would, so the same counts. Going class by class over
 /// the block lets resamples with as many left share the binomial's set-up
-/// (`Binomial::new`, a pure function of the two), kept in `made` from
-/// block to block: the binomials of a class recur across resamples.
+/// (`Binomial::new`, a pure function of the two), kept in `made` while
+/// it holds fewer than [`MADE`]: the binomials of a class recur across the
+/// block's resamples (and, while they fit, the blocks').
 fn multinomial_block<const W: usize, C: Count>(
     counts: &mut [C],
     size: &[u64],
@@ -699,12 +715,13 @@ fn multinomial_block<const W: usize, C: Count>(
     rngs: &mut [Xoshiro],
     made: &mut Binomials,
 ) {
-    if made.len() > MADE {
-        made.clear();
-    }
     let mut left = [m; W];
     let mut mass = m;
     for (k, &size) in size.iter().enumerate() {
+        // Never more than MADE and one class's (at most W).
+        if made.len() > MADE {
+            made.clear();
+        }
         let p = size as f64 / mass as f64;
         for (r, rng) in rngs.iter_mut().enumerate() {
             let n = left[r];
@@ -1708,18 +1725,41 @@ mod tests {
             (0..120).map(|i| 1 + (i % 7)).collect(),
             vec![1, 1, 2, 500, 9000],
         ];
-        // One worker's binomials, kept across blocks and layouts.
+        // One worker's binomials, kept across blocks and layouts (past
+        // MADE of them in the widest blocks: let go class by class).
         let mut made = Binomials::default();
+        fn block<const W: usize>(
+            size: &[u64],
+            m: u64,
+            rngs: &mut [Xoshiro],
+            made: &mut Binomials,
+        ) -> Vec<u32> {
+            let mut counts = vec![0u32; size.len() * W];
+            multinomial_block::<W, u32>(&mut counts, size, m, rngs, made);
+            counts
+        }
         for size in &layouts {
             let m: u64 = size.iter().sum();
-            for rr in [1usize, 5, 64] {
+            for (rr, w) in [
+                (1usize, 64),
+                (5, 64),
+                (64, 64),
+                (1, DIRECT_BLOCK),
+                (1000, DIRECT_BLOCK),
+            ] {
                 let mut rngs: Vec<_> = (0..rr).map(|r| resample_rng(11, 300 + r)).collect();
-                let mut counts = vec![0u32; size.len() * 64];
-                multinomial_block::<64, u32>(&mut counts, size, m, &mut rngs, &mut made);
+                let counts = if w == 64 {
+                    block::<64>(size, m, &mut rngs, &mut made)
+                } else {
+                    block::<DIRECT_BLOCK>(size, m, &mut rngs, &mut made)
+                };
                 for r in 0..rr {
-                    let got: Vec<u32> = (0..size.len()).map(|k| counts[k * 64 + r]).collect();
+                    let got: Vec<u32> = (0..size.len()).map(|k| counts[k * w + r]).collect();
                     let want = reference(size, m, &mut resample_rng(11, 300 + r));
-                    assert_eq!(got, want, "sizes {size:?}, resample {r} of {rr}");
+                    assert_eq!(
+                        got, want,
+                        "sizes {size:?}, resample {r} of {rr}, blocks of {w}"
+                    );
                     assert_eq!(got.iter().map(|&x| u64::from(x)).sum::<u64>(), m);
                 }
                 // Each generator was left where the reference leaves it.
@@ -1730,6 +1770,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Multinomial draws in wide blocks give every resample's replicates
+    /// as blocks of 64 do (each checked against one resample at a time in
+    /// `multinomial_blocks_are_each_resamples_own_draws` and
+    /// `blocks_equal_one_resample_at_a_time`).
+    #[test]
+    fn wide_direct_blocks_equal_narrow_ones() {
+        let m = 3000;
+        let fams: Vec<Family> = (0..3)
+            .map(|j| Family {
+                sums: (0..2)
+                    .map(|s| {
+                        (0..m)
+                            .map(|i| ((i * (j + 3) + s) % (j + 5)) as f64 * 0.25)
+                            .collect()
+                    })
+                    .collect(),
+                weights: (0..m).map(|i| 1.0 + (i % (j + 2)) as f64).collect(),
+            })
+            .collect();
+        let classes: Vec<Classes> = fams.iter().map(Classes::new).collect();
+        let live = vec![true; classes.len()];
+        assert!(classes.iter().all(|c| draws_directly(c, true, m)));
+        let cfg = Bootstrap {
+            resamples: 2500,
+            seed: 5,
+            ..Bootstrap::default()
+        };
+        let narrow = replicate_blocks_of::<64, u16>(&classes, &live, true, &cfg).0;
+        let wide = replicate_blocks_of::<DIRECT_BLOCK, u16>(&classes, &live, true, &cfg).0;
+        let bits = |out: Vec<Vec<f64>>, width: usize| -> Vec<Vec<u64>> {
+            let blocks = Blocks { out, width };
+            (0..6)
+                .map(|col| {
+                    column(&blocks, col, cfg.resamples)
+                        .map(f64::to_bits)
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(bits(wide, DIRECT_BLOCK), bits(narrow, 64));
     }
 
     #[test]
