@@ -14,7 +14,8 @@ use rl_audit::analysis::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
 use rl_audit::analysis::frozenlake::QCache;
 use rl_audit::analysis::stats::{Bootstrap, Cluster};
 use rl_audit::analysis::{
-    budgetmix, cost, dynamics, likelihood, matched, passkt, recovery, resolve_pairs, Settings,
+    budgetmix, cost, dynamics, likelihood, matched, natural, passkt, recovery, resolve_pairs,
+    Settings,
 };
 use rl_audit::schema::frames::eval_aggregates;
 use rl_audit::schema::{load, LoadOptions};
@@ -111,6 +112,9 @@ fn main() {
     let _m = matched::analyse(&set, &pairs, &settings, &mut cache);
     let _r = recovery::analyse(&set, &pairs, &settings, &mut cache);
     rows.push(("matched states + recovery", t.elapsed().as_secs_f64()));
+    let t = Instant::now();
+    let _n = natural::analyse(&set, &agg, &pairs, &settings);
+    rows.push(("natural recovery", t.elapsed().as_secs_f64()));
     let t = Instant::now();
     let successes = likelihood::Successes::of(&set, &agg, &pairs);
     let _l = likelihood::analyse(&set, &pairs, &settings, &successes);
