@@ -57,15 +57,8 @@ type PerRun = BTreeMap<(Id, Id), (BTreeMap<Id, Counts>, u64, BTreeMap<u32, Count
 
 fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
     let mut out: PerRun = BTreeMap::new();
-    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        // Full-budget rollouts whose every step says whether it was an error.
-        if agg
-            .tasks
-            .get(&(t.benchmark, t.task))
-            .is_none_or(|i| i.full_budget != t.budget)
-        {
-            continue;
-        }
+    // Full-budget rollouts whose every step says whether it was an error.
+    for t in set.trajectories.iter().filter(|t| agg.at_full_budget(t)) {
         let steps = set.steps_of(t);
         let flags: Option<Vec<(bool, u32)>> =
             steps.iter().map(|s| Some((s.error()?, s.turn))).collect();

@@ -10,7 +10,7 @@ use super::ragged::Ragged;
 use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
-use crate::schema::{Id, LogSet, Trajectory};
+use crate::schema::{FastMap, Id, LogSet, Trajectory};
 
 /// Native: the rollout ran with budget T. Truncated: a full-budget rollout cut at T.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1336,16 +1336,16 @@ struct TokenScan {
 impl TokenScan {
     fn of(input: &PassInput) -> TokenScan {
         let set = input.set;
-        let mut per: BTreeMap<TokenKey, (u64, Vec<u64>)> = BTreeMap::new();
+        // Hashed while the rollouts are read (a tree's search a rollout was
+        // most of the scan), put in key order after.
+        let mut per: FastMap<TokenKey, (u64, Vec<u64>)> = FastMap::default();
         let mut totals: BTreeMap<Id, Vec<u64>> = BTreeMap::new();
         let mut left_out: BTreeMap<Id, u64> = BTreeMap::new();
-        for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-            let Some(info) = input.agg.tasks.get(&(t.benchmark, t.task)) else {
-                continue;
-            };
-            if t.budget != info.full_budget {
-                continue;
-            }
+        for t in set
+            .trajectories
+            .iter()
+            .filter(|t| input.agg.at_full_budget(t))
+        {
             let steps = set.steps_of(t);
             if t.steps().is_none() || steps.iter().any(|st| st.output_tokens().is_none()) {
                 *left_out.entry(t.benchmark).or_default() += 1;
@@ -1374,6 +1374,8 @@ impl TokenScan {
             totals,
             left_out,
         };
+        let mut per: Vec<(TokenKey, (u64, Vec<u64>))> = per.into_iter().collect();
+        per.sort_unstable_by_key(|e| e.0);
         for (key, (n, mut used)) in per {
             used.sort_unstable();
             scan.keys.push(key);

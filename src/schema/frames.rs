@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::{Id, LogSet};
+use super::{FastMap, Id, LogSet};
 use crate::error::{Error, Result};
 
 /// Distinct seeds of each (benchmark, run)'s evaluation rollouts (SPEC §4.3).
@@ -170,17 +170,18 @@ pub struct EvalAggregates {
     /// every view of the inputs.
     pub evaluation: u64,
     pub training: u64,
+    /// `tasks`' full budgets, hashed, for the scans that ask for every
+    /// rollout's ([`EvalAggregates::at_full_budget`]): a tree's search a
+    /// rollout was most of the token scan at 11 M rollouts. Made from
+    /// `tasks` once they are complete.
+    full_budgets: FastMap<(Id, Id), u32>,
 }
 
 impl EvalAggregates {
     /// Whether `t` is an evaluation rollout at its task's full budget
     /// B(task) (what `--grep` and the likelihood analyses read).
     pub fn at_full_budget(&self, t: &super::Trajectory) -> bool {
-        !t.is_training()
-            && self
-                .tasks
-                .get(&(t.benchmark, t.task))
-                .is_some_and(|i| i.full_budget == t.budget)
+        !t.is_training() && self.full_budgets.get(&(t.benchmark, t.task)) == Some(&t.budget)
     }
 }
 
@@ -241,6 +242,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         }
     }
     merge_aggregates(set, &mut out);
+    out.full_budgets = out.tasks.iter().map(|(k, i)| (*k, i.full_budget)).collect();
     out.seeds = seeds;
     out.evaluation = rows as u64;
     out.training = (set.trajectories.len() - rows) as u64;
