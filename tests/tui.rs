@@ -1073,6 +1073,72 @@ fn panels_show_as_their_parts_come_in() {
     assert!(s.app.tour.is_some());
 }
 
+/// While an analysis has taken two seconds or more, the status line counts
+/// them (the screen is alive through Pass@(K,T)'s several seconds at 10 M
+/// rollouts); the rest of the screen is what it was. The count starts
+/// again only when another analysis is the one being computed.
+#[test]
+fn the_status_line_counts_an_analysiss_seconds() {
+    use rl_audit::analysis::Part;
+    use std::time::{Duration, Instant};
+    let (set, seen) = demo_staged();
+    let at = |first: Part| {
+        let a = seen
+            .iter()
+            .find(|a| a.pending.first() == Some(&first))
+            .expect("a hand-over");
+        Arc::new(Loaded {
+            set: set.clone(),
+            audit: a.clone(),
+        })
+    };
+    let (w, h) = (120u16, 40u16);
+    let mut fresh = Screen::new(w, h, at(Part::Dynamics));
+    let mut long = Screen::new(w, h, at(Part::Dynamics));
+    let started = Instant::now() - Duration::from_secs(7);
+    long.app.computing = Some((Part::Dynamics, started));
+    let (before, after) = (fresh.keys(""), long.keys(""));
+    let split = |s: &str| {
+        let lines: Vec<&str> = s.lines().collect();
+        (
+            lines[..h as usize - 1].join("\n"),
+            lines[h as usize - 1].to_string(),
+        )
+    };
+    let ((body_before, status_before), (body_after, status_after)) =
+        (split(&before), split(&after));
+    assert_eq!(body_after, body_before);
+    // Left: what is being computed; right: the selection (the demo's first
+    // benchmark), the same in both.
+    let halves = |s: &str| {
+        let (l, r) = s
+            .split_once(" frozenlake │")
+            .expect("the selection on the right");
+        (l.trim_end().to_string(), r.to_string())
+    };
+    let n = Part::ALL.len();
+    assert_eq!(
+        halves(&status_before),
+        (
+            format!("computing training dynamics… (3 of {n} analyses ready)"),
+            halves(&status_after).1
+        )
+    );
+    assert_eq!(
+        halves(&status_after).0,
+        format!("computing training dynamics… 7 s (3 of {n} analyses ready)")
+    );
+    // The same analysis handed on again keeps its start; the next starts anew.
+    long.app.set_data(at(Part::Dynamics));
+    assert_eq!(long.app.computing, Some((Part::Dynamics, started)));
+    long.app.set_data(at(Part::Cost));
+    assert!(long
+        .app
+        .computing
+        .is_some_and(|(p, t)| p == Part::Cost && t > started));
+    assert_eq!(long.app.computing_secs(), Some(0));
+}
+
 /// The background worker sends the audit part by part before the whole:
 /// the first hand-over at once (nothing computed), the last complete.
 #[test]

@@ -99,6 +99,9 @@ pub struct App {
     /// `--follow`: records read on since the set on screen, until an audit
     /// of a set holding them replaces it.
     pub appended: Option<Appended>,
+    /// The analysis being computed and since when (the status line counts
+    /// its seconds: at 10 M rollouts Pass@(K,T) takes several).
+    pub computing: Option<(crate::analysis::Part, std::time::Instant)>,
 }
 
 /// The message after `--follow` loaded the logs again whole.
@@ -158,6 +161,7 @@ impl App {
             sort: None,
             export_dir: std::path::PathBuf::from("."),
             marked: None,
+            computing: None,
             width: 120,
             tour: None,
             tour_on_load: false,
@@ -166,6 +170,12 @@ impl App {
     }
 
     /// Work under way whose result should be drawn when it arrives.
+    /// Whole seconds the analysis being computed has taken so far, while
+    /// one is.
+    pub fn computing_secs(&self) -> Option<u64> {
+        self.computing.map(|(_, since)| since.elapsed().as_secs())
+    }
+
     pub fn busy(&self) -> bool {
         matches!((&self.reading, self.stack.last()), (Some((l, _, _)), Some(v)) if l == v)
     }
@@ -227,6 +237,10 @@ impl App {
     }
 
     pub fn set_data(&mut self, d: Arc<Loaded>) {
+        let now = d.audit.pending.first().copied();
+        if self.computing.map(|c| c.0) != now {
+            self.computing = now.map(|p| (p, std::time::Instant::now()));
+        }
         self.data = Some(d);
         self.status = Status::Ready;
         self.cached = None;

@@ -255,6 +255,9 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
     f.render_widget(Paragraph::new("Reading and validating the logs in the background; the panels appear once they are in, each filling in as its analyses finish. q quits."), b);
 }
 
+/// From how many seconds on the status line counts an analysis's time.
+const COUNT_FROM: u64 = 2;
+
 fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, theme: &Theme) {
     use std::sync::atomic::Ordering::Relaxed;
     let mut appended = None;
@@ -287,8 +290,13 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         .as_ref()
         .and_then(|d| Some((&d.audit, d.audit.pending.first()?)))
     {
+        // Its seconds once they are worth counting: the screen is alive.
+        let secs = app
+            .computing_secs()
+            .filter(|s| *s >= COUNT_FROM)
+            .map_or(String::new(), |s| format!(" {s} s"));
         format!(
-            "computing {}… ({} of {} analyses ready)",
+            "computing {}…{secs} ({} of {} analyses ready)",
             now.title(),
             a.parts_done(),
             crate::analysis::Part::ALL.len()

@@ -126,6 +126,7 @@ pub fn run(opts: Options) -> Result<()> {
     let mut last_progress = 0;
     let mut instant_polls = 0u32;
     let mut last_alive = Instant::now();
+    let mut last_secs = None;
     loop {
         if dirty {
             // One synchronized update per frame: terminals that support it
@@ -169,6 +170,12 @@ pub fn run(opts: Options) -> Result<()> {
             }
         }
         if app.busy() {
+            dirty = true;
+        }
+        // The status line's count of an analysis's seconds.
+        let secs = app.computing_secs();
+        if secs != last_secs {
+            last_secs = secs;
             dirty = true;
         }
         if app.quit || stop.load(std::sync::atomic::Ordering::Relaxed) != 0 {
