@@ -169,13 +169,13 @@ impl App {
         }
     }
 
-    /// Work under way whose result should be drawn when it arrives.
     /// Whole seconds the analysis being computed has taken so far, while
     /// one is.
     pub fn computing_secs(&self) -> Option<u64> {
         self.computing.map(|(_, since)| since.elapsed().as_secs())
     }
 
+    /// Work under way whose result should be drawn when it arrives.
     pub fn busy(&self) -> bool {
         matches!((&self.reading, self.stack.last()), (Some((l, _, _)), Some(v)) if l == v)
     }
