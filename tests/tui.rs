@@ -1011,6 +1011,36 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert!(!last.pass.cells.is_empty() && !last.matched.is_empty());
 }
 
+/// Which parts a partial audit says are being computed: the main sequence's
+/// next, natural recovery from the start, the likelihood and its LLR by turn
+/// once Pass@(K,T) is in — each until handed on; grep after all of them.
+#[test]
+fn a_partial_audit_says_which_parts_are_being_computed() {
+    use rl_audit::analysis::Part::{self, *};
+    let (_, seen) = demo_staged();
+    let running = |a: &rl_audit::analysis::Audit| -> Vec<Part> {
+        Part::ALL.into_iter().filter(|p| a.is_running(*p)).collect()
+    };
+    let want: Vec<Vec<Part>> = vec![
+        vec![Dynamics, NaturalRecovery],
+        vec![Pass, NaturalRecovery],
+        vec![Categories, Likelihood, LlrByTurn, NaturalRecovery],
+        vec![Failures, Likelihood, LlrByTurn, NaturalRecovery],
+        vec![Cost, Likelihood, LlrByTurn, NaturalRecovery],
+        vec![BudgetMix, Likelihood, LlrByTurn, NaturalRecovery],
+        vec![Matched, Likelihood, LlrByTurn, NaturalRecovery],
+        vec![Likelihood, LlrByTurn, NaturalRecovery],
+        vec![LlrByTurn, NaturalRecovery],
+        vec![NaturalRecovery],
+        vec![Grep],
+    ];
+    let got: Vec<Vec<Part>> = seen.iter().map(running).collect();
+    assert_eq!(got[..want.len()], want[..]);
+    // The complete audit: nothing.
+    assert_eq!(got.len(), want.len() + 1);
+    assert!(got[want.len()].is_empty());
+}
+
 /// While the audit computes, a panel whose parts are in is the very screen
 /// the complete audit gives (all but the status line, which tells how far
 /// the audit is); one whose parts are not says which it waits for.
@@ -1024,10 +1054,11 @@ fn panels_show_as_their_parts_come_in() {
             audit: a.clone(),
         })
     };
-    // After Pass@(K,T), categories and failures: the Budget panel is whole.
+    // After training dynamics, Pass@(K,T), categories and failures: the
+    // Budget panel is whole.
     let partial = seen
         .iter()
-        .find(|a| a.pending.first() == Some(&Part::Dynamics))
+        .find(|a| a.pending.first() == Some(&Part::Cost))
         .expect("a hand-over after the failures");
     let full = demo();
     for (w, h) in [(80u16, 24u16), (120, 40)] {
@@ -1048,7 +1079,7 @@ fn panels_show_as_their_parts_come_in() {
         }
         let status = p.keys("").lines().last().unwrap().to_string();
         let want = format!(
-            "computing training dynamics… (3 of {} analyses ready)",
+            "computing cost frontier… (4 of {} analyses ready)",
             Part::ALL.len()
         );
         // As much of it as the status line's left side holds (the right
@@ -1093,10 +1124,10 @@ fn the_status_line_counts_an_analysiss_seconds() {
         })
     };
     let (w, h) = (120u16, 40u16);
-    let mut fresh = Screen::new(w, h, at(Part::Dynamics));
-    let mut long = Screen::new(w, h, at(Part::Dynamics));
+    let mut fresh = Screen::new(w, h, at(Part::Cost));
+    let mut long = Screen::new(w, h, at(Part::Cost));
     let started = Instant::now() - Duration::from_secs(7);
-    long.app.computing = Some((Part::Dynamics, started));
+    long.app.computing = Some((Part::Cost, started));
     let (before, after) = (fresh.keys(""), long.keys(""));
     let split = |s: &str| {
         let lines: Vec<&str> = s.lines().collect();
@@ -1120,22 +1151,22 @@ fn the_status_line_counts_an_analysiss_seconds() {
     assert_eq!(
         halves(&status_before),
         (
-            format!("computing training dynamics… (3 of {n} analyses ready)"),
+            format!("computing cost frontier… (4 of {n} analyses ready)"),
             halves(&status_after).1
         )
     );
     assert_eq!(
         halves(&status_after).0,
-        format!("computing training dynamics… 7 s (3 of {n} analyses ready)")
+        format!("computing cost frontier… 7 s (4 of {n} analyses ready)")
     );
     // The same analysis handed on again keeps its start; the next starts anew.
-    long.app.set_data(at(Part::Dynamics));
-    assert_eq!(long.app.computing, Some((Part::Dynamics, started)));
     long.app.set_data(at(Part::Cost));
+    assert_eq!(long.app.computing, Some((Part::Cost, started)));
+    long.app.set_data(at(Part::BudgetMix));
     assert!(long
         .app
         .computing
-        .is_some_and(|(p, t)| p == Part::Cost && t > started));
+        .is_some_and(|(p, t)| p == Part::BudgetMix && t > started));
     assert_eq!(long.app.computing_secs(), Some(0));
 }
 

@@ -241,6 +241,23 @@ impl Audit {
         self.pending.contains(&part)
     }
 
+    /// Whether `part` is being computed now, as [`run_audit_staged`]
+    /// schedules the parts: the main sequence's next one, and those
+    /// computed beside it once begun, until they are handed on (for the
+    /// workbench's stand-in; the rest wait their turn).
+    pub fn is_running(&self, part: Part) -> bool {
+        if !self.is_pending(part) {
+            return false;
+        }
+        if part.beside() {
+            return part.begins_after().is_none_or(|p| !self.is_pending(p));
+        }
+        // The main sequence's next part; grep only once the parts computed
+        // beside are in (it follows them).
+        let next = self.pending.iter().find(|p| !p.beside());
+        next == Some(&part) && (part != Part::Grep || !self.pending.iter().any(|p| p.beside()))
+    }
+
     /// How many of the [`Part::ALL`] parts are in.
     pub fn parts_done(&self) -> usize {
         Part::ALL.len() - self.pending.len()
@@ -282,10 +299,10 @@ pub fn for_pair<'a, T>(
 /// them (the cheap, most read first): what a partial audit has or lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
+    Dynamics,
     Pass,
     Categories,
     Failures,
-    Dynamics,
     Cost,
     BudgetMix,
     Matched,
@@ -297,10 +314,10 @@ pub enum Part {
 
 impl Part {
     pub const ALL: [Part; 11] = [
+        Part::Dynamics,
         Part::Pass,
         Part::Categories,
         Part::Failures,
-        Part::Dynamics,
         Part::Cost,
         Part::BudgetMix,
         Part::Matched,
@@ -309,6 +326,21 @@ impl Part {
         Part::NaturalRecovery,
         Part::Grep,
     ];
+
+    /// Whether it is computed on a thread of its own beside the main
+    /// sequence (see [`run_audit_staged`]).
+    pub fn beside(self) -> bool {
+        matches!(
+            self,
+            Part::NaturalRecovery | Part::Likelihood | Part::LlrByTurn
+        )
+    }
+
+    /// The part whose end a part computed beside waits for before it
+    /// begins: the likelihoods begin once Pass@(K,T) has let its tables go.
+    fn begins_after(self) -> Option<Part> {
+        matches!(self, Part::Likelihood | Part::LlrByTurn).then_some(Part::Pass)
+    }
 
     /// What the part computes, as the workbench names it while it waits.
     pub fn title(self) -> &'static str {
@@ -426,6 +458,11 @@ pub fn run_audit_staged(
             crate::stage::release_freed_memory();
             (l, t, n)
         });
+        // The checkpoints' trends first: they read nothing else and take
+        // no time, and the Training panel need not wait for Pass@(K,T)
+        // (11 M rollouts: 10 s).
+        (a.dynamics, a.divergence) = dynamics::analyse(set);
+        done!(Part::Dynamics);
         a.pass = passkt::analyse(&passkt::PassInput { set, agg }, pairs, settings);
         crate::stage::release_freed_memory();
         let _ = pass_done.send(());
@@ -435,8 +472,6 @@ pub fn run_audit_staged(
         done!(Part::Categories);
         a.failures = failures::analyse(set, agg, &settings.levels);
         done!(Part::Failures);
-        (a.dynamics, a.divergence) = dynamics::analyse(set);
-        done!(Part::Dynamics);
         (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
         done!(Part::Cost);
         a.budgetmix = budgetmix::analyse(set, &a.pass, settings);

@@ -21,11 +21,12 @@ pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
         ),
         &["analysis", "state"],
     );
-    let now = a.pending.first().copied();
     for p in parts {
         let state = if !a.is_pending(*p) {
             "ready"
-        } else if Some(*p) == now {
+        } else if a.is_running(*p) && p.beside() {
+            "computing beside…"
+        } else if a.is_running(*p) {
             "computing…"
         } else {
             "waiting"
