@@ -130,7 +130,8 @@ fn main() {
     rows.push(("BudgetMix audit", t.elapsed().as_secs_f64()));
     let (n_traj, n_steps) = (set.trajectories.len(), set.steps.len());
     let t = Instant::now();
-    // When each panel of the workbench could show: its parts all in.
+    // When each panel of the workbench could show: its parts all in (the
+    // Overview shows from the start, its findings complete then).
     let mut shown: Vec<(rl_audit::tui::panel::Panel, f64)> = Vec::new();
     let audit = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
         for p in rl_audit::tui::panel::Panel::ALL {
@@ -243,11 +244,12 @@ fn main() {
     );
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
     for (p, s) in &shown {
-        println!(
-            "{:<40} {:>9.2}",
-            format!("TUI {} panel shown, s after load", p.title()),
-            s
-        );
+        let what = if *p == rl_audit::tui::panel::Panel::Overview {
+            "TUI Overview, all findings, s after load".to_string()
+        } else {
+            format!("TUI {} panel shown, s after load", p.title())
+        };
+        println!("{what:<40} {s:>9.2}");
     }
     if let Some((ms, ok)) = reread {
         println!(

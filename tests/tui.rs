@@ -1041,6 +1041,41 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     assert!(got[want.len()].is_empty());
 }
 
+/// A partial audit's headline findings are the complete audit's findings of
+/// the parts it holds, in the same order; the Overview shows them, then a
+/// row for each part to come.
+#[test]
+fn the_overview_shows_the_findings_that_are_in() {
+    use rl_audit::report::findings::findings;
+    let (set, seen) = demo_staged();
+    let last = seen.last().unwrap();
+    let all = findings(last);
+    // The demo has findings from several parts: the check is not empty.
+    let parts: std::collections::BTreeSet<_> = all.iter().map(|f| f.part).collect();
+    assert!(parts.len() >= 3, "{parts:?}");
+    for a in &seen {
+        let want: Vec<_> = all
+            .iter()
+            .filter(|f| !a.is_pending(f.part))
+            .cloned()
+            .collect();
+        assert_eq!(findings(a), want, "pending {:?}", a.pending);
+        // On screen: those findings, then the parts to come.
+        let l = Loaded {
+            set: set.clone(),
+            audit: a.clone(),
+        };
+        let t = rl_audit::tui::views::overview::findings(&l);
+        let rows: Vec<String> = t.rows.iter().map(|r| r.cells[0].text.clone()).collect();
+        let mut kinds: Vec<String> = want.iter().map(|f| f.kind.to_string()).collect();
+        kinds.extend(a.pending.iter().map(|_| "to come".to_string()));
+        if kinds.is_empty() {
+            kinds.push("no findings".into());
+        }
+        assert_eq!(rows, kinds, "pending {:?}", a.pending);
+    }
+}
+
 /// While the audit computes, a panel whose parts are in is the very screen
 /// the complete audit gives (all but the status line, which tells how far
 /// the audit is); one whose parts are not says which it waits for.

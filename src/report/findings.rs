@@ -2,7 +2,7 @@
 //! Overview panel of the workbench, the top of `report.md` and `findings`
 //! in `report.json`, from one list so they always agree.
 
-use crate::analysis::Audit;
+use crate::analysis::{Audit, Part};
 
 use super::format::{pct, pp, signed_ci, wilson_pct};
 
@@ -51,8 +51,15 @@ pub struct Finding {
     pub severity: Severity,
     /// The analysis it comes from.
     pub section: Section,
+    /// The part of the audit it reads (one only; see [`findings`]).
+    pub part: Part,
 }
 
+/// The headline, in a fixed order. Each finding reads one part of the
+/// audit, and a part once in is final (`run_audit_staged`), so a partial
+/// audit's findings are the complete audit's findings of the parts it
+/// holds, in the same order: the workbench's Overview shows them as they
+/// come.
 pub fn findings(a: &Audit) -> Vec<Finding> {
     let mut out = Vec::new();
     let delta = |adv: &crate::analysis::passkt::Advantage| {
@@ -93,6 +100,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             detail: format!("{}{}", delta(adv), p_adj(adv)),
             severity: Severity::Problem,
             section: Section::Budget,
+            part: Part::Pass,
         });
     }
     for adv in a
@@ -107,6 +115,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             detail: format!("{}{}", delta(adv), p_adj(adv)),
             severity: Severity::Warning,
             section: Section::Budget,
+            part: Part::Pass,
         });
     }
     let flips = a
@@ -122,6 +131,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             detail: "Δ < 0 with a CI reaching 0".into(),
             severity: Severity::Warning,
             section: Section::Budget,
+            part: Part::Pass,
         });
     }
     // Tight budgets where the data cannot tell: the K=1 cells of every
@@ -156,6 +166,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 ),
                 severity: Severity::Info,
                 section: Section::Budget,
+                part: Part::Pass,
             });
         }
     }
@@ -172,6 +183,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             detail: delta(adv),
             severity: Severity::Good,
             section: Section::Budget,
+            part: Part::Pass,
         });
     }
     // Failure anatomy: at a tight level, one cause dominating the gap
@@ -222,6 +234,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 ),
                 severity: Severity::Info,
                 section: Section::Budget,
+                part: Part::Failures,
             });
         }
     }
@@ -247,6 +260,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                     Severity::Warning
                 },
                 section: Section::Recovery,
+                part: Part::NaturalRecovery,
             });
         }
     }
@@ -274,6 +288,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             ),
             severity: Severity::Info,
             section: Section::Budget,
+            part: Part::Categories,
         });
     }
     // "RL better in x% [l, h] of n states", for matched and error states.
@@ -287,6 +302,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
         ),
         severity: Severity::Info,
         section,
+        part: Part::Matched,
     };
     for m in &a.matched {
         let place = format!("{} {} → {}", m.benchmark, m.base, m.rl);
@@ -319,6 +335,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             detail: "r_multi ↑ while r_single ↓ (both significant)".into(),
             severity: Severity::Warning,
             section: Section::Training,
+            part: Part::Dynamics,
         });
     }
     for b in &a.budgetmix {
@@ -329,6 +346,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 detail: format!("{} of {} checked", r.violations, r.checked),
                 severity: Severity::Problem,
                 section: Section::BudgetMix,
+                part: Part::BudgetMix,
             });
         }
     }

@@ -513,8 +513,11 @@ impl App {
             }
             None => {
                 let a = &d.audit;
-                if let Some(t) = super::views::pending::waiting(a, self.panel) {
-                    return Some(t);
+                // The Overview shows the findings that are in as they come.
+                if self.panel != Panel::Overview {
+                    if let Some(t) = super::views::pending::waiting(a, self.panel) {
+                        return Some(t);
+                    }
                 }
                 match self.panel {
                     Panel::Overview => overview::findings(&d),

@@ -1,20 +1,28 @@
 //! Overview panel: what was loaded, and the headline findings.
 
-use crate::analysis::Audit;
+use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::findings::{findings as headline, Severity};
 use crate::schema::LogSet;
 use crate::tui::panel::Panel;
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
-/// Headline findings, each leading to the panel that explains it.
+/// Headline findings, each leading to the panel that explains it. While
+/// the audit computes: the findings of the analyses that are in (each
+/// already the complete audit's), then a row for each analysis to come.
 pub fn findings(l: &Loaded) -> TableData {
-    let mut t = TableData::new(
-        "findings",
-        "Headline findings (Enter: go to panel)",
-        &["finding", "where", "detail"],
-    );
-    for f in headline(&l.audit) {
+    let a = &l.audit;
+    let title = if a.is_complete() {
+        "Headline findings (Enter: go to panel)".to_string()
+    } else {
+        format!(
+            "Headline findings so far: {} of {} analyses in, those to come below (Enter: go to panel)",
+            a.parts_done(),
+            Part::ALL.len()
+        )
+    };
+    let mut t = TableData::new("findings", title, &["finding", "where", "detail"]);
+    for f in headline(a) {
         let mark = match f.severity {
             Severity::Good => Mark::Good,
             Severity::Info => Mark::None,
@@ -29,6 +37,17 @@ pub fn findings(l: &Loaded) -> TableData {
             ],
             mark,
             Target::Panel(Panel::of(f.section)),
+        );
+    }
+    for p in &a.pending {
+        t.push_text(
+            vec![
+                "to come".into(),
+                p.title().to_string(),
+                super::pending::state(a, *p).to_string(),
+            ],
+            Mark::None,
+            Target::None,
         );
     }
     if t.rows.is_empty() {

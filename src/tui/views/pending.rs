@@ -22,20 +22,24 @@ pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
         &["analysis", "state"],
     );
     for p in parts {
-        let state = if !a.is_pending(*p) {
-            "ready"
-        } else if a.is_running(*p) && p.beside() {
-            "computing beside…"
-        } else if a.is_running(*p) {
-            "computing…"
-        } else {
-            "waiting"
-        };
         t.push_text(
-            vec![p.title().to_string(), state.to_string()],
+            vec![p.title().to_string(), state(a, *p).to_string()],
             Mark::None,
             Target::None,
         );
     }
     Some(t)
+}
+
+/// Where a part of the audit stands, as the workbench words it.
+pub fn state(a: &Audit, p: Part) -> &'static str {
+    if !a.is_pending(p) {
+        "ready"
+    } else if a.is_running(p) && p.beside() {
+        "computing beside…"
+    } else if a.is_running(p) {
+        "computing…"
+    } else {
+        "waiting"
+    }
 }
