@@ -18,8 +18,10 @@ use crate::schema::follow::{merge_all, Batch, Read};
 use crate::schema::load::{Progress, Tracked};
 use crate::schema::{Loc, LogSet};
 
-/// The least time between two partial audits sent to the screen (the first
-/// goes at once).
+/// The least time between two partial audits sent to the screen. The first
+/// two go at once: the loaded set, then training dynamics (no time to
+/// compute, the Pass@(K,T) after them many seconds at scale, and a partial
+/// held back waits for the next part's end).
 const PARTIAL_EVERY: Duration = Duration::from_millis(150);
 
 /// A loaded log set and its audit.
@@ -517,13 +519,15 @@ impl Auditor {
         // results on screen, set and audit together, stay until the new ones
         // are whole: a drill-down open on them keeps what it lists.
         let first = !self.whole_once;
-        let mut sent: Option<Instant> = None;
+        // When the last partial went, and how many have.
+        let (mut sent, mut count): (Option<Instant>, usize) = (None, 0);
         let mut staged = |a: &Audit| {
-            let due = sent.is_none_or(|t| t.elapsed() >= PARTIAL_EVERY);
+            let due = count < 2 || sent.is_none_or(|t| t.elapsed() >= PARTIAL_EVERY);
             if !first || a.is_complete() || !due || self.stale(job.generation) {
                 return;
             }
             sent = Some(Instant::now());
+            count += 1;
             let _ = self.tx.send(JobResult {
                 generation: job.generation,
                 read: job.read,

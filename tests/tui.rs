@@ -1206,7 +1206,8 @@ fn the_status_line_counts_an_analysiss_seconds() {
 }
 
 /// The background worker sends the audit part by part before the whole:
-/// the first hand-over at once (nothing computed), the last complete.
+/// the first two hand-overs at once (nothing computed, then training
+/// dynamics), the last complete.
 #[test]
 fn the_worker_sends_partial_audits_then_the_whole() {
     use rl_audit::jobs::{Jobs, Outcome, Request};
@@ -1230,6 +1231,12 @@ fn the_worker_sends_partial_audits_then_the_whole() {
     assert_eq!(
         partials.first(),
         Some(&rl_audit::analysis::Part::ALL.to_vec())
+    );
+    // The second at once too, however soon: training dynamics (the Training
+    // panel), which takes no time, before Pass@(K,T), which may take long.
+    assert_eq!(
+        partials.get(1),
+        Some(&rl_audit::analysis::Part::ALL[1..].to_vec())
     );
     // Each later hand-over has fewer parts to come, never the whole.
     for w in partials.windows(2) {
