@@ -18,10 +18,8 @@ use crate::schema::follow::{merge_all, Batch, Read};
 use crate::schema::load::{Progress, Tracked};
 use crate::schema::{Loc, LogSet};
 
-/// The least time between two partial audits sent to the screen. The first
-/// two go at once: the loaded set, then training dynamics (no time to
-/// compute, the Pass@(K,T) after them many seconds at scale, and a partial
-/// held back waits for the next part's end).
+/// The least time between two partial audits sent to the screen, but for
+/// the first two (see [`paced`]).
 const PARTIAL_EVERY: Duration = Duration::from_millis(150);
 
 /// A loaded log set and its audit.
@@ -518,27 +516,26 @@ impl Auditor {
         // After that (a recompute, a reload, `--follow` reading on) the
         // results on screen, set and audit together, stay until the new ones
         // are whole: a drill-down open on them keeps what it lists.
-        let first = !self.whole_once;
-        // When the last partial went, and how many have.
-        let (mut sent, mut count): (Option<Instant>, usize) = (None, 0);
-        let mut staged = |a: &Audit| {
-            let due = count < 2 || sent.is_none_or(|t| t.elapsed() >= PARTIAL_EVERY);
-            if !first || a.is_complete() || !due || self.stale(job.generation) {
-                return;
-            }
-            sent = Some(Instant::now());
-            count += 1;
-            let _ = self.tx.send(JobResult {
-                generation: job.generation,
-                read: job.read,
-                outcome: Outcome::Partial(Arc::new(Loaded {
-                    set: set.clone(),
-                    audit: a.clone(),
-                })),
-                reloaded: job.reloaded,
-            });
+        let audit = if self.whole_once {
+            crate::analysis::run_audit(&set, &settings)?
+        } else {
+            let (tx, generation) = (&self.tx, &self.generation);
+            let partial = |a: Audit| {
+                if generation.load(Ordering::SeqCst) != job.generation {
+                    return;
+                }
+                let _ = tx.send(JobResult {
+                    generation: job.generation,
+                    read: job.read,
+                    outcome: Outcome::Partial(Arc::new(Loaded {
+                        set: set.clone(),
+                        audit: a,
+                    })),
+                    reloaded: job.reloaded,
+                });
+            };
+            paced(|staged| run_audit_staged(&set, &settings, staged), partial)?
         };
-        let audit = run_audit_staged(&set, &settings, &mut staged)?;
         if job.cancel.is_cancelled() {
             return Err(Error::Cancelled);
         }
@@ -546,9 +543,134 @@ impl Auditor {
     }
 }
 
+/// `run` ([`run_audit_staged`]), its partial audits handed to `partial`
+/// paced: the first two as they come (the loaded set, then training dynamics, which
+/// take no time before a Pass@(K,T) that may take long), then at most one
+/// per [`PARTIAL_EVERY`]. One that comes sooner is held (a later one
+/// replaces it) and goes when its time comes — never held behind a long
+/// part, never sent once the audit is whole.
+fn paced<R>(run: impl FnOnce(&mut dyn FnMut(&Audit)) -> R, partial: impl Fn(Audit) + Sync) -> R {
+    /// The partial waiting to go; how many went and when the last did;
+    /// whether the audit has ended.
+    #[derive(Default)]
+    struct Held {
+        audit: Option<Audit>,
+        sent: usize,
+        last: Option<Instant>,
+        ended: bool,
+    }
+    type Shared = (Mutex<Held>, Condvar);
+    fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Held> {
+        s.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    /// Ends the pacer however the audit ends (a panic included), so that
+    /// the scope's join does not wait for it forever.
+    struct End<'a>(&'a Shared);
+    impl Drop for End<'_> {
+        fn drop(&mut self) {
+            let mut h = lock(self.0);
+            h.ended = true;
+            h.audit = None;
+            self.0 .1.notify_all();
+        }
+    }
+    let held: Shared = Default::default();
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut h = lock(&held);
+            loop {
+                if h.ended {
+                    return;
+                }
+                if h.audit.is_none() {
+                    h = held.1.wait(h).unwrap_or_else(|e| e.into_inner());
+                    continue;
+                }
+                let wait = h.last.map_or(Duration::ZERO, |t| {
+                    PARTIAL_EVERY.saturating_sub(t.elapsed())
+                });
+                if !wait.is_zero() {
+                    h = held
+                        .1
+                        .wait_timeout(h, wait)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                    continue;
+                }
+                let Some(a) = h.audit.take() else { continue };
+                h.last = Some(Instant::now());
+                drop(h);
+                partial(a);
+                h = lock(&held);
+            }
+        });
+        let _end = End(&held);
+        run(&mut |a| {
+            if a.is_complete() {
+                return;
+            }
+            let mut h = lock(&held);
+            if h.sent < 2 {
+                // Sent from here, in order: nothing is held yet.
+                h.sent += 1;
+                h.last = Some(Instant::now());
+                drop(h);
+                partial(a.clone());
+            } else {
+                h.audit = Some(a.clone());
+                held.1.notify_all();
+            }
+        })
+    })
+}
+
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a background job panicked".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An audit handed on with `left` parts to come.
+    fn with_left(left: usize) -> Audit {
+        Audit {
+            pending: crate::analysis::Part::ALL[crate::analysis::Part::ALL.len() - left..].to_vec(),
+            ..Default::default()
+        }
+    }
+
+    /// The first two partials go as they come; later ones close together
+    /// go one per PARTIAL_EVERY, the newest of them, without waiting for the
+    /// next part however long it takes; none goes after the audit ends.
+    #[test]
+    fn partial_audits_are_paced_not_held_behind_a_long_part() {
+        let got: Mutex<Vec<(usize, Duration)>> = Mutex::default();
+        let t0 = Instant::now();
+        let long = 4 * PARTIAL_EVERY;
+        let out = paced(
+            |staged| {
+                for left in [11, 10, 9, 8] {
+                    staged(&with_left(left));
+                }
+                std::thread::sleep(long);
+                staged(&with_left(7));
+                staged(&with_left(0));
+                "whole"
+            },
+            |a| got.lock().unwrap().push((a.pending.len(), t0.elapsed())),
+        );
+        assert_eq!(out, "whole");
+        let got = got.into_inner().unwrap();
+        let left: Vec<usize> = got.iter().map(|g| g.0).collect();
+        // 11 and 10 at once, 9 replaced by 8 before its time came, 8 sent
+        // during the long part; 7 may go before the end or be dropped there;
+        // the whole audit never goes as a partial.
+        assert!(left == [11, 10, 8] || left == [11, 10, 8, 7], "{got:?}");
+        assert!(got[1].1 < PARTIAL_EVERY, "{got:?}");
+        assert!(got[2].1 >= PARTIAL_EVERY && got[2].1 < long, "{got:?}");
+    }
 }
