@@ -1125,6 +1125,39 @@ fn panels_show_as_their_parts_come_in() {
             assert_eq!(left, want);
         }
     }
+    // After Pass@(K,T) alone the Budget panel shows too: the very screen
+    // (the selected cell's box has no room for its last line), and of the
+    // box's lines only the failure causes differ, still being computed.
+    let after_pass = seen
+        .iter()
+        .find(|a| a.pending.first() == Some(&Part::Categories))
+        .expect("a hand-over after Pass@(K,T)");
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let body = |s: String| {
+            s.lines()
+                .take(h as usize - 1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut p = Screen::new(w, h, loaded(after_pass));
+        let mut f = Screen::new(w, h, full.clone());
+        assert_eq!(body(p.keys("2")), body(f.keys("2")), "{w}×{h}");
+        let (dp, df) = (
+            rl_audit::tui::views::budget::detail(after_pass, &p.app.sel),
+            rl_audit::tui::views::budget::detail(&full.audit, &f.app.sel),
+        );
+        assert_eq!(dp.len(), df.len());
+        let differ: Vec<usize> = (0..dp.len()).filter(|&i| dp[i] != df[i]).collect();
+        assert_eq!(differ, vec![dp.len() - 1], "{dp:?}");
+        assert_eq!(dp[dp.len() - 1], "rollouts — failure causes: computing…");
+        assert!(df[df.len() - 1].starts_with("rollouts — "), "{df:?}");
+        // Its category grids are not in yet either.
+        p.keys("c");
+        assert_eq!(
+            p.app.message.as_deref(),
+            Some("task categories: still being computed")
+        );
+    }
     snapshot(&loaded(partial), "partial-4-steps", "4");
     snapshot(&loaded(partial), "partial-1-overview", "1");
     // The tour waits for the whole audit, then starts by itself.

@@ -643,7 +643,12 @@ impl App {
                     Some(_) => None,
                 };
                 self.cached = None;
+                let computing = self
+                    .data
+                    .as_ref()
+                    .is_some_and(|d| d.audit.is_pending(crate::analysis::Part::Categories));
                 self.message = Some(match (n, self.sel.category) {
+                    (0, _) if computing => "task categories: still being computed".into(),
                     (0, _) => "no task carries a category".into(),
                     (_, None) => "grid: every task".into(),
                     (_, Some(i)) => format!("grid: category {} of {n}", i + 1),

@@ -50,7 +50,9 @@ impl Panel {
     pub fn parts(self) -> &'static [Part] {
         match self {
             Panel::Overview => &Part::ALL,
-            Panel::Budget => &[Part::Pass, Part::Categories, Part::Failures],
+            // Its category grids and failure causes say when they are still
+            // being computed: the grid need not wait for them.
+            Panel::Budget => &[Part::Pass],
             Panel::Cost => &[Part::Cost],
             Panel::Steps => &[Part::Matched],
             Panel::Recovery => &[Part::Matched, Part::NaturalRecovery],

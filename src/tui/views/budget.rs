@@ -312,7 +312,9 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             ));
         }
     }
-    if let Some(m) = mode {
+    if a.is_pending(crate::analysis::Part::Failures) {
+        out.push("rollouts — failure causes: computing…".into());
+    } else if let Some(m) = mode {
         let causes: Vec<String> = runs
             .iter()
             .filter_map(|r| {
