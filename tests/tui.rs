@@ -1076,6 +1076,13 @@ fn the_overview_shows_the_findings_that_are_in() {
     }
 }
 
+/// A screen but its last line, the status line (which tells how far an
+/// audit is).
+fn above_status(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines[..lines.len().saturating_sub(1)].join("\n")
+}
+
 /// While the audit computes, a panel whose parts are in is the very screen
 /// the complete audit gives (all but the status line, which tells how far
 /// the audit is); one whose parts are not says which it waits for.
@@ -1091,24 +1098,21 @@ fn panels_show_as_their_parts_come_in() {
     };
     // After training dynamics, Pass@(K,T), categories and failures: the
     // Budget panel is whole.
-    let partial = seen
-        .iter()
-        .find(|a| a.pending.first() == Some(&Part::Cost))
-        .expect("a hand-over after the failures");
+    // The hand-over that has `next` to compute next.
+    let at = |next: Part| {
+        seen.iter()
+            .find(|a| a.pending.first() == Some(&next))
+            .expect("a hand-over")
+    };
+    let partial = at(Part::Cost);
     let full = demo();
     for (w, h) in [(80u16, 24u16), (120, 40)] {
-        let body = |s: String| {
-            s.lines()
-                .take(h as usize - 1)
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         let mut p = Screen::new(w, h, loaded(partial));
         let mut f = Screen::new(w, h, full.clone());
         for keys in ["2", "ll", "\n", "\n"] {
             assert_eq!(
-                body(p.keys(keys)),
-                body(f.keys(keys)),
+                above_status(&p.keys(keys)),
+                above_status(&f.keys(keys)),
                 "{w}×{h} after {keys:?}"
             );
         }
@@ -1128,20 +1132,15 @@ fn panels_show_as_their_parts_come_in() {
     // After Pass@(K,T) alone the Budget panel shows too: the very screen
     // (the selected cell's box has no room for its last line), and of the
     // box's lines only the failure causes differ, still being computed.
-    let after_pass = seen
-        .iter()
-        .find(|a| a.pending.first() == Some(&Part::Categories))
-        .expect("a hand-over after Pass@(K,T)");
+    let after_pass = at(Part::Categories);
     for (w, h) in [(80u16, 24u16), (120, 40)] {
-        let body = |s: String| {
-            s.lines()
-                .take(h as usize - 1)
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         let mut p = Screen::new(w, h, loaded(after_pass));
         let mut f = Screen::new(w, h, full.clone());
-        assert_eq!(body(p.keys("2")), body(f.keys("2")), "{w}×{h}");
+        assert_eq!(
+            above_status(&p.keys("2")),
+            above_status(&f.keys("2")),
+            "{w}×{h}"
+        );
         let (dp, df) = (
             rl_audit::tui::views::budget::detail(after_pass, &p.app.sel),
             rl_audit::tui::views::budget::detail(&full.audit, &f.app.sel),
