@@ -544,11 +544,11 @@ impl Auditor {
 }
 
 /// `run` ([`run_audit_staged`]), its partial audits handed to `partial`
-/// paced: the first two as they come (the loaded set, then training dynamics, which
-/// take no time before a Pass@(K,T) that may take long), then at most one
-/// per [`PARTIAL_EVERY`]. One that comes sooner is held (a later one
-/// replaces it) and goes when its time comes — never held behind a long
-/// part, never sent once the audit is whole.
+/// paced: the first two as they come (the loaded set, then training
+/// dynamics, which take no time before a Pass@(K,T) that may take long),
+/// then at most one per [`PARTIAL_EVERY`]. One that comes sooner is held (a
+/// later one replaces it) and goes when its time comes — never held behind
+/// a long part, never sent once the audit is whole.
 fn paced<R>(run: impl FnOnce(&mut dyn FnMut(&Audit)) -> R, partial: impl Fn(Audit) + Sync) -> R {
     /// The partial waiting to go; how many went and when the last did;
     /// whether the audit has ended.
