@@ -519,12 +519,12 @@ impl Auditor {
         let audit = if self.whole_once {
             crate::analysis::run_audit(&set, &settings)?
         } else {
-            let (tx, generation) = (&self.tx, &self.generation);
+            let this = &*self;
             let partial = |a: Audit| {
-                if generation.load(Ordering::SeqCst) != job.generation {
+                if this.stale(job.generation) {
                     return;
                 }
-                let _ = tx.send(JobResult {
+                let _ = this.tx.send(JobResult {
                     generation: job.generation,
                     read: job.read,
                     outcome: Outcome::Partial(Arc::new(Loaded {

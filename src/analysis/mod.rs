@@ -252,10 +252,9 @@ impl Audit {
         if part.beside() {
             return part.begins_after().is_none_or(|p| !self.is_pending(p));
         }
-        // The main sequence's next part; grep only once the parts computed
-        // beside are in (it follows them).
-        let next = self.pending.iter().find(|p| !p.beside());
-        next == Some(&part) && (part != Part::Grep || !self.pending.iter().any(|p| p.beside()))
+        // The first to come ([`Part::ALL`] puts the parts computed beside
+        // after the main sequence's but grep, which follows them).
+        self.pending.first() == Some(&part)
     }
 
     /// How many of the [`Part::ALL`] parts are in.
