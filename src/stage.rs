@@ -75,6 +75,39 @@ pub fn beside<T>(what: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// `f` run at a lower scheduling priority (Linux: nice 10 for this thread
+/// and the threads of a pool of its own, in which `f`'s parallel work
+/// runs): work beside the main sequence that should take only the CPU the
+/// main sequence leaves idle. No result depends on it: every analysis
+/// draws from its own seeded streams, whatever the threads. The calling
+/// thread's priority stays lowered (an unprivileged thread cannot raise it
+/// again): call it on a thread of its own.
+pub fn in_background<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    // Asked first: it makes the global pool if there is none yet, and
+    // threads made after the nice is lowered would inherit it.
+    let threads = rayon::current_num_threads();
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority take and return plain integers; a
+    // refusal only leaves the priority as it was.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, BACKGROUND_NICE);
+    }
+    // The pool's threads are made by this one, so they inherit its nice.
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+    {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
+/// The nice of [`in_background`]'s work: CFS gives a nice-10 thread about a
+/// tenth of a core against a busy nice-0 one, and all of an idle one.
+#[cfg(target_os = "linux")]
+const BACKGROUND_NICE: libc::c_int = 10;
+
 /// Hands memory freed inside the allocator back to the system. glibc keeps
 /// what the parse threads' chunk-local sets and windows freed in their
 /// arenas (tens of MiB at 200,000 trajectories) as resident memory; the
@@ -180,5 +213,32 @@ mod tests {
         assert_eq!(loop_slack(180 * MIB), 45 * MIB);
         // 10 M trajectories (1.7 GiB resident): no more than 48 MiB.
         assert_eq!(loop_slack(1700 * MIB), 48 * MIB);
+    }
+
+    /// The nice of the calling thread (Linux reads it per thread).
+    #[cfg(target_os = "linux")]
+    fn own_nice() -> libc::c_int {
+        // SAFETY: plain integers in and out.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn background_work_and_its_pool_run_at_nice_10_and_leave_other_threads_be() {
+        let (caller, mine, pool, threads) = std::thread::spawn(|| {
+            let before = own_nice();
+            let (mine, pool) = in_background(|| (own_nice(), rayon::broadcast(|_| own_nice())));
+            (before, mine, pool, rayon::current_num_threads())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(caller, 0, "the test thread starts at nice 0");
+        assert_eq!(mine, BACKGROUND_NICE);
+        // Every thread of its own pool (as many as the global pool has).
+        assert_eq!(pool, vec![BACKGROUND_NICE; threads]);
+        // The global pool and this thread are left as they were.
+        assert_eq!(rayon::broadcast(|_| own_nice()), vec![0; threads]);
+        assert_eq!(own_nice(), 0);
+        assert_eq!(BACKGROUND_NICE, 10);
     }
 }

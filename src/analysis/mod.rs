@@ -421,19 +421,27 @@ pub fn run_audit_staged(
     // parts up to the matched states (which leave part of the second core
     // idle), and are handed on in their turn. Each analysis draws from its
     // own seeded streams, so no figure depends on what runs beside it.
-    // Natural recovery (a few counts a task) runs beside Pass@(K,T); the
-    // likelihood and its LLR by turn wait until Pass@(K,T) has freed its
-    // per-cell tables, so that their memory, which grows with steps (one
-    // f64 a step for the step NLL median; a window of (turn, task)
-    // clusters), does not add to that peak (README, session 21).
+    // Natural recovery (a few counts a task) runs beside Pass@(K,T), in the
+    // background: at a lower priority, so that it takes the CPU Pass@(K,T)
+    // leaves idle, not half of what it uses (11 M rollouts: Pass@(K,T) and
+    // so the Budget panel 9.0 → 7.9 s; it still ends long before the
+    // matched states). The likelihood and its LLR by turn wait until
+    // Pass@(K,T) has freed its per-cell tables, so that their memory, which
+    // grows with steps (one f64 a step for the step NLL median; a window of
+    // (turn, task) clusters), does not add to that peak (README, session
+    // 21).
     let (pass_done, after_pass) = std::sync::mpsc::channel::<()>();
     let side = std::thread::scope(|scope| {
         let (agg, pairs) = (&a.agg, &pairs[..]);
-        let side = scope.spawn(move || {
-            use crate::stage::beside;
-            let n = beside("natural recovery", || {
-                natural::analyse(set, agg, pairs, settings)
-            });
+        use crate::stage::{beside, in_background};
+        let natural = scope.spawn(move || {
+            in_background(|| {
+                beside("natural recovery", || {
+                    natural::analyse(set, agg, pairs, settings)
+                })
+            })
+        });
+        let likelihoods = scope.spawn(move || {
             // Err: the main thread is gone (it panicked); go on regardless.
             let _ = after_pass.recv();
             // The likelihood and its LLR by turn side by side: each scans
@@ -455,7 +463,7 @@ pub fn run_audit_staged(
             });
             drop(successes);
             crate::stage::release_freed_memory();
-            (l, t, n)
+            (l, t)
         });
         // The checkpoints' trends first: they read nothing else and take
         // no time, and the Training panel need not wait for Pass@(K,T)
@@ -480,10 +488,14 @@ pub fn run_audit_staged(
         a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
         drop(cache);
         done!(Part::Matched);
-        side.join()
+        // A panic on those threads goes on as it would have on this one.
+        fn joined<T>(r: std::thread::Result<T>) -> T {
+            r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+        }
+        let (l, t) = joined(likelihoods.join());
+        (l, t, joined(natural.join()))
     });
-    // A panic on that thread goes on as it would have on this one.
-    let (likelihood, by_turn, natural) = side.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let (likelihood, by_turn, natural) = side;
     a.likelihood = likelihood?;
     done!(Part::Likelihood);
     a.llr_by_turn = by_turn?;
