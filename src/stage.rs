@@ -94,10 +94,7 @@ pub fn in_background<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, BACKGROUND_NICE);
     }
     // The pool's threads are made by this one, so they inherit its nice.
-    match rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-    {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(pool) => pool.install(f),
         Err(_) => f(),
     }

@@ -1012,7 +1012,7 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
 }
 
 /// Which parts a partial audit says are being computed: the main sequence's
-/// next, natural recovery from the start, the likelihood and its LLR by turn
+/// next, natural recovery once the rollouts are counted, the likelihood and its LLR by turn
 /// once Pass@(K,T) is in — each until handed on; grep after all of them.
 #[test]
 fn a_partial_audit_says_which_parts_are_being_computed() {
@@ -1022,7 +1022,8 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
         Part::ALL.into_iter().filter(|p| a.is_running(*p)).collect()
     };
     let want: Vec<Vec<Part>> = vec![
-        vec![Dynamics, NaturalRecovery],
+        vec![Dynamics],
+        vec![Aggregates],
         vec![Pass, NaturalRecovery],
         vec![Categories, Likelihood, LlrByTurn, NaturalRecovery],
         vec![Failures, Likelihood, LlrByTurn, NaturalRecovery],
@@ -1096,8 +1097,8 @@ fn panels_show_as_their_parts_come_in() {
             audit: a.clone(),
         })
     };
-    // After training dynamics, Pass@(K,T), categories and failures: the
-    // Budget panel is whole.
+    // After training dynamics, the rollout counts, Pass@(K,T), categories
+    // and failures (5 parts): the Budget panel is whole.
     // The hand-over that has `next` to compute next.
     let at = |next: Part| {
         seen.iter()
@@ -1118,7 +1119,7 @@ fn panels_show_as_their_parts_come_in() {
         }
         let status = p.keys("").lines().last().unwrap().to_string();
         let want = format!(
-            "computing cost frontier… (4 of {} analyses ready)",
+            "computing cost frontier… (5 of {} analyses ready)",
             Part::ALL.len()
         );
         // As much of it as the status line's left side holds (the right
@@ -1159,6 +1160,17 @@ fn panels_show_as_their_parts_come_in() {
     }
     snapshot(&loaded(partial), "partial-4-steps", "4");
     snapshot(&loaded(partial), "partial-1-overview", "1");
+    // Before the rollouts are counted: the Training panel is whole, and the
+    // Overview says what is still being counted (its findings so far: the
+    // training runs').
+    let counting = at(Part::Aggregates);
+    assert_eq!(counting.pending, Part::ALL[1..].to_vec());
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut p = Screen::new(w, h, loaded(counting));
+        let mut f = Screen::new(w, h, full.clone());
+        assert_eq!(above_status(&p.keys("7")), above_status(&f.keys("7")));
+    }
+    snapshot(&loaded(counting), "partial-0-overview", "1");
     // The tour waits for the whole audit, then starts by itself.
     let mut s = Screen::new(80, 24, loaded(partial));
     s.keys("t");
@@ -1218,13 +1230,13 @@ fn the_status_line_counts_an_analysiss_seconds() {
     assert_eq!(
         halves(&status_before),
         (
-            format!("computing cost frontier… (4 of {n} analyses ready)"),
+            format!("computing cost frontier… (5 of {n} analyses ready)"),
             halves(&status_after).1
         )
     );
     assert_eq!(
         halves(&status_after).0,
-        format!("computing cost frontier… 7 s (4 of {n} analyses ready)")
+        format!("computing cost frontier… 7 s (5 of {n} analyses ready)")
     );
     // The same analysis handed on again keeps its start; the next starts anew.
     long.app.set_data(at(Part::Cost));

@@ -74,11 +74,20 @@ fn files_line(files: &[String]) -> String {
 /// What was loaded, in a few lines.
 pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let c = set.record_counts();
+    // Evaluation and training are told apart by the aggregates.
+    let split = if a.is_pending(Part::Aggregates) {
+        "evaluation and training: being counted".to_string()
+    } else {
+        format!(
+            "{} evaluation, {} training",
+            a.agg.evaluation, a.agg.training
+        )
+    };
     let mut lines = vec![
         files_line(&set.files),
         format!(
-            "records: {} trajectories ({} evaluation, {} training), {} probes, {} checkpoints",
-            c["trajectory"], a.agg.evaluation, a.agg.training, c["probe"], c["checkpoint"]
+            "records: {} trajectories ({split}), {} probes, {} checkpoints",
+            c["trajectory"], c["probe"], c["checkpoint"]
         ),
     ];
     if let Some((_, parts)) = set.skipped_summary() {
