@@ -100,6 +100,12 @@ pub fn in_background<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     }
 }
 
+/// A scoped thread's result, its panic going on on the joining thread as
+/// it would have on the thread itself.
+pub fn joined<T>(r: std::thread::Result<T>) -> T {
+    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 /// The nice of [`in_background`]'s work: CFS gives a nice-10 thread about a
 /// tenth of a core against a busy nice-0 one, and all of an idle one.
 #[cfg(target_os = "linux")]

@@ -445,7 +445,7 @@ pub fn run_audit_staged(
     let (pass_done, after_pass) = std::sync::mpsc::channel::<()>();
     let side = std::thread::scope(|scope| {
         let (agg, pairs) = (&a.agg, &pairs[..]);
-        use crate::stage::{beside, in_background};
+        use crate::stage::{beside, in_background, joined};
         let natural = scope.spawn(move || {
             in_background(|| {
                 beside("natural recovery", || {
@@ -471,7 +471,7 @@ pub fn run_audit_staged(
                 let l = beside("likelihood", || {
                     likelihood::analyse(set, pairs, settings, &successes)
                 });
-                (l, t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                (l, joined(t.join()))
             });
             drop(successes);
             crate::stage::release_freed_memory();
@@ -496,9 +496,6 @@ pub fn run_audit_staged(
         drop(cache);
         done!(Part::Matched);
         // A panic on those threads goes on as it would have on this one.
-        fn joined<T>(r: std::thread::Result<T>) -> T {
-            r.unwrap_or_else(|p| std::panic::resume_unwind(p))
-        }
         let (l, t) = joined(likelihoods.join());
         (l, t, joined(natural.join()))
     });

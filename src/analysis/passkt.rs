@@ -11,6 +11,7 @@ use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate}
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
 use crate::schema::{FastMap, Id, LogSet, Trajectory};
+use crate::stage::joined;
 
 /// Native: the rollout ran with budget T. Truncated: a full-budget rollout cut at T.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -853,11 +854,6 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     rep.advantage = advantage.into_iter().flat_map(|a| a.1).collect();
     (rep.upper_curve, rep.curve) = curves;
     rep
-}
-
-/// A scoped thread's result; its panic goes on on this thread.
-fn joined<T>(r: std::thread::Result<T>) -> T {
-    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Registers a benchmark's cells, in (run, k, level, mode) order; the
