@@ -1249,6 +1249,62 @@ fn the_status_line_counts_an_analysiss_seconds() {
     assert_eq!(long.app.computing_secs(), Some(0));
 }
 
+/// A first audit that stops partway (a log file cut while its
+/// log-probabilities are read back, say): the parts on screen stay as they
+/// were, the status line says the rest will not come (it counted their
+/// seconds for ever), and quitting is a failed run. After a whole audit a
+/// failed recompute keeps it; before any results, the error screen.
+#[test]
+fn a_first_audit_that_stops_partway_says_so_and_quitting_fails() {
+    use rl_audit::analysis::Part;
+    let (set, seen) = demo_staged();
+    let partial = seen
+        .iter()
+        .find(|a| a.pending.first() == Some(&Part::Cost))
+        .expect("a hand-over");
+    let partial = Arc::new(Loaded {
+        set: set.clone(),
+        audit: partial.clone(),
+    });
+    let why = "runs/eval-003.jsonl:812: logp: the file changed";
+    let (w, h) = (160u16, 40u16);
+    let mut before = Screen::new(w, h, partial.clone());
+    let mut after = Screen::new(w, h, partial);
+    after.app.failed(why);
+    for keys in ["", "2", "4", "7"] {
+        let (b, a) = (before.keys(keys), after.keys(keys));
+        assert_eq!(above_status(&a), above_status(&b), "after {keys:?}");
+        let status = a.lines().last().unwrap();
+        let left = status.split(" frozenlake │").next().unwrap().trim_end();
+        assert_eq!(left, format!("the audit stopped · r re-reads · {why}"));
+    }
+    assert_eq!(
+        after.app.failure().as_deref(),
+        Some(format!("the audit stopped: {why}").as_str())
+    );
+    // A new partial audit (r re-read) clears it.
+    after.app.set_data(Arc::new(Loaded {
+        set: set.clone(),
+        audit: seen[1].clone(),
+    }));
+    assert_eq!(after.app.failure(), None);
+    // After a whole audit: kept, with a message; quitting is fine.
+    let mut whole = Screen::new(w, h, demo());
+    whole.app.failed(why);
+    assert_eq!(
+        whole.app.message.as_deref(),
+        Some(format!("kept the previous results: {why}").as_str())
+    );
+    assert_eq!(whole.app.failure(), None);
+    // Before any results: the load failed.
+    let mut none = rl_audit::tui::app::App::new(true, false);
+    none.failed(why);
+    assert_eq!(
+        none.failure().as_deref(),
+        Some(format!("could not load the logs: {why}").as_str())
+    );
+}
+
 /// The background worker sends the audit part by part before the whole:
 /// the first two hand-overs at once (nothing computed, then training
 /// dynamics), the last complete.

@@ -286,6 +286,34 @@ impl App {
         }
     }
 
+    /// The background job failed with `e`. Before any results: the error
+    /// screen. A first audit that stopped partway (a log file gone or cut
+    /// while its log-probabilities were read back, say): its parts on screen
+    /// stay — each is final — and the status line says the rest will not
+    /// come, instead of counting their seconds. After a whole audit: it
+    /// stays, and a message says why the new one is not there.
+    pub fn failed(&mut self, e: &str) {
+        // Records read on that could not be merged are in no set to be
+        // audited (the next read loads whole).
+        self.appended = None;
+        match &self.data {
+            Some(d) if d.audit.is_complete() => {
+                self.message = Some(format!("kept the previous results: {e}"));
+            }
+            _ => self.status = Status::Failed(e.to_string()),
+        }
+    }
+
+    /// Why quitting now is a failed run (exit 2): the logs could not be
+    /// loaded, or their first audit stopped partway.
+    pub fn failure(&self) -> Option<String> {
+        match (&self.data, &self.status) {
+            (None, Status::Failed(e)) => Some(format!("could not load the logs: {e}")),
+            (Some(_), Status::Failed(e)) => Some(format!("the audit stopped: {e}")),
+            _ => None,
+        }
+    }
+
     /// An audit of set number `read` is on screen: the records read by then
     /// are in it.
     pub fn audited(&mut self, read: u64) {

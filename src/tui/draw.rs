@@ -285,6 +285,9 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         let n = a.records.len();
         appended = Some(format!("+{n} appended, not yet audited · a"));
         format!("+{n} records appended, not yet in the figures ({phase}) · a: list")
+    } else if let (Some(_), Status::Failed(e)) = (&app.data, &app.status) {
+        // The key first: the error may be longer than the line.
+        format!("the audit stopped · r re-reads · {e}")
     } else if let Some((a, now)) = app
         .data
         .as_ref()

@@ -19,7 +19,7 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use crate::cli::Options;
 use crate::error::{Error, Result};
 use crate::jobs::{Jobs, Outcome, Request};
-use app::{App, Pending, Status};
+use app::{App, Pending};
 
 /// Restores the terminal however the TUI ends (panics are covered by
 /// ratatui's hook, early returns by this guard).
@@ -213,16 +213,7 @@ pub fn run(opts: Options) -> Result<()> {
                     }
                 }
                 Outcome::Unchanged | Outcome::Fatal(_) => {}
-                Outcome::Failed(e) => {
-                    // Records read on that could not be merged are in no
-                    // set to be audited (the next read loads whole).
-                    app.appended = None;
-                    if app.data.is_some() {
-                        app.message = Some(format!("kept the previous results: {e}"));
-                    } else {
-                        app.status = Status::Failed(e.to_string());
-                    }
-                }
+                Outcome::Failed(e) => app.failed(&e.to_string()),
             }
             dirty = true;
         }
@@ -265,8 +256,8 @@ pub fn run(opts: Options) -> Result<()> {
     }
     // Quitting from a failed load is a failed run (exit 2), reported after
     // the terminal is restored.
-    match (&app.data, &app.status) {
-        (None, Status::Failed(e)) => Err(Error::Usage(format!("could not load the logs: {e}"))),
-        _ => Ok(()),
+    match app.failure() {
+        Some(why) => Err(Error::Usage(why)),
+        None => Ok(()),
     }
 }
