@@ -300,8 +300,17 @@ impl App {
             Some(d) if d.audit.is_complete() => {
                 self.message = Some(format!("kept the previous results: {e}"));
             }
-            _ => self.status = Status::Failed(e.to_string()),
+            _ => {
+                self.status = Status::Failed(e.to_string());
+                // The stand-ins say their analyses will not come.
+                self.cached = None;
+            }
         }
+    }
+
+    /// The audit on screen stopped partway: what is pending will not come.
+    pub fn stopped(&self) -> bool {
+        self.data.is_some() && matches!(self.status, Status::Failed(_))
     }
 
     /// Why quitting now is a failed run (exit 2): the logs could not be
@@ -543,12 +552,12 @@ impl App {
                 let a = &d.audit;
                 // The Overview shows the findings that are in as they come.
                 if self.panel != Panel::Overview {
-                    if let Some(t) = super::views::pending::waiting(a, self.panel) {
+                    if let Some(t) = super::views::pending::waiting(a, self.panel, self.stopped()) {
                         return Some(t);
                     }
                 }
                 match self.panel {
-                    Panel::Overview => overview::findings(&d),
+                    Panel::Overview => overview::findings(&d, self.stopped()),
                     Panel::Budget => budget::grid(a, &self.sel),
                     Panel::Cost => {
                         let (bench, _) = current(a, &self.sel);

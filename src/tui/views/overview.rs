@@ -10,10 +10,16 @@ use crate::tui::table::{Cell, Mark, TableData, Target};
 /// Headline findings, each leading to the panel that explains it. While
 /// the audit computes: the findings of the analyses that are in (each
 /// already the complete audit's), then a row for each analysis to come.
-pub fn findings(l: &Loaded) -> TableData {
+pub fn findings(l: &Loaded, stopped: bool) -> TableData {
     let a = &l.audit;
     let title = if a.is_complete() {
         "Headline findings (Enter: go to panel)".to_string()
+    } else if stopped {
+        format!(
+            "Headline findings of the {} of {} analyses computed before the audit stopped (Enter: go to panel)",
+            a.parts_done(),
+            Part::ALL.len()
+        )
     } else {
         format!(
             "Headline findings so far: {} of {} analyses in, those to come below (Enter: go to panel)",
@@ -42,9 +48,9 @@ pub fn findings(l: &Loaded) -> TableData {
     for p in &a.pending {
         t.push_text(
             vec![
-                "to come".into(),
+                if stopped { "not computed" } else { "to come" }.into(),
                 p.title().to_string(),
-                super::pending::state(a, *p).to_string(),
+                super::pending::state(a, *p, stopped).to_string(),
             ],
             Mark::None,
             Target::None,

@@ -6,24 +6,25 @@ use crate::tui::panel::Panel;
 use crate::tui::table::{Mark, TableData, Target};
 
 /// The panel's stand-in table while any of its parts is pending; `None` once
-/// they are all in.
-pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
+/// they are all in. `stopped`: the audit stopped partway, and the parts
+/// pending will not come.
+pub fn waiting(a: &Audit, panel: Panel, stopped: bool) -> Option<TableData> {
     let parts = panel.parts();
     if !parts.iter().any(|p| a.is_pending(*p)) {
         return None;
     }
-    let mut t = TableData::new(
-        "computing",
+    let (done, all) = (a.parts_done(), Part::ALL.len());
+    let title = if stopped {
         format!(
-            "Computing: {} of {} analyses ready; the panel shows when these are",
-            a.parts_done(),
-            Part::ALL.len()
-        ),
-        &["analysis", "state"],
-    );
+            "The audit stopped with {done} of {all} analyses ready; the panel's were not computed"
+        )
+    } else {
+        format!("Computing: {done} of {all} analyses ready; the panel shows when these are")
+    };
+    let mut t = TableData::new("computing", title, &["analysis", "state"]);
     for p in parts {
         t.push_text(
-            vec![p.title().to_string(), state(a, *p).to_string()],
+            vec![p.title().to_string(), state(a, *p, stopped).to_string()],
             Mark::None,
             Target::None,
         );
@@ -32,9 +33,11 @@ pub fn waiting(a: &Audit, panel: Panel) -> Option<TableData> {
 }
 
 /// Where a part of the audit stands, as the workbench words it.
-pub fn state(a: &Audit, p: Part) -> &'static str {
+pub fn state(a: &Audit, p: Part, stopped: bool) -> &'static str {
     if !a.is_pending(p) {
         "ready"
+    } else if stopped {
+        "not computed"
     } else if a.is_running(p) && p.beside() {
         "computing beside…"
     } else if a.is_running(p) {
