@@ -815,11 +815,9 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             }
             let finish_gaps = mode_gaps(input, &cache, b, &ks, &s.levels, &s.boot, &mut batch);
             drop(cache);
-            let tokens = match (&mut tokens, scan.take()) {
-                (Some(t), _) => t,
-                (t, Some(scan)) => t.insert(joined(scan.join())),
-                (None, None) => unreachable!("the scan is joined once"),
-            };
+            let tokens = tokens.get_or_insert_with(|| {
+                joined(scan.take().expect("the scan is joined once").join())
+            });
             let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
             let all = batch.run(&s.boot);
             rep.cells.extend(finish_cells(&all));
