@@ -787,16 +787,17 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
         ks: ks.clone(),
         ..Default::default()
     };
-    rep.upper = upper_bounds(input, &s.levels);
-    // The scan for the token budgets and the pass curves read only the
-    // rollouts and the aggregates: they run on threads of their own while
-    // the benchmarks' cells are counted (one core's work, between the
-    // bootstraps' two), the scan waited for when the first benchmark's
-    // token budgets are registered (11 M rollouts: 1.0 s and 0.9 s).
+    // The bounds U, the scan for the token budgets and the pass curves read
+    // only the rollouts and the aggregates: they run on threads of their
+    // own while the benchmarks' cells are counted (one core's work, between
+    // the bootstraps' two), the scan waited for when the first benchmark's
+    // token budgets are registered, the bounds when its Δ rows are made
+    // (11 M rollouts: 1.0, 0.4 and 0.7 s).
     let (pending, curves) = std::thread::scope(|scope| {
+        let bounds = scope.spawn(|| upper_bounds(input, &s.levels));
         let scan = scope.spawn(|| TokenScan::of(input));
-        let curves = scope.spawn(|| (upper_bound_curve(input), curves(input, &ks)));
-        let mut scan = Some(scan);
+        let curves = scope.spawn(|| curves(input, &ks));
+        let (mut bounds, mut scan) = (Some(bounds), Some(scan));
         let mut tokens: Option<TokenScan> = None;
         // Every pair's rows, their §4.2 tests waiting for the joint draws.
         let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
@@ -820,6 +821,9 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             });
             let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
             let all = batch.run(&s.boot);
+            if let Some(b) = bounds.take() {
+                (rep.upper, rep.upper_curve) = joined(b.join());
+            }
             rep.cells.extend(finish_cells(&all));
             pending.extend(finish_advantages.into_iter().map(|(i, f)| {
                 let (rows, tests) = f(&all, &rep.upper);
@@ -829,8 +833,9 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             finish_tokens(&all, &mut rep);
         }
         drop(tokens);
-        if let Some(scan) = scan {
-            // No benchmark: the scan is let go unread.
+        if let (Some(bounds), Some(scan)) = (bounds, scan) {
+            // No benchmark: nothing to bound, the scan let go unread.
+            (rep.upper, rep.upper_curve) = joined(bounds.join());
             joined(scan.join());
         }
         rep.cells.sort_by(|a, b| {
@@ -850,7 +855,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     // In the order of the pairs.
     advantage.sort_by_key(|a| a.0);
     rep.advantage = advantage.into_iter().flat_map(|a| a.1).collect();
-    (rep.upper_curve, rep.curve) = curves;
+    rep.curve = curves;
     rep
 }
 
@@ -965,9 +970,11 @@ fn solvable_share(
     n as f64 / tasks.len().max(1) as f64
 }
 
-/// U(T) per benchmark and level (SPEC §2.1).
-pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> Vec<UpperBound> {
-    let mut out = Vec::new();
+/// U(T) per benchmark and level (SPEC §2.1), and U at every integer t
+/// from 1 to the benchmark's largest full budget: one scan of a
+/// benchmark's groups for both.
+pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<UpperPoint>) {
+    let (mut out, mut curve) = (Vec::new(), Vec::new());
     for b in input.benchmarks() {
         let (first_solve, tasks, kind) = solvability(input, b);
         for &l in levels {
@@ -979,18 +986,9 @@ pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> Vec<UpperBound> {
                 kind,
             });
         }
-    }
-    out
-}
-
-/// U at every integer t from 1 to the benchmark's largest full budget.
-pub fn upper_bound_curve(input: &PassInput) -> Vec<UpperPoint> {
-    let mut out = Vec::new();
-    for b in input.benchmarks() {
-        let (first_solve, tasks, kind) = solvability(input, b);
         let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
         for t in 1..=max_b {
-            out.push(UpperPoint {
+            curve.push(UpperPoint {
                 benchmark: input.name(b),
                 t,
                 value: solvable_share(&tasks, &first_solve, |i| t.min(i.full_budget)),
@@ -998,7 +996,7 @@ pub fn upper_bound_curve(input: &PassInput) -> Vec<UpperPoint> {
             });
         }
     }
-    out
+    (out, curve)
 }
 
 fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
