@@ -468,8 +468,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     let row = app.row();
     let hs = app.hscroll;
     let a = &d.audit;
-    if app.panel != Panel::Overview && super::views::pending::waiting(a, app.panel, false).is_some()
-    {
+    if app.panel != Panel::Overview && super::views::pending::is_waiting(a, app.panel) {
         // `t` is the stand-in: which parts the panel waits for.
         table(f, area, &t, None, theme, "", hs);
         return;

@@ -9,10 +9,10 @@ use crate::tui::table::{Mark, TableData, Target};
 /// they are all in. `stopped`: the audit stopped partway, and the parts
 /// pending will not come.
 pub fn waiting(a: &Audit, panel: Panel, stopped: bool) -> Option<TableData> {
-    let parts = panel.parts();
-    if !parts.iter().any(|p| a.is_pending(*p)) {
+    if !is_waiting(a, panel) {
         return None;
     }
+    let parts = panel.parts();
     let (done, all) = (a.parts_done(), Part::ALL.len());
     let title = if stopped {
         format!(
@@ -30,6 +30,12 @@ pub fn waiting(a: &Audit, panel: Panel, stopped: bool) -> Option<TableData> {
         );
     }
     Some(t)
+}
+
+/// Whether any part the panel reads is still pending (it shows its
+/// stand-in).
+pub fn is_waiting(a: &Audit, panel: Panel) -> bool {
+    panel.parts().iter().any(|p| a.is_pending(*p))
 }
 
 /// Where a part of the audit stands, as the workbench words it.
