@@ -133,7 +133,14 @@ fn main() {
     // When each panel of the workbench could show: its parts all in (the
     // Overview shows from the start, its findings complete then).
     let mut shown: Vec<(rl_audit::tui::panel::Panel, f64)> = Vec::new();
+    // The Budget panel shows each benchmark once its Pass@(K,T) rows are in
+    // (before the §4.2 tests): when the first was, and the last.
+    let mut benchmarks_in: Vec<(usize, f64)> = Vec::new();
     let audit = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        let n = a.pass.benchmarks_in.len();
+        if a.is_pending(rl_audit::analysis::Part::Pass) && n > 0 {
+            benchmarks_in.push((n, t.elapsed().as_secs_f64()));
+        }
         for p in rl_audit::tui::panel::Panel::ALL {
             let ready = p.parts().iter().all(|x| !a.is_pending(*x));
             if ready && !shown.iter().any(|s| s.0 == p) {
@@ -243,6 +250,14 @@ fn main() {
         "TUI redraw per key, mean (ms)", redraw_mean
     );
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
+    if let (Some(first), Some(last)) = (benchmarks_in.first(), benchmarks_in.last()) {
+        println!(
+            "{:<40} {:>9.2}",
+            "TUI Budget, 1st benchmark in, s after load", first.1
+        );
+        let what = format!("TUI Budget, {} benchmarks in (no tests)", last.0);
+        println!("{what:<40} {:>9.2}", last.1);
+    }
     for (p, s) in &shown {
         let what = if *p == rl_audit::tui::panel::Panel::Overview {
             "TUI Overview, all findings, s after load".to_string()

@@ -249,3 +249,108 @@ fn pairs_follow_compare_flag() {
     close(&a["delta"], 0.25);
     assert_eq!(r["settings"]["ks"], json!([1]));
 }
+
+/// Pass@(K,T) hands on its report after each benchmark: each time the
+/// benchmarks in so far, in order, with the complete report's rows for
+/// exactly those — values and intervals final — their §4.2 tests still the
+/// placeholder; the complete report is the same whoever looks on.
+#[test]
+fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
+    use rl_audit::analysis::multiplicity::CellTest;
+    use rl_audit::analysis::passkt::{analyse, analyse_staged, PassInput, PassReport};
+    use rl_audit::analysis::{resolve_pairs, Settings};
+    // Three benchmarks of 16 tasks, base and RL, 6 rollouts a task at full
+    // budget 10 and 6 at T = 5, simulated.
+    let dir = temp_dir("passkt-staged");
+    let mut v: Vec<Value> = vec![
+        json!({"kind": "run", "run": "base", "method": "base"}),
+        json!({"kind": "run", "run": "rl", "method": "grpo"}),
+    ];
+    let mut rng = Mix(11);
+    let benches = ["alpha", "beta", "gamma"];
+    for b in benches {
+        for t in 0..16 {
+            for (run, p) in [("base", 0.4), ("rl", 0.6)] {
+                for budget in [10, 5] {
+                    for _ in 0..6 {
+                        let turn = (rng.unit() < p).then(|| 1 + rng.below(budget as usize) as u32);
+                        v.push(traj(run, b, &format!("t{t}"), budget, 10, turn));
+                    }
+                }
+            }
+        }
+    }
+    write_lines(&dir.join("eval.jsonl"), &v);
+    let set = rl_audit::schema::load(&[dir], &Default::default()).expect("the logs load");
+    let settings = Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 400,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let agg = rl_audit::schema::frames::eval_aggregates(&set).expect("aggregates");
+    let (pairs, _) = resolve_pairs(&set, &settings).expect("pairs");
+    let input = PassInput {
+        set: &set,
+        agg: &agg,
+    };
+    let mut seen: Vec<PassReport> = Vec::new();
+    let done = analyse_staged(&input, &pairs, &settings, &mut |r| seen.push(r.clone()));
+    let plain = analyse(&input, &pairs, &settings);
+    assert_eq!(format!("{done:?}"), format!("{plain:?}"));
+    assert_eq!(done.benchmarks_in, benches);
+    assert_eq!(seen.len(), benches.len());
+    // The complete report's rows of the benchmarks in, tests reset.
+    let of = |r: &PassReport, n: usize| {
+        let inb = |b: &String| benches[..n].contains(&b.as_str());
+        let mut adv: Vec<_> = r
+            .advantage
+            .iter()
+            .filter(|x| inb(&x.benchmark))
+            .cloned()
+            .collect();
+        for x in &mut adv {
+            x.test = CellTest::DEGENERATE;
+        }
+        format!(
+            "{:?} {adv:?} {:?} {:?} {:?} {:?} {:?}",
+            r.cells
+                .iter()
+                .filter(|c| inb(&c.benchmark))
+                .collect::<Vec<_>>(),
+            r.mode_gap
+                .iter()
+                .filter(|g| inb(&g.benchmark))
+                .collect::<Vec<_>>(),
+            r.token
+                .iter()
+                .filter(|c| inb(&c.benchmark))
+                .collect::<Vec<_>>(),
+            r.token_budgets
+                .iter()
+                .filter(|(b, _)| inb(b))
+                .collect::<Vec<_>>(),
+            r.upper,
+            r.ks,
+        )
+    };
+    for (i, r) in seen.iter().enumerate() {
+        assert_eq!(r.benchmarks_in, benches[..=i], "hand-over {i}");
+        assert_eq!(of(r, i + 1), of(&done, i + 1), "hand-over {i}");
+        assert!(r.curve.is_empty() || format!("{:?}", r.curve) == format!("{:?}", done.curve));
+        // Nothing of the benchmarks to come.
+        assert!(r
+            .cells
+            .iter()
+            .all(|c| benches[..=i].contains(&c.benchmark.as_str())));
+        assert!(r.advantage.iter().all(|x| x.test == CellTest::DEGENERATE));
+    }
+    // The check is not empty: each benchmark has cells and Δ rows, and the
+    // complete report has tests.
+    for b in benches {
+        assert!(done.cells.iter().any(|c| c.benchmark == b));
+        assert!(done.advantage.iter().any(|x| x.benchmark == b));
+    }
+    assert!(done.advantage.iter().any(|x| x.test.p_value.is_some()));
+}

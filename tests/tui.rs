@@ -969,7 +969,17 @@ fn demo_staged() -> (
 #[test]
 fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     use rl_audit::analysis::Part;
-    let (_, seen) = demo_staged();
+    let (_, all) = demo_staged();
+    // Pass@(K,T) hands on each benchmark's rows before its part is in (the
+    // demo has one benchmark): that hand-over comes right after the rollout
+    // counts, and is checked below.
+    let within_pass = |a: &rl_audit::analysis::Audit| {
+        a.is_pending(Part::Pass) && !a.pass.benchmarks_in.is_empty()
+    };
+    let mid: Vec<usize> = (0..all.len()).filter(|&i| within_pass(&all[i])).collect();
+    assert_eq!(mid, vec![3]);
+    let seen: Vec<rl_audit::analysis::Audit> =
+        all.iter().filter(|a| !within_pass(a)).cloned().collect();
     // Before the first part, then after each: the pending parts are what
     // Part::ALL has left, in its order.
     assert_eq!(seen.len(), Part::ALL.len() + 1);
@@ -977,6 +987,31 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
         assert_eq!(a.pending, Part::ALL[i..].to_vec(), "hand-over {i}");
     }
     let last = seen.last().unwrap();
+    // The benchmark's rows, final but for their §4.2 tests (not drawn yet);
+    // the pass curves once their thread is done.
+    let so_far = &all[3];
+    assert_eq!(so_far.pending, all[2].pending);
+    assert_eq!(so_far.pass.benchmarks_in, vec!["frozenlake".to_string()]);
+    assert_eq!(last.pass.benchmarks_in, so_far.pass.benchmarks_in);
+    let untested = |rows: &[rl_audit::analysis::passkt::Advantage]| {
+        let mut rows = rows.to_vec();
+        for r in &mut rows {
+            r.test = rl_audit::analysis::multiplicity::CellTest::DEGENERATE;
+        }
+        format!("{rows:?}")
+    };
+    assert_eq!(
+        format!("{:?}", so_far.pass.advantage),
+        untested(&last.pass.advantage)
+    );
+    assert!(last.pass.advantage.iter().any(|r| r.test.p_value.is_some()));
+    let mut whole = so_far.pass.clone();
+    whole.advantage = last.pass.advantage.clone();
+    if whole.curve.is_empty() {
+        whole.curve = last.pass.curve.clone();
+    }
+    assert_eq!(format!("{whole:?}"), format!("{:?}", last.pass));
+    assert!(!so_far.pass.cells.is_empty() && !so_far.pass.upper.is_empty());
     let full = demo();
     // The complete one is run_audit's, to the byte of the report.
     let render = |a: &rl_audit::analysis::Audit| {
@@ -1024,6 +1059,8 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     let want: Vec<Vec<Part>> = vec![
         vec![Dynamics],
         vec![Aggregates],
+        vec![Pass, NaturalRecovery],
+        // The demo's one benchmark's Pass@(K,T) rows are in, its tests not.
         vec![Pass, NaturalRecovery],
         vec![Categories, Likelihood, LlrByTurn, NaturalRecovery],
         vec![Failures, Likelihood, LlrByTurn, NaturalRecovery],
@@ -1183,6 +1220,118 @@ fn panels_show_as_their_parts_come_in() {
     assert!(s.app.tour.is_some());
 }
 
+/// While Pass@(K,T) computes, the Budget panel shows a benchmark as soon as
+/// its rows are in: the complete audit's grid (each cell's base% → RL%, Δ
+/// and mode) with `…` for the verdict until the §4.2 tests are drawn; a
+/// benchmark not in yet shows the stand-in, with the benchmarks that are.
+#[test]
+fn the_budget_panel_shows_a_benchmark_once_its_rows_are_in() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::views::{budget, pending};
+    let (set, seen) = demo_staged();
+    let loaded = |a: &rl_audit::analysis::Audit| {
+        Arc::new(Loaded {
+            set: set.clone(),
+            audit: a.clone(),
+        })
+    };
+    let mid = seen
+        .iter()
+        .find(|a| a.is_pending(Part::Pass) && !a.pass.benchmarks_in.is_empty())
+        .expect("a hand-over within Pass@(K,T)");
+    let full = demo();
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let mut p = Screen::new(w, h, loaded(mid));
+        let mut f = Screen::new(w, h, full.clone());
+        p.keys("2");
+        f.keys("2");
+        assert!(!pending::is_waiting(
+            mid,
+            rl_audit::tui::panel::Panel::Budget,
+            &p.app.sel
+        ));
+        let (gp, gf) = (
+            budget::grid(mid, &p.app.sel),
+            budget::grid(&full.audit, &f.app.sel),
+        );
+        assert_eq!((&gp.title, &gp.header), (&gf.title, &gf.header));
+        assert_eq!(gp.rows.len(), gf.rows.len());
+        let mut verdicts = 0;
+        for (rp, rf) in gp.rows.iter().zip(&gf.rows) {
+            for (cp, cf) in rp.cells.iter().zip(&rf.cells) {
+                // `38.2→78.1 +39.9 n ▲`: all but the last symbol.
+                let want = match cf.text.rsplit_once(' ') {
+                    Some((head, _)) if cf.text.contains('→') => {
+                        verdicts += 1;
+                        format!("{head} …")
+                    }
+                    _ => cf.text.clone(),
+                };
+                assert_eq!(cp.text, want);
+                assert_eq!(cp.value, cf.value);
+            }
+        }
+        assert!(verdicts >= 4, "{verdicts}");
+    }
+    snapshot(&loaded(mid), "partial-2-budget", "2");
+    // Before the benchmark is in: the stand-in, which names those that are.
+    let before = seen
+        .iter()
+        .find(|a| {
+            a.is_pending(Part::Pass)
+                && a.pass.benchmarks_in.is_empty()
+                && !a.is_pending(Part::Aggregates)
+        })
+        .expect("the hand-over before Pass@(K,T)");
+    let s = Screen::new(80, 24, loaded(before));
+    let t = pending::waiting(
+        before,
+        rl_audit::tui::panel::Panel::Budget,
+        &s.app.sel,
+        false,
+    )
+    .expect("the stand-in");
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![vec![
+            "Pass@(K,T), Δ, curves, token budgets".to_string(),
+            "computing…".into()
+        ]]
+    );
+    let mut other = mid.clone();
+    other.pass.benchmarks_in = vec!["alfworld".into()];
+    let t = pending::waiting(
+        &other,
+        rl_audit::tui::panel::Panel::Budget,
+        &s.app.sel,
+        false,
+    )
+    .expect("the stand-in: frozenlake is not in");
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                "Pass@(K,T), Δ, curves, token budgets".to_string(),
+                "computing…".into()
+            ],
+            vec![
+                "  benchmarks in (Budget shows each as it comes)".into(),
+                "alfworld".into()
+            ],
+        ]
+    );
+}
+
 /// While an analysis has taken two seconds or more, the status line counts
 /// them (the screen is alive through Pass@(K,T)'s several seconds at 10 M
 /// rollouts); the rest of the screen is what it was. The count starts
@@ -1332,7 +1481,9 @@ fn the_worker_sends_partial_audits_then_the_whole() {
             .expect("a result");
         assert_eq!(r.generation, g);
         match r.outcome {
-            Outcome::Partial(d) => partials.push(d.audit.pending.clone()),
+            Outcome::Partial(d) => {
+                partials.push((d.audit.pending.clone(), d.audit.pass.benchmarks_in.len()))
+            }
             Outcome::Done(d) => break d,
             _ => panic!("the demo loads"),
         }
@@ -1340,19 +1491,24 @@ fn the_worker_sends_partial_audits_then_the_whole() {
     assert!(done.audit.is_complete());
     assert_eq!(
         partials.first(),
-        Some(&rl_audit::analysis::Part::ALL.to_vec())
+        Some(&(rl_audit::analysis::Part::ALL.to_vec(), 0))
     );
     // The second at once too, however soon: training dynamics (the Training
     // panel), which takes no time, before Pass@(K,T), which may take long.
     assert_eq!(
         partials.get(1),
-        Some(&rl_audit::analysis::Part::ALL[1..].to_vec())
+        Some(&(rl_audit::analysis::Part::ALL[1..].to_vec(), 0))
     );
-    // Each later hand-over has fewer parts to come, never the whole.
+    // Each later hand-over has fewer parts to come, or as many with more
+    // benchmarks' Pass@(K,T) rows in; never the whole.
     for w in partials.windows(2) {
-        assert!(w[1].len() < w[0].len(), "{partials:?}");
+        let (before, after) = (&w[0], &w[1]);
+        assert!(
+            after.0.len() < before.0.len() || (after.0 == before.0 && after.1 > before.1),
+            "{partials:?}"
+        );
     }
-    assert!(partials.iter().all(|p| !p.is_empty()));
+    assert!(partials.iter().all(|p| !p.0.is_empty()));
 }
 
 /// `--follow` read records on while the audit on screen is of the set

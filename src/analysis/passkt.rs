@@ -417,6 +417,9 @@ pub struct PassReport {
     pub upper_curve: Vec<UpperPoint>,
     pub advantage: Vec<Advantage>,
     pub mode_gap: Vec<ModeGap>,
+    /// The benchmarks whose rows are in: every one once the analysis is
+    /// done; while it computes ([`analyse_staged`]), those done so far.
+    pub benchmarks_in: Vec<String>,
 }
 
 /// Per-task (n, c) per seed of every task in a cell, in task-id order:
@@ -782,6 +785,22 @@ impl Batch {
 }
 
 pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
+    analyse_staged(input, pairs, s, &mut |_| {})
+}
+
+/// [`analyse`], handing the report so far to `progress` after each
+/// benchmark: that benchmark's and the earlier ones' rows whole — values
+/// and intervals final — but for their §4.2 tests (most are drawn jointly
+/// once every benchmark is in; each row's `test` is the placeholder
+/// [`CellTest::DEGENERATE`](super::multiplicity::CellTest) until then); the
+/// pass curves once their thread is done (empty before). `benchmarks_in`
+/// names the benchmarks in so far.
+pub fn analyse_staged(
+    input: &PassInput,
+    pairs: &[Pair],
+    s: &Settings,
+    progress: &mut dyn FnMut(&PassReport),
+) -> PassReport {
     let ks = s.ks.clone().unwrap_or_else(|| default_ks(input, &s.levels));
     let mut rep = PassReport {
         ks: ks.clone(),
@@ -791,13 +810,16 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
     // only the rollouts and the aggregates: they run on threads of their
     // own while the benchmarks' cells are counted (one core's work, between
     // the bootstraps' two), the scan waited for when the first benchmark's
-    // token budgets are registered, the bounds when its Δ rows are made
-    // (11 M rollouts: 1.0, 0.4 and 0.7 s).
-    let (pending, curves) = std::thread::scope(|scope| {
+    // token budgets are registered, the bounds when its Δ rows are made,
+    // the curves taken when a benchmark is handed on after they are done
+    // (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun after the first hand-over
+    // instead, the curves brought it no sooner at 11 M (the CPU is all
+    // taken either way) and raised the peak by 10 MiB at 1 M.
+    let pending = std::thread::scope(|scope| {
         let bounds = scope.spawn(|| upper_bounds(input, &s.levels));
         let scan = scope.spawn(|| TokenScan::of(input));
         let curves = scope.spawn(|| curves(input, &ks));
-        let (mut bounds, mut scan) = (Some(bounds), Some(scan));
+        let (mut bounds, mut scan, mut curves) = (Some(bounds), Some(scan), Some(curves));
         let mut tokens: Option<TokenScan> = None;
         // Every pair's rows, their §4.2 tests waiting for the joint draws.
         let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
@@ -831,6 +853,14 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             }));
             rep.mode_gap.extend(finish_gaps(&all));
             finish_tokens(&all, &mut rep);
+            rep.benchmarks_in.push(input.name(b));
+            if curves
+                .as_ref()
+                .is_some_and(std::thread::ScopedJoinHandle::is_finished)
+            {
+                rep.curve = joined(curves.take().expect("checked").join());
+            }
+            progress(&so_far(&rep, &pending));
         }
         drop(tokens);
         if let (Some(bounds), Some(scan)) = (bounds, scan) {
@@ -838,25 +868,48 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
             (rep.upper, rep.upper_curve) = joined(bounds.join());
             joined(scan.join());
         }
-        rep.cells.sort_by(|a, b| {
-            (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(
-                &b.benchmark,
-                &b.run,
-                b.k,
-                b.level,
-                b.mode,
-            ))
-        });
+        sort_cells(&mut rep.cells);
         joint_family_tests(&mut pending, s);
-        (pending, joined(curves.join()))
+        if let Some(c) = curves {
+            rep.curve = joined(c.join());
+        }
+        pending
     });
-    let mut advantage: Vec<(usize, Vec<Advantage>)> =
-        pending.into_iter().map(|(i, rows, _)| (i, rows)).collect();
-    // In the order of the pairs.
-    advantage.sort_by_key(|a| a.0);
-    rep.advantage = advantage.into_iter().flat_map(|a| a.1).collect();
-    rep.curve = curves;
+    rep.advantage = in_pair_order(pending.iter().map(|(i, rows, _)| (*i, rows)));
     rep
+}
+
+/// The report so far, as [`analyse`] will order it.
+fn so_far(rep: &PassReport, pending: &[(usize, Vec<Advantage>, FamilyTests)]) -> PassReport {
+    let mut out = rep.clone();
+    sort_cells(&mut out.cells);
+    out.advantage = in_pair_order(pending.iter().map(|(i, rows, _)| (*i, rows)));
+    // A pair whose tests need no joint draw (several seeds, say) has them
+    // already; every row's come with the part, all at once.
+    for r in &mut out.advantage {
+        r.test = super::multiplicity::CellTest::DEGENERATE;
+    }
+    out
+}
+
+/// Cells in (benchmark, run, K, level, mode) order.
+fn sort_cells(cells: &mut [PassCell]) {
+    cells.sort_by(|a, b| {
+        (&a.benchmark, &a.run, a.k, a.level, a.mode).cmp(&(
+            &b.benchmark,
+            &b.run,
+            b.k,
+            b.level,
+            b.mode,
+        ))
+    });
+}
+
+/// Each pair's Δ rows, in the order of the pairs.
+fn in_pair_order<'a>(rows: impl Iterator<Item = (usize, &'a Vec<Advantage>)>) -> Vec<Advantage> {
+    let mut rows: Vec<(usize, &Vec<Advantage>)> = rows.collect();
+    rows.sort_by_key(|a| a.0);
+    rows.into_iter().flat_map(|a| a.1.iter().cloned()).collect()
 }
 
 /// Registers a benchmark's cells, in (run, k, level, mode) order; the

@@ -552,7 +552,9 @@ impl App {
                 let a = &d.audit;
                 // The Overview shows the findings that are in as they come.
                 if self.panel != Panel::Overview {
-                    if let Some(t) = super::views::pending::waiting(a, self.panel, self.stopped()) {
+                    if let Some(t) =
+                        super::views::pending::waiting(a, self.panel, &self.sel, self.stopped())
+                    {
                         return Some(t);
                     }
                 }

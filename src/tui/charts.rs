@@ -124,9 +124,11 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         f,
         area,
         ChartSpec {
-            title: format!(
-                "Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)"
-            ),
+            title: if a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty() {
+                format!("Pass@({k},t) vs t: the curves are computing…; U(t) the bound")
+            } else {
+                format!("Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)")
+            },
             x_name: "t (turns)",
             y_name: "Pass",
             y01: true,

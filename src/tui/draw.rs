@@ -298,8 +298,16 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             .computing_secs()
             .filter(|s| *s >= COUNT_FROM)
             .map_or(String::new(), |s| format!(" {s} s"));
+        // Pass@(K,T) hands on each benchmark's rows as they come: how many
+        // first (a narrow screen cuts the line's end).
+        let benchmarks = match a.pass.benchmarks_in.len() {
+            _ if *now != crate::analysis::Part::Pass => String::new(),
+            0 => String::new(),
+            1 => "1 benchmark in · ".into(),
+            n => format!("{n} benchmarks in · "),
+        };
         format!(
-            "computing {}…{secs} ({} of {} analyses ready)",
+            "{benchmarks}computing {}…{secs} ({} of {} analyses ready)",
             now.title(),
             a.parts_done(),
             crate::analysis::Part::ALL.len()
@@ -468,7 +476,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     let row = app.row();
     let hs = app.hscroll;
     let a = &d.audit;
-    if app.panel != Panel::Overview && super::views::pending::is_waiting(a, app.panel) {
+    if app.panel != Panel::Overview && super::views::pending::is_waiting(a, app.panel, &app.sel) {
         // `t` is the stand-in: which parts the panel waits for.
         table(f, area, &t, None, theme, "", hs);
         return;

@@ -5,7 +5,7 @@
 
 use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
-use crate::analysis::Audit;
+use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{pct, pct_ci, pp, signed_ci};
 use crate::schema::{Id, Loc};
@@ -31,18 +31,24 @@ pub fn verdict_symbol(v: Verdict) -> &'static str {
     }
 }
 
-fn verdict_mark(x: &Advantage) -> Mark {
+fn verdict_mark(x: &Advantage, tested: bool) -> Mark {
     match x.test.verdict {
-        Verdict::Flip => Mark::VeryBad,
-        Verdict::Ahead => Mark::Good,
+        Verdict::Flip if tested => Mark::VeryBad,
+        Verdict::Ahead if tested => Mark::Good,
         _ if x.flip => Mark::Bad,
         _ => Mark::None,
     }
 }
 
+/// Whether the §4.2 tests are in: they are drawn once every benchmark's
+/// Pass@(K,T) rows are, which the Budget panel shows before.
+fn tested(a: &Audit) -> bool {
+    !a.is_pending(Part::Pass)
+}
+
 /// One grid cell of a pair: `38.2→78.1 +39.9 n ▲` — base% → RL%, Δ in
-/// points, the mode, the verdict.
-pub fn advantage_cell(x: &Advantage) -> Cell {
+/// points, the mode, the verdict (`…` while the tests compute).
+pub fn advantage_cell(x: &Advantage, tested: bool) -> Cell {
     Cell::num(
         format!(
             "{:.1}→{:.1} {:+.1} {} {}",
@@ -50,11 +56,15 @@ pub fn advantage_cell(x: &Advantage) -> Cell {
             100.0 * x.rl_pass,
             100.0 * x.delta,
             mode_letter(x.mode),
-            verdict_symbol(x.test.verdict)
+            if tested {
+                verdict_symbol(x.test.verdict)
+            } else {
+                "…"
+            }
         ),
         Some(x.delta),
     )
-    .marked(verdict_mark(x))
+    .marked(verdict_mark(x, tested))
 }
 
 /// The K × level grid of the current pair (or each run's Pass when there is no pair).
@@ -86,7 +96,7 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
                 Some(p) => a
                     .pass
                     .advantage_at(p.key(), k, l, sel.mode)
-                    .map_or_else(|| Cell::text("–"), advantage_cell),
+                    .map_or_else(|| Cell::text("–"), |x| advantage_cell(x, tested(a))),
                 None => {
                     let found: Vec<_> = runs
                         .iter()
@@ -233,7 +243,11 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             pp(x.delta),
             signed_ci(x.ci, 100.0),
             x.tasks,
-            x.test.verdict.name(),
+            if tested(a) {
+                x.test.verdict.name()
+            } else {
+                "§4.2 test computing…"
+            },
             x.headroom
                 .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
         ));

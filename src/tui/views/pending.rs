@@ -3,13 +3,14 @@
 
 use crate::analysis::{Audit, Part};
 use crate::tui::panel::Panel;
+use crate::tui::select::{current, Selection};
 use crate::tui::table::{Mark, TableData, Target};
 
 /// The panel's stand-in table while any of its parts is pending; `None` once
 /// they are all in. `stopped`: the audit stopped partway, and the parts
 /// pending will not come.
-pub fn waiting(a: &Audit, panel: Panel, stopped: bool) -> Option<TableData> {
-    if !is_waiting(a, panel) {
+pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Option<TableData> {
+    if !is_waiting(a, panel, sel) {
         return None;
     }
     let parts = panel.parts();
@@ -28,13 +29,29 @@ pub fn waiting(a: &Audit, panel: Panel, stopped: bool) -> Option<TableData> {
             Mark::None,
             Target::None,
         );
+        let done = &a.pass.benchmarks_in;
+        if *p == Part::Pass && a.is_pending(*p) && !done.is_empty() {
+            t.push_text(
+                vec![
+                    "  benchmarks in (Budget shows each as it comes)".into(),
+                    done.join(", "),
+                ],
+                Mark::None,
+                Target::None,
+            );
+        }
     }
     Some(t)
 }
 
 /// Whether any part the panel reads is still pending (it shows its
-/// stand-in).
-pub fn is_waiting(a: &Audit, panel: Panel) -> bool {
+/// stand-in). The Budget panel shows a benchmark once its Pass@(K,T) rows
+/// are in, before the other benchmarks' and the §4.2 tests.
+pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
+    if panel == Panel::Budget && a.is_pending(Part::Pass) {
+        let (bench, _) = current(a, sel);
+        return !bench.is_some_and(|b| a.pass.benchmarks_in.contains(&b));
+    }
     panel.parts().iter().any(|p| a.is_pending(*p))
 }
 
