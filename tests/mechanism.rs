@@ -378,3 +378,69 @@ fn cost_frontier_and_winners_by_hand() {
     );
     assert_eq!(wy[1]["to_cost"], Value::Null);
 }
+
+/// SPEC §2.7 with a price on tokens (`--cost turn=1,token=0.01`): an
+/// attempt at T costs its u turns plus 0.01 × the output tokens of its
+/// steps with turn ≤ u. Worked by hand below; at `token=0` the same logs
+/// cost turns only (the steps are then not read at all).
+#[test]
+fn cost_frontier_prices_tokens_by_hand() {
+    let d = temp_dir("cost_tokens");
+    let step = |turn: u32, tok: u64| json!({"turn": turn, "output_tokens": tok});
+    let rollout = |success: Option<u32>, turns: u32, toks: &[u64]| {
+        let mut t = ct("x", "a", 4, success, turns);
+        t["steps"] = json!(toks
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| step(i as u32 + 1, k))
+            .collect::<Vec<_>>());
+        t
+    };
+    // Full budget 4: solved at turn 2 (tokens 10, 20, then 30 after
+    // success), and failed after 4 turns (tokens 40 each).
+    let v = vec![
+        rollout(Some(2), 3, &[10, 20, 30]),
+        rollout(None, 4, &[40, 40, 40, 40]),
+    ];
+    write_lines(&d.join("c.jsonl"), &v);
+    let cost_of = |price: &str, level: u32, mode: &str| {
+        let r = audit_json(
+            &d.join("c.jsonl"),
+            &d.join(format!("out-{price}")),
+            &[
+                "--levels",
+                "50,100",
+                "--k",
+                "1",
+                "--resamples",
+                "20",
+                "--cost",
+                price,
+            ],
+        );
+        one(
+            &r,
+            "cost_frontier",
+            &[
+                ("run", json!("a")),
+                ("k", json!(1)),
+                ("level", json!(level)),
+                ("t_mode", json!(mode)),
+            ],
+        )["cost"]
+            .as_f64()
+            .unwrap()
+    };
+    // T = 4: u = 2 (30 tokens) and u = 4 (160 tokens):
+    // (2 + 0.3 + 4 + 1.6) / 2 = 3.95.
+    let c = cost_of("turn=1,token=0.01", 100, "native");
+    assert!((c - 3.95).abs() < 1e-9, "{c}");
+    // Truncated at T = 2: u = 2 (30 tokens) and u = min(2, 4) = 2 (80):
+    // (2 + 0.3 + 2 + 0.8) / 2 = 2.55.
+    let c = cost_of("turn=1,token=0.01", 50, "truncated");
+    assert!((c - 2.55).abs() < 1e-9, "{c}");
+    // Tokens alone: (30 + 160) / 2 × 0.01 = 0.95; turns alone: 3.
+    let c = cost_of("turn=0,token=0.01", 100, "native");
+    assert!((c - 0.95).abs() < 1e-9, "{c}");
+    assert_eq!(cost_of("turn=1,token=0", 100, "native"), 3.0);
+}
