@@ -110,7 +110,7 @@ pub fn analyse(set: &LogSet, agg: &EvalAggregates, levels: &[u32]) -> Vec<Failur
         .map(|part| {
             let mut cells = Cells::default();
             for t in part.iter().filter(|t| !t.is_training()) {
-                let Some(&info) = agg.tasks.get(&(t.benchmark, t.task)) else {
+                let Some(info) = agg.task_info(t.benchmark, t.task) else {
                     continue;
                 };
                 for &l in levels {

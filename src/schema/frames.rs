@@ -170,18 +170,27 @@ pub struct EvalAggregates {
     /// every view of the inputs.
     pub evaluation: u64,
     pub training: u64,
-    /// `tasks`' full budgets, hashed, for the scans that ask for every
-    /// rollout's ([`EvalAggregates::at_full_budget`]; a tree's search for
-    /// each of 11 M rollouts was ~0.2 s of natural recovery's and of the
-    /// token scan's). Made from `tasks` once they are complete.
-    full_budgets: FastMap<(Id, Id), u32>,
+    /// `tasks`, hashed, for the scans that ask for every rollout's task
+    /// ([`EvalAggregates::at_full_budget`], [`EvalAggregates::task_info`]; a
+    /// tree's search for each of 11 M rollouts was ~0.2 s of natural
+    /// recovery's and of the token scan's, 0.6 s of 1.2 CPU-s of the
+    /// failure causes'). Made from `tasks` once they are complete.
+    hashed: FastMap<(Id, Id), TaskInfo>,
 }
 
 impl EvalAggregates {
     /// Whether `t` is an evaluation rollout at its task's full budget
     /// B(task) (what `--grep` and the likelihood analyses read).
     pub fn at_full_budget(&self, t: &super::Trajectory) -> bool {
-        !t.is_training() && self.full_budgets.get(&(t.benchmark, t.task)) == Some(&t.budget)
+        !t.is_training()
+            && self
+                .hashed
+                .get(&(t.benchmark, t.task))
+                .is_some_and(|i| i.full_budget == t.budget)
+    }
+    /// A task's entry of `tasks`, found by hash (for a lookup per rollout).
+    pub fn task_info(&self, bench: Id, task: Id) -> Option<TaskInfo> {
+        self.hashed.get(&(bench, task)).copied()
     }
 }
 
@@ -242,7 +251,7 @@ pub fn eval_aggregates(set: &LogSet) -> Result<EvalAggregates> {
         }
     }
     merge_aggregates(set, &mut out);
-    out.full_budgets = out.tasks.iter().map(|(k, i)| (*k, i.full_budget)).collect();
+    out.hashed = out.tasks.iter().map(|(k, i)| (*k, *i)).collect();
     out.seeds = seeds;
     out.evaluation = rows as u64;
     out.training = (set.trajectories.len() - rows) as u64;
