@@ -296,7 +296,7 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
         agg: &agg,
     };
     let mut seen: Vec<PassReport> = Vec::new();
-    let done = analyse_staged(&input, &pairs, &settings, &mut |r| seen.push(r.clone()));
+    let done = analyse_staged(&input, &pairs, &settings, &mut |r| seen.push(r));
     let plain = analyse(&input, &pairs, &settings);
     assert_eq!(format!("{done:?}"), format!("{plain:?}"));
     assert_eq!(done.benchmarks_in, benches);

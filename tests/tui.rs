@@ -1284,20 +1284,17 @@ fn the_budget_panel_shows_a_benchmark_once_its_rows_are_in() {
         })
         .expect("the hand-over before Pass@(K,T)");
     let s = Screen::new(80, 24, loaded(before));
-    let t = pending::waiting(
-        before,
-        rl_audit::tui::panel::Panel::Budget,
-        &s.app.sel,
-        false,
-    )
-    .expect("the stand-in");
-    let rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
-        .collect();
+    // The Budget panel's stand-in, cell by cell.
+    let stand_in = |a: &rl_audit::analysis::Audit| -> Vec<Vec<String>> {
+        pending::waiting(a, rl_audit::tui::panel::Panel::Budget, &s.app.sel, false)
+            .expect("the stand-in")
+            .rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+            .collect()
+    };
     assert_eq!(
-        rows,
+        stand_in(before),
         vec![vec![
             "Pass@(K,T), Δ, curves, token budgets".to_string(),
             "computing…".into()
@@ -1305,20 +1302,9 @@ fn the_budget_panel_shows_a_benchmark_once_its_rows_are_in() {
     );
     let mut other = mid.clone();
     other.pass.benchmarks_in = vec!["alfworld".into()];
-    let t = pending::waiting(
-        &other,
-        rl_audit::tui::panel::Panel::Budget,
-        &s.app.sel,
-        false,
-    )
-    .expect("the stand-in: frozenlake is not in");
-    let rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
-        .collect();
+    // frozenlake, the selected benchmark, is not in.
     assert_eq!(
-        rows,
+        stand_in(&other),
         vec![
             vec![
                 "Pass@(K,T), Δ, curves, token budgets".to_string(),

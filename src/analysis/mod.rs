@@ -488,7 +488,7 @@ pub fn run_audit_staged(
             pairs,
             settings,
             &mut |so_far| {
-                a.pass = so_far.clone();
+                a.pass = so_far;
                 staged(&a);
             },
         );

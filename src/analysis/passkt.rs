@@ -785,10 +785,10 @@ impl Batch {
 }
 
 pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
-    analyse_staged(input, pairs, s, &mut |_| {})
+    analyse_staged(input, pairs, s, &mut drop)
 }
 
-/// [`analyse`], handing the report so far to `progress` after each
+/// [`analyse`], handing a copy of the report so far to `progress` after each
 /// benchmark: that benchmark's and the earlier ones' rows whole — values
 /// and intervals final — but for their §4.2 tests (most are drawn jointly
 /// once every benchmark is in; each row's `test` is the placeholder
@@ -799,7 +799,7 @@ pub fn analyse_staged(
     input: &PassInput,
     pairs: &[Pair],
     s: &Settings,
-    progress: &mut dyn FnMut(&PassReport),
+    progress: &mut dyn FnMut(PassReport),
 ) -> PassReport {
     let ks = s.ks.clone().unwrap_or_else(|| default_ks(input, &s.levels));
     let mut rep = PassReport {
@@ -812,9 +812,9 @@ pub fn analyse_staged(
     // the bootstraps' two), the scan waited for when the first benchmark's
     // token budgets are registered, the bounds when its Δ rows are made,
     // the curves taken when a benchmark is handed on after they are done
-    // (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun after the first hand-over
-    // instead, the curves brought it no sooner at 11 M (the CPU is all
-    // taken either way) and raised the peak by 10 MiB at 1 M.
+    // (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun only after the first
+    // hand-over, the curves did not bring that hand-over sooner at 11 M (the
+    // CPU is all taken either way) and raised the peak by 10 MiB at 1 M.
     let pending = std::thread::scope(|scope| {
         let bounds = scope.spawn(|| upper_bounds(input, &s.levels));
         let scan = scope.spawn(|| TokenScan::of(input));
@@ -860,7 +860,7 @@ pub fn analyse_staged(
             {
                 rep.curve = joined(curves.take().expect("checked").join());
             }
-            progress(&so_far(&rep, &pending));
+            progress(so_far(&rep, &pending));
         }
         drop(tokens);
         if let (Some(bounds), Some(scan)) = (bounds, scan) {
