@@ -951,6 +951,14 @@ fn a_frozenlake_trajectory_is_drawn_on_its_lake() {
     );
 }
 
+/// The workbench's data: the set with one of its (partial) audits.
+fn on_screen(set: &Arc<rl_audit::schema::LogSet>, a: &rl_audit::analysis::Audit) -> Arc<Loaded> {
+    Arc::new(Loaded {
+        set: set.clone(),
+        audit: a.clone(),
+    })
+}
+
 /// The demo's audit as the workbench sees it while it computes: every
 /// partial audit handed on, in order, and the complete one.
 fn demo_staged() -> (
@@ -1099,11 +1107,7 @@ fn the_overview_shows_the_findings_that_are_in() {
             .collect();
         assert_eq!(findings(a), want, "pending {:?}", a.pending);
         // On screen: those findings, then the parts to come.
-        let l = Loaded {
-            set: set.clone(),
-            audit: a.clone(),
-        };
-        let t = rl_audit::tui::views::overview::findings(&l, false);
+        let t = rl_audit::tui::views::overview::findings(&on_screen(&set, a), false);
         let rows: Vec<String> = t.rows.iter().map(|r| r.cells[0].text.clone()).collect();
         let mut kinds: Vec<String> = want.iter().map(|f| f.kind.to_string()).collect();
         kinds.extend(a.pending.iter().map(|_| "to come".to_string()));
@@ -1128,12 +1132,7 @@ fn above_status(screen: &str) -> String {
 fn panels_show_as_their_parts_come_in() {
     use rl_audit::analysis::Part;
     let (set, seen) = demo_staged();
-    let loaded = |a: &rl_audit::analysis::Audit| {
-        Arc::new(Loaded {
-            set: set.clone(),
-            audit: a.clone(),
-        })
-    };
+    let loaded = |a: &rl_audit::analysis::Audit| on_screen(&set, a);
     // After training dynamics, the rollout counts, Pass@(K,T), categories
     // and failures (5 parts): the Budget panel is whole.
     // The hand-over that has `next` to compute next.
@@ -1229,12 +1228,7 @@ fn the_budget_panel_shows_a_benchmark_once_its_rows_are_in() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::views::{budget, pending};
     let (set, seen) = demo_staged();
-    let loaded = |a: &rl_audit::analysis::Audit| {
-        Arc::new(Loaded {
-            set: set.clone(),
-            audit: a.clone(),
-        })
-    };
+    let loaded = |a: &rl_audit::analysis::Audit| on_screen(&set, a);
     let mid = seen
         .iter()
         .find(|a| a.is_pending(Part::Pass) && !a.pass.benchmarks_in.is_empty())
@@ -1332,10 +1326,7 @@ fn the_status_line_counts_an_analysiss_seconds() {
             .iter()
             .find(|a| a.pending.first() == Some(&first))
             .expect("a hand-over");
-        Arc::new(Loaded {
-            set: set.clone(),
-            audit: a.clone(),
-        })
+        on_screen(&set, a)
     };
     let (w, h) = (120u16, 40u16);
     let mut fresh = Screen::new(w, h, at(Part::Cost));

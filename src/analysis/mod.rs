@@ -257,6 +257,13 @@ impl Audit {
         self.pending.first() == Some(&part)
     }
 
+    /// Whether Pass@(K,T)'s rows of `bench` are in: the part is, or it has
+    /// handed on that benchmark's ([`passkt::analyse_staged`]; their §4.2
+    /// tests come with the part).
+    pub fn pass_in(&self, bench: &str) -> bool {
+        !self.is_pending(Part::Pass) || self.pass.benchmarks_in.iter().any(|b| b == bench)
+    }
+
     /// How many of the [`Part::ALL`] parts are in.
     pub fn parts_done(&self) -> usize {
         Part::ALL.len() - self.pending.len()

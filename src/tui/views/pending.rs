@@ -48,9 +48,11 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
 /// stand-in). The Budget panel shows a benchmark once its Pass@(K,T) rows
 /// are in, before the other benchmarks' and the §4.2 tests.
 pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
-    if panel == Panel::Budget && a.is_pending(Part::Pass) {
-        let (bench, _) = current(a, sel);
-        return !bench.is_some_and(|b| a.pass.benchmarks_in.contains(&b));
+    if panel == Panel::Budget {
+        return match current(a, sel).0 {
+            Some(b) => !a.pass_in(&b),
+            None => a.is_pending(Part::Pass),
+        };
     }
     panel.parts().iter().any(|p| a.is_pending(*p))
 }
