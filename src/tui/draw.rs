@@ -323,9 +323,15 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     };
     let sel = app.data.as_ref().map(|d| {
         let (b, pair) = current(&d.audit, &app.sel);
-        let (k, l) = app.sel.k_level(&d.audit).unwrap_or((1, 100));
+        // No K grid yet (Pass@(K,T) computing) or none at all (no
+        // evaluation rollouts): no cell is selected, so none is named.
+        let cell = match app.sel.k_level(&d.audit) {
+            Some((k, l)) => format!("K={k} {l}%"),
+            None if d.audit.is_pending(crate::analysis::Part::Pass) => "K=…".into(),
+            None => "K=–".into(),
+        };
         format!(
-            " {} │ {} │ K={k} {l}% {}{}",
+            " {} │ {} │ {cell} {}{}",
             b.unwrap_or_else(|| "–".into()),
             pair.map_or("no pair".into(), |p| format!("{}→{}", p.base, p.rl)),
             app.sel.mode_name(),
