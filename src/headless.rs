@@ -15,6 +15,21 @@ pub struct Gates {
 
 /// Runs the headless audit; returns what the gates say.
 pub fn run(opts: &Options) -> Result<Gates> {
+    run_holding(opts).map(|(gates, _)| gates)
+}
+
+/// [`run`] for a process that exits as soon as it returns (the command
+/// line): the loaded rollouts and the audit are never freed one by one —
+/// the exit hands their pages back at once, where freeing them took 0.02 s
+/// at 1.1 M rollouts and 0.23 s at 11 M (README, session 39).
+pub fn run_to_exit(opts: &Options) -> Result<Gates> {
+    let (gates, held) = run_holding(opts)?;
+    std::mem::forget(held);
+    Ok(gates)
+}
+
+/// [`run`], handing back what it loaded and found beside the gates.
+fn run_holding(opts: &Options) -> Result<(Gates, (crate::schema::LogSet, Audit))> {
     let mut clock = crate::stage::StageClock::from_env();
     let mut set = opts.source().load(None)?;
     // Read once, by the likelihood analyses: out of memory until then.
@@ -31,7 +46,7 @@ pub fn run(opts: &Options) -> Result<Gates> {
     clock.lap("report and figures");
     report::write_atomic(&opts.out, &files)?;
     clock.lap("write");
-    Ok(check_gates(&audit, &opts.gates))
+    Ok((check_gates(&audit, &opts.gates), (set, audit)))
 }
 
 fn flip_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {

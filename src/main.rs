@@ -61,7 +61,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
         return Ok(0);
     }
     if opts.headless {
-        let gates = rl_audit::headless::run(&opts)?;
+        let gates = rl_audit::headless::run_to_exit(&opts)?;
         eprintln!("rl-audit: report written to {}", opts.out.display());
         for n in &gates.notes {
             eprintln!("rl-audit: gate note: {n}");
