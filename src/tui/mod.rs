@@ -67,6 +67,8 @@ fn terminal_gone() -> bool {
     std::fs::read_link("/proc/self/fd/0").is_ok_and(|p| p.to_string_lossy().ends_with(" (deleted)"))
 }
 
+/// Runs the workbench until it is quit; the process is to exit when this
+/// returns (what it loaded is not freed).
 pub fn run(opts: Options) -> Result<()> {
     // A path that does not exist is a bad invocation: say so before taking the terminal.
     for p in &opts.paths {
@@ -256,7 +258,13 @@ pub fn run(opts: Options) -> Result<()> {
     }
     // Quitting from a failed load is a failed run (exit 2), reported after
     // the terminal is restored.
-    match app.failure() {
+    let failure = app.failure();
+    // The process exits once this returns: the audit and the rollouts are
+    // not freed one by one (11 M rollouts: 0.23 s with the shell's prompt
+    // waiting), the exit hands their pages back at once.
+    std::mem::forget(app);
+    std::mem::forget(jobs);
+    match failure {
         Some(why) => Err(Error::Usage(why)),
         None => Ok(()),
     }
