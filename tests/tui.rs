@@ -1375,6 +1375,64 @@ fn the_status_line_counts_an_analysiss_seconds() {
     assert_eq!(long.app.computing_secs(), Some(0));
 }
 
+/// A panel with nothing to read in the logs (a checkpoint log alone,
+/// rollouts without probes) says so in place of its tables and charts —
+/// what it reads, what was loaded, which panels have something to show —
+/// instead of an empty grid over an empty chart. Which panels are empty is
+/// what SPEC §1 says each reads: with checkpoints alone, all but Training;
+/// with one evaluation file (errors flagged, log-probabilities of both
+/// runs; no probes, checkpoints or training rollouts), Steps and Training
+/// (BudgetMix lists its rules, none checked).
+#[test]
+fn a_panel_with_nothing_to_show_says_what_it_reads() {
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::views::empty;
+    let file = |f: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/large/jsonl")
+            .join(f)
+    };
+    let loaded = |f: &str| {
+        let set = rl_audit::schema::load(&[file(f)], &LoadOptions::default()).expect("loads");
+        let audit = run_audit(&set, &quick()).expect("audit");
+        assert!(audit.is_complete());
+        on_screen(&Arc::new(set), &audit)
+    };
+    let empty_panels = |d: &Arc<Loaded>| -> Vec<Panel> {
+        Panel::ALL
+            .into_iter()
+            .filter(|p| empty::is_empty(d, *p))
+            .collect()
+    };
+    let checkpoints = loaded("checkpoints.jsonl");
+    assert!(checkpoints.set.trajectories.is_empty() && checkpoints.set.probes.is_empty());
+    assert_eq!(
+        empty_panels(&checkpoints),
+        [
+            Panel::Budget,
+            Panel::Cost,
+            Panel::Steps,
+            Panel::Recovery,
+            Panel::Likelihood,
+            Panel::BudgetMix
+        ]
+    );
+    let rollouts = loaded("eval-000.jsonl");
+    assert!(rollouts.set.probes.is_empty() && !rollouts.audit.pairs.is_empty());
+    assert_eq!(empty_panels(&rollouts), [Panel::Steps, Panel::Training]);
+    // The grid's status line still names its first cell (K=1 at the
+    // tightest level): the K grid begins at 1 with or without rollouts.
+    assert_eq!(checkpoints.audit.pass.ks, [1]);
+    let mut s = Screen::new(120, 40, checkpoints.clone());
+    let status = s.keys("2").lines().last().unwrap_or_default().to_string();
+    assert!(
+        status.ends_with(" – │ no pair │ K=1 25% preferred"),
+        "{status:?}"
+    );
+    snapshot(&checkpoints, "empty-budget", "2");
+    snapshot(&rollouts, "empty-steps", "4");
+}
+
 /// A first audit that stops partway (a log file cut while its
 /// log-probabilities are read back, say): the parts on screen stay as they
 /// were, the status line says the rest will not come (it counted their

@@ -557,6 +557,9 @@ impl App {
                     {
                         return Some(t);
                     }
+                    if let Some(t) = super::views::empty::why(&d, self.panel) {
+                        return Some(t);
+                    }
                 }
                 match self.panel {
                     Panel::Overview => overview::findings(&d, self.stopped()),

@@ -482,8 +482,12 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     let row = app.row();
     let hs = app.hscroll;
     let a = &d.audit;
-    if app.panel != Panel::Overview && super::views::pending::is_waiting(a, app.panel, &app.sel) {
-        // `t` is the stand-in: which parts the panel waits for.
+    if app.panel != Panel::Overview
+        && (super::views::pending::is_waiting(a, app.panel, &app.sel)
+            || super::views::empty::is_empty(d, app.panel))
+    {
+        // `t` is the stand-in: which parts the panel waits for, or why it
+        // has nothing to show.
         table(f, area, &t, None, theme, "", hs);
         return;
     }

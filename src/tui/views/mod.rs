@@ -5,6 +5,7 @@ pub mod analyses;
 pub mod budget;
 pub mod cost;
 pub mod drill;
+pub mod empty;
 pub mod overview;
 pub mod pending;
 pub mod search;

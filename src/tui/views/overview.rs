@@ -77,8 +77,9 @@ fn files_line(files: &[String]) -> String {
     format!("{} file(s): {names}", files.len())
 }
 
-/// What was loaded, in a few lines.
-pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
+/// The records loaded, by kind: `N trajectories (E evaluation, T training),
+/// P probes, C checkpoints`.
+pub fn records(set: &LogSet, a: &Audit) -> String {
     let c = set.record_counts();
     // Evaluation and training are told apart by the aggregates.
     let split = if a.is_pending(Part::Aggregates) {
@@ -89,12 +90,17 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
             a.agg.evaluation, a.agg.training
         )
     };
+    format!(
+        "{} trajectories ({split}), {} probes, {} checkpoints",
+        c["trajectory"], c["probe"], c["checkpoint"]
+    )
+}
+
+/// What was loaded, in a few lines.
+pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     let mut lines = vec![
         files_line(&set.files),
-        format!(
-            "records: {} trajectories ({split}), {} probes, {} checkpoints",
-            c["trajectory"], c["probe"], c["checkpoint"]
-        ),
+        format!("records: {}", records(set, a)),
     ];
     if let Some((_, parts)) = set.skipped_summary() {
         lines.push(format!("skipped (--lenient): {parts}"));

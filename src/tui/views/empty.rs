@@ -1,0 +1,117 @@
+//! What a panel shows when the logs hold nothing it reads (a checkpoint log
+//! alone, rollouts without probes, runs without a pair): what the panel
+//! reads, what was loaded, and which panels have something to show — not an
+//! empty grid over an empty chart.
+
+use crate::jobs::Loaded;
+use crate::tui::panel::Panel;
+use crate::tui::table::{Mark, TableData, Target};
+
+/// Why the panel has nothing to show, as (title, what it reads, in lines
+/// that fit an 80-column screen); `None` when it has something. Asked only
+/// of a panel whose parts are in.
+fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static str])> {
+    let (set, a) = (&*d.set, &d.audit);
+    let no_pair: (&str, &[&str]) = (
+        "no pair of runs to compare",
+        &[
+            "a pair of runs: a base run (method: base) and an RL run",
+            "of one benchmark, or --compare BASE:RL",
+        ],
+    );
+    match panel {
+        Panel::Budget | Panel::Cost if a.agg.evaluation == 0 => Some((
+            "no evaluation rollouts in these logs",
+            &[
+                "evaluation rollouts: trajectory records without",
+                "train_step (SPEC §1.1), at one or more turn budgets",
+            ],
+        )),
+        Panel::Steps if a.matched.is_empty() && set.probes.is_empty() => Some((
+            "no probes in these logs",
+            &[
+                "probe records (SPEC §1.2): states with candidate next",
+                "actions from both runs of a pair",
+            ],
+        )),
+        Panel::Steps if a.matched.is_empty() && a.pairs.is_empty() => Some(no_pair),
+        Panel::Recovery
+            if a.recovery.is_empty()
+                && a.natural_recovery.is_empty()
+                && a.natural_recovery_diff.is_empty() =>
+        {
+            Some((
+                "no error events in these logs",
+                &[
+                    "probe records at error states (error: true, SPEC §1.2),",
+                    "or rollouts whose every step says error: true or false",
+                    "(natural recovery, SPEC §4.6)",
+                ],
+            ))
+        }
+        Panel::Likelihood
+            if a.likelihood.is_empty() && a.llr_by_turn.is_empty() && a.pairs.is_empty() =>
+        {
+            Some(no_pair)
+        }
+        Panel::Likelihood if a.likelihood.is_empty() && a.llr_by_turn.is_empty() => Some((
+            "no successful full-budget rollouts of a pair's runs",
+            &[
+                "successful full-budget evaluation rollouts of both runs",
+                "of a pair, their steps' logp naming both (SPEC §2.4)",
+            ],
+        )),
+        Panel::Training if set.checkpoints.is_empty() => Some((
+            "no checkpoints in these logs",
+            &["checkpoint records: run, step and metrics (SPEC §1.3)"],
+        )),
+        Panel::BudgetMix if set.trajectories.is_empty() => Some((
+            "no rollouts in these logs",
+            &[
+                "the audited run's training rollouts (its rules) and",
+                "evaluation rollouts (the gain over the full-budget run)",
+            ],
+        )),
+        _ => None,
+    }
+}
+
+/// The panel's explanation in place of its tables and charts, or `None`
+/// when it has something to show.
+pub fn why(d: &Loaded, panel: Panel) -> Option<TableData> {
+    let (title, reads) = missing(d, panel)?;
+    let mut t = TableData::new(
+        "empty",
+        format!("{}: nothing to show — {title}", panel.title()),
+        &["", "what the panel reads, and what these logs hold"],
+    );
+    let others: Vec<String> = Panel::ALL
+        .iter()
+        .filter(|p| **p != Panel::Overview && **p != panel && missing(d, **p).is_none())
+        .map(|p| format!("{} ({})", p.title(), p.index() + 1))
+        .collect();
+    for (i, line) in reads.iter().enumerate() {
+        let key = if i == 0 { "reads" } else { "" };
+        t.push_text(vec![key.into(), line.to_string()], Mark::None, Target::None);
+    }
+    let rows = [
+        ("loaded", super::overview::records(&d.set, &d.audit)),
+        (
+            "see",
+            if others.is_empty() {
+                "the Overview (1): what was loaded and the notes".into()
+            } else {
+                others.join(", ")
+            },
+        ),
+    ];
+    for (k, v) in rows {
+        t.push_text(vec![k.into(), v], Mark::None, Target::None);
+    }
+    Some(t)
+}
+
+/// Whether the panel shows [`why`] in place of its own views.
+pub fn is_empty(d: &Loaded, panel: Panel) -> bool {
+    missing(d, panel).is_some()
+}
