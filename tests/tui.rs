@@ -1382,7 +1382,9 @@ fn the_status_line_counts_an_analysiss_seconds() {
 /// what SPEC §1 says each reads: with checkpoints alone, all but Training;
 /// with one evaluation file (errors flagged, log-probabilities of both
 /// runs; no probes, checkpoints or training rollouts), Steps and Training
-/// (BudgetMix lists its rules, none checked).
+/// (BudgetMix lists its rules, none checked); with verl's generation dumps
+/// (outcome-only: no turns, no steps, no method), everything but the
+/// Budget grid, whose pass-curve chart says why it has no curve.
 #[test]
 fn a_panel_with_nothing_to_show_says_what_it_reads() {
     use rl_audit::tui::panel::Panel;
@@ -1392,11 +1394,13 @@ fn a_panel_with_nothing_to_show_says_what_it_reads() {
             .join("tests/data/large/jsonl")
             .join(f)
     };
-    let loaded = |f: &str| {
-        let set = rl_audit::schema::load(&[file(f)], &LoadOptions::default()).expect("loads");
+    let audited = |set: rl_audit::schema::LogSet| {
         let audit = run_audit(&set, &quick()).expect("audit");
         assert!(audit.is_complete());
         on_screen(&Arc::new(set), &audit)
+    };
+    let loaded = |f: &str| {
+        audited(rl_audit::schema::load(&[file(f)], &LoadOptions::default()).expect("loads"))
     };
     let empty_panels = |d: &Arc<Loaded>| -> Vec<Panel> {
         Panel::ALL
@@ -1431,6 +1435,33 @@ fn a_panel_with_nothing_to_show_says_what_it_reads() {
     );
     snapshot(&checkpoints, "empty-budget", "2");
     snapshot(&rollouts, "empty-steps", "4");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let verl = rl_audit::schema::mapping::Mapping::parse(
+        "verl-generations.toml",
+        &std::fs::read_to_string(root.join("assets/mappings/verl-generations.toml")).unwrap(),
+    )
+    .expect("the shipped mapping parses");
+    let opts = LoadOptions {
+        mapping: Some(Arc::new(verl)),
+        ..Default::default()
+    };
+    let outcomes =
+        audited(rl_audit::schema::load(&[root.join("tests/data/verl/val")], &opts).expect("loads"));
+    assert!(outcomes.set.trajectories.iter().all(|t| !t.turns_known));
+    assert!(!outcomes.audit.pass.cells.is_empty() && outcomes.audit.pass.curve.is_empty());
+    assert_eq!(
+        empty_panels(&outcomes),
+        [
+            Panel::Cost,
+            Panel::Steps,
+            Panel::Recovery,
+            Panel::Likelihood,
+            Panel::Training,
+            Panel::BudgetMix
+        ]
+    );
+    snapshot(&outcomes, "empty-curve", "2");
+    snapshot(&outcomes, "empty-cost", "3");
 }
 
 /// A first audit that stops partway (a log file cut while its

@@ -114,6 +114,20 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         .iter()
         .map(|r| (r.clone(), a.pass.curve_of(&bench, r, k), GraphType::Line))
         .collect();
+    let computing = a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty();
+    if !computing && series.iter().all(|s| s.1.is_empty()) {
+        // An outcome-only dump (verl's generations, say): nothing to cut at t.
+        lines_box(
+            f,
+            area,
+            &format!("Pass@({k},t) vs t"),
+            vec![
+                "no curve: it cuts full-budget rollouts at each turn t, and these".into(),
+                "have unknown turns (no `turns`, no `steps`: see the Overview's notes)".into(),
+            ],
+        );
+        return;
+    }
     // The bound per absolute t, computed like the curves (upper_bound_curve).
     series.push((
         "U(t)".into(),
@@ -124,7 +138,7 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         f,
         area,
         ChartSpec {
-            title: if a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty() {
+            title: if computing {
                 format!("Pass@({k},t) vs t: the curves are computing…; U(t) the bound")
             } else {
                 format!("Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)")

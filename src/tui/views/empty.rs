@@ -27,6 +27,13 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
                 "train_step (SPEC §1.1), at one or more turn budgets",
             ],
         )),
+        Panel::Cost if a.cost_frontier.is_empty() => Some((
+            "no rollout with known turns",
+            &[
+                "the cost of an attempt (SPEC §2.7): rollouts with turns",
+                "or steps — an outcome-only dump has neither",
+            ],
+        )),
         Panel::Steps if a.matched.is_empty() && set.probes.is_empty() => Some((
             "no probes in these logs",
             &[
@@ -65,13 +72,26 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
             "no checkpoints in these logs",
             &["checkpoint records: run, step and metrics (SPEC §1.3)"],
         )),
-        Panel::BudgetMix if set.trajectories.is_empty() => Some((
-            "no rollouts in these logs",
+        Panel::BudgetMix if a.budgetmix.is_empty() => Some((
+            "no run to audit",
             &[
-                "the audited run's training rollouts (its rules) and",
-                "evaluation rollouts (the gain over the full-budget run)",
+                "a run trained with mixed budgets: method: budgetmix,",
+                "or --audit RUN (SPEC §2.6); its training rollouts",
             ],
         )),
+        Panel::BudgetMix
+            if a.budgetmix
+                .iter()
+                .all(|b| b.gains.is_empty() && b.rules.iter().all(|r| r.checked == 0)) =>
+        {
+            Some((
+                "no rollouts of the audited runs",
+                &[
+                    "the audited run's training rollouts (its rules) and",
+                    "evaluation rollouts (the gain over the full-budget run)",
+                ],
+            ))
+        }
         _ => None,
     }
 }
