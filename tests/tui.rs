@@ -1464,6 +1464,47 @@ fn a_panel_with_nothing_to_show_says_what_it_reads() {
     snapshot(&outcomes, "empty-cost", "3");
 }
 
+/// Without a pair (one model's Inspect log), the Recovery panel lists §4.6
+/// for each run of the benchmark — the next step clean after an error and
+/// the rollouts recovered, with their intervals and n — instead of an
+/// empty base-versus-RL table. The n are counted here from the steps' error
+/// flags (SPEC §4.6): events are errors with a step after them; rollouts
+/// with an error are those with such an event.
+#[test]
+fn without_a_pair_the_recovery_panel_lists_each_run() {
+    use rl_audit::tui::views::analyses;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/inspect/calc.eval");
+    let set = rl_audit::schema::load(&[path], &LoadOptions::default()).expect("loads");
+    let audit = run_audit(&set, &quick()).expect("audit");
+    assert!(audit.pairs.is_empty());
+    // One budget for every rollout: each is at its task's full budget, as
+    // §4.6 asks.
+    let budget = set.trajectories[0].budget;
+    assert!(set.trajectories.iter().all(|t| t.budget == budget));
+    // Every step flagged: (error events, rollouts with one) by hand.
+    let (mut events, mut with_error) = (0u64, 0u64);
+    for t in &set.trajectories {
+        let flags: Vec<bool> = set
+            .steps_of(t)
+            .iter()
+            .map(|s| s.error().expect("every step says"))
+            .collect();
+        let n = flags.iter().rev().skip(1).filter(|e| **e).count() as u64;
+        events += n;
+        with_error += u64::from(n > 0);
+    }
+    assert!(events > 0);
+    let d = on_screen(&Arc::new(set), &audit);
+    let t = analyses::recovery(&d.audit, &Default::default());
+    let runs: Vec<&str> = (0..t.rows.len()).map(|i| t.text(i, 0)).collect();
+    assert_eq!(runs, ["mockllm/model"]);
+    let n_of = |col: usize| t.text(0, col).rsplit_once(" n=").map(|x| x.1.to_string());
+    assert_eq!(n_of(1), Some(events.to_string()));
+    assert_eq!(n_of(2), Some(with_error.to_string()));
+    snapshot(&d, "recovery-no-pair", "5");
+}
+
 /// A first audit that stops partway (a log file cut while its
 /// log-probabilities are read back, say): the parts on screen stay as they
 /// were, the status line says the rest will not come (it counted their

@@ -124,6 +124,9 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         &["figure", "base", "RL", "RL − base"],
     );
     let (bench, pair) = current(a, sel);
+    if pair.is_none() {
+        return natural_by_run(a, bench.as_deref());
+    }
     natural_rows(&mut t, a, bench.as_deref(), pair.as_ref());
     let Some(r) = bench.and_then(|b| {
         for_pair(&a.recovery, &b, pair.as_ref(), |r| {
@@ -212,13 +215,6 @@ fn natural_rows(
         .natural_recovery_diff
         .iter()
         .find(|d| d.benchmark == bench && d.base == p.base && d.rl == p.rl);
-    let with_n = |e: Option<Estimate>, n: Option<u64>| {
-        let mut c = est(&e);
-        if let Some(n) = n {
-            c.text = format!("{} n={n}", c.text);
-        }
-        c
-    };
     t.push(
         vec![
             Cell::text("rollouts: next step clean after an error"),
@@ -245,6 +241,48 @@ fn natural_rows(
         Mark::None,
         Target::None,
     );
+}
+
+/// A share with its interval and its n (`–` without an estimate).
+fn with_n(e: Option<Estimate>, n: Option<u64>) -> Cell {
+    let mut c = est(&e);
+    if let Some(n) = n {
+        c.text = format!("{} n={n}", c.text);
+    }
+    c
+}
+
+/// §4.6 for each run of the benchmark, where no pair sets two side by side
+/// (one model's Inspect logs, say).
+fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
+    let mut t = TableData::new(
+        "error-recovery",
+        format!(
+            "{}: error recovery in ordinary rollouts, per run (no pair: --compare BASE:RL sets two side by side)",
+            bench.unwrap_or("–")
+        ),
+        &[
+            "run",
+            "next step clean after an error",
+            "recovered (succeeded after an error)",
+        ],
+    );
+    for n in a
+        .natural_recovery
+        .iter()
+        .filter(|n| Some(n.benchmark.as_str()) == bench)
+    {
+        t.push(
+            vec![
+                Cell::text(&*n.run),
+                with_n(n.next_ok, Some(n.error_events)),
+                with_n(n.recovered, Some(n.rollouts_with_error)),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
 }
 
 pub fn likelihood(a: &Audit) -> TableData {
