@@ -1505,6 +1505,34 @@ fn without_a_pair_the_recovery_panel_lists_each_run() {
     snapshot(&d, "recovery-no-pair", "5");
 }
 
+/// A K no task of the benchmark reaches (rLLM's folders: the eval
+/// episodes' benchmark has Pass@4 values, so the K grid runs to 4; the
+/// training validation episodes' `bfcl`, shown first, has none) draws no
+/// empty chart: the chart says which K has no curve, and why.
+#[test]
+fn a_k_without_a_curve_says_so() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rllm");
+    let set = rl_audit::schema::load(&[path], &LoadOptions::default()).expect("loads");
+    let audit = run_audit(&set, &quick()).expect("audit");
+    assert_eq!(audit.pass.ks, [1, 2, 4]);
+    assert_eq!(audit.benchmarks().first().map(String::as_str), Some("bfcl"));
+    let k4 = |b: &str| {
+        audit
+            .pass
+            .cells
+            .iter()
+            .any(|c| c.benchmark == b && c.k == 4 && c.value.is_some())
+    };
+    assert!(!k4("bfcl") && audit.benchmarks().iter().any(|b| k4(b)));
+    assert!(audit
+        .pass
+        .curve
+        .iter()
+        .all(|c| c.benchmark != "bfcl" || c.k < 4 || c.value.is_none()));
+    let d = on_screen(&Arc::new(set), &audit);
+    snapshot(&d, "curve-no-k", "2++");
+}
+
 /// A first audit that stops partway (a log file cut while its
 /// log-probabilities are read back, say): the parts on screen stay as they
 /// were, the status line says the rest will not come (it counted their

@@ -116,16 +116,18 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         .collect();
     let computing = a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty();
     if !computing && series.iter().all(|s| s.1.is_empty()) {
-        // An outcome-only dump (verl's generations, say): nothing to cut at t.
-        lines_box(
-            f,
-            area,
-            &format!("Pass@({k},t) vs t"),
+        let why = if a.pass.curve.iter().all(|c| c.benchmark != bench) {
+            // An outcome-only dump (verl's generations, say).
             vec![
                 "no curve: it cuts full-budget rollouts at each turn t, and these".into(),
                 "have unknown turns (no `turns`, no `steps`: see the Overview's notes)".into(),
-            ],
-        );
+            ]
+        } else {
+            vec![format!(
+                "no curve at K={k}: no task has {k} rollouts at its full budget (K: +/-)"
+            )]
+        };
+        lines_box(f, area, &format!("Pass@({k},t) vs t"), why);
         return;
     }
     // The bound per absolute t, computed like the curves (upper_bound_curve).

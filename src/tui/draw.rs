@@ -323,13 +323,11 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     };
     let sel = app.data.as_ref().map(|d| {
         let (b, pair) = current(&d.audit, &app.sel);
-        // No K grid yet (Pass@(K,T) computing) or none at all (no
-        // evaluation rollouts): no cell is selected, so none is named.
-        let cell = match app.sel.k_level(&d.audit) {
-            Some((k, l)) => format!("K={k} {l}%"),
-            None if d.audit.is_pending(crate::analysis::Part::Pass) => "K=…".into(),
-            None => "K=–".into(),
-        };
+        // Before Pass@(K,T) is in there is no K grid: no cell to name.
+        let cell = app
+            .sel
+            .k_level(&d.audit)
+            .map_or("K=…".into(), |(k, l)| format!("K={k} {l}%"));
         format!(
             " {} │ {} │ {cell} {}{}",
             b.unwrap_or_else(|| "–".into()),

@@ -1,7 +1,8 @@
 //! What a panel shows when the logs hold nothing it reads (a checkpoint log
-//! alone, rollouts without probes, runs without a pair): what the panel
-//! reads, what was loaded, and which panels have something to show — not an
-//! empty grid over an empty chart.
+//! alone, rollouts without probes, runs without a pair, an outcome-only
+//! dump with no turns to cost): what the panel reads, what was loaded, and
+//! which panels have something to show — not an empty grid over an empty
+//! chart.
 
 use crate::jobs::Loaded;
 use crate::tui::panel::Panel;
