@@ -1421,6 +1421,31 @@ fn a_panel_with_nothing_to_show_says_what_it_reads() {
             Panel::BudgetMix
         ]
     );
+    // While the audit computes, a panel still computing is named as such
+    // (it may yet have something); once in, an empty one is not named.
+    let see = |d: &Arc<Loaded>| {
+        let t = empty::why(d, Panel::Budget).expect("the Budget panel is empty");
+        let row = (0..t.rows.len())
+            .find(|&i| t.text(i, 0) == "see")
+            .expect("a see row");
+        t.text(row, 1).to_string()
+    };
+    let mut seen = Vec::new();
+    rl_audit::analysis::run_audit_staged(&checkpoints.set, &quick(), &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    let mid = seen
+        .iter()
+        .find(|a| {
+            !a.is_pending(rl_audit::analysis::Part::Pass)
+                && a.is_pending(rl_audit::analysis::Part::Likelihood)
+        })
+        .expect("a hand-over with Pass@(K,T) in, the likelihood not");
+    assert!(
+        see(&on_screen(&checkpoints.set, mid)).contains("Likelihood (6, computing)"),
+        "{}",
+        see(&on_screen(&checkpoints.set, mid))
+    );
+    assert_eq!(see(&checkpoints), "Training (7)");
     let rollouts = loaded("eval-000.jsonl");
     assert!(rollouts.set.probes.is_empty() && !rollouts.audit.pairs.is_empty());
     assert_eq!(empty_panels(&rollouts), [Panel::Steps, Panel::Training]);

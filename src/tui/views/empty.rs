@@ -106,10 +106,16 @@ pub fn why(d: &Loaded, panel: Panel) -> Option<TableData> {
         format!("{}: nothing to show — {title}", panel.title()),
         &["", "what the panel reads, and what these logs hold"],
     );
+    // A panel whose parts are still computing may yet have something.
+    let computing = |p: Panel| p.parts().iter().any(|x| d.audit.is_pending(*x));
     let others: Vec<String> = Panel::ALL
-        .iter()
-        .filter(|p| **p != Panel::Overview && **p != panel && missing(d, **p).is_none())
-        .map(|p| format!("{} ({})", p.title(), p.index() + 1))
+        .into_iter()
+        .filter(|p| *p != Panel::Overview && *p != panel)
+        .filter_map(|p| match (computing(p), missing(d, p)) {
+            (true, _) => Some(format!("{} ({}, computing)", p.title(), p.index() + 1)),
+            (false, None) => Some(format!("{} ({})", p.title(), p.index() + 1)),
+            (false, Some(_)) => None,
+        })
         .collect();
     for (i, line) in reads.iter().enumerate() {
         let key = if i == 0 { "reads" } else { "" };
