@@ -118,15 +118,15 @@ fn diff(e: &Option<Estimate>) -> Cell {
 }
 
 pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
+    let (bench, pair) = current(a, sel);
+    if pair.is_none() {
+        return natural_by_run(a, bench.as_deref());
+    }
     let mut t = TableData::new(
         "error-recovery",
         "Error recovery",
         &["figure", "base", "RL", "RL − base"],
     );
-    let (bench, pair) = current(a, sel);
-    if pair.is_none() {
-        return natural_by_run(a, bench.as_deref());
-    }
     natural_rows(&mut t, a, bench.as_deref(), pair.as_ref());
     let Some(r) = bench.and_then(|b| {
         for_pair(&a.recovery, &b, pair.as_ref(), |r| {
