@@ -498,7 +498,10 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
     match app.panel {
         Panel::Overview => {
             let info = overview::inputs(&d.set, a);
-            let (top, rest) = split(area, info.len().saturating_sub(1), 2);
+            // Its lines as wrapped (a long path takes two), up to half.
+            let h = super::widgets::lines_box_height(&info, area.width).min(area.height / 2);
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
             lines_box(f, top, "loaded", info);
             table(f, rest, &t, Some(row), theme, "", hs);
         }

@@ -7,8 +7,18 @@ use ratatui::Frame;
 
 /// A bordered box of wrapped lines.
 pub fn lines_box(f: &mut Frame, area: Rect, title: &str, lines: Vec<String>) {
-    let p = Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
+    f.render_widget(boxed(title, lines), area);
+}
+
+fn boxed(title: &str, lines: Vec<String>) -> Paragraph<'static> {
+    Paragraph::new(lines.into_iter().map(Line::from).collect::<Vec<_>>())
         .wrap(Wrap { trim: true })
-        .block(Block::bordered().title(title.to_string()));
-    f.render_widget(p, area);
+        .block(Block::bordered().title(title.to_string()))
+}
+
+/// The rows [`lines_box`] takes to show `lines` whole `width` columns wide,
+/// its borders included (as wrapped when drawn).
+pub fn lines_box_height(lines: &[String], width: u16) -> u16 {
+    let rows = boxed("", lines.to_vec()).line_count(width);
+    u16::try_from(rows).unwrap_or(u16::MAX)
 }

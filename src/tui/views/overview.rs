@@ -66,15 +66,62 @@ pub fn findings(l: &Loaded, stopped: bool) -> TableData {
     t
 }
 
-/// The files read: up to three named; of more, the first two and how many
-/// others (the line was "4 file(s): a, b, c", as if c were the last).
+/// The files read: up to three by name. Of more, by folder: those of one
+/// folder by name (the first two and how many others); those of several
+/// (an rLLM run writes a file an episode) as the folders under the one they
+/// share, each with its count, the first three and how many others — a
+/// line that fits the box rather than two paths that fill it.
 fn files_line(files: &[String]) -> String {
-    let shown = if files.len() > 3 { 2 } else { files.len() };
-    let mut names = files[..shown].join(", ");
-    if shown < files.len() {
-        names.push_str(&format!(", +{} more", files.len() - shown));
+    fn parent(f: &str) -> &str {
+        f.rfind('/').map_or("", |i| &f[..=i])
     }
-    format!("{} file(s): {names}", files.len())
+    let n = files.len();
+    if n <= 3 {
+        return format!("{n} file(s): {}", files.join(", "));
+    }
+    // Folders in the order their first file was read, with their counts.
+    let mut folders: Vec<(&str, usize)> = Vec::new();
+    for f in files {
+        let p = parent(f);
+        match folders.iter_mut().rev().find(|(q, _)| *q == p) {
+            Some(e) => e.1 += 1,
+            None => folders.push((p, 1)),
+        }
+    }
+    let more = |shown: usize, total: usize, what: &str| {
+        if shown < total {
+            format!(", +{} more{what}", total - shown)
+        } else {
+            String::new()
+        }
+    };
+    if let [(folder, _)] = folders[..] {
+        let names: Vec<&str> = files[..2].iter().map(|f| &f[folder.len()..]).collect();
+        let place = if folder.is_empty() { String::new() } else { format!(" in {folder}") };
+        return format!("{n} file(s){place}: {}{}", names.join(", "), more(2, n, ""));
+    }
+    // The folder every one is under (a whole path segment).
+    let first = folders[0].0;
+    let mut common = first.len();
+    for (f, _) in &folders[1..] {
+        common = common.min(first.bytes().zip(f.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    let under = parent(&first[..common]);
+    let shown: Vec<String> = folders
+        .iter()
+        .take(3)
+        .map(|(f, c)| match &f[under.len()..] {
+            "" => format!("./ ({c})"),
+            rel => format!("{rel} ({c})"),
+        })
+        .collect();
+    let place = if under.is_empty() { String::new() } else { format!(" under {under}") };
+    format!(
+        "{n} file(s) in {} folders{place}: {}{}",
+        folders.len(),
+        shown.join(", "),
+        more(3, folders.len(), " folders")
+    )
 }
 
 /// The records loaded, by kind: `N trajectories (E evaluation, T training),
@@ -140,5 +187,36 @@ mod tests {
         assert_eq!(files_line(&files(3)), "3 file(s): f1, f2, f3");
         assert_eq!(files_line(&files(4)), "4 file(s): f1, f2, +2 more");
         assert_eq!(files_line(&files(12)), "12 file(s): f1, f2, +10 more");
+    }
+
+    #[test]
+    fn files_of_one_folder_are_named_in_it_and_of_several_by_folder() {
+        let s = |v: &[&str]| v.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            files_line(&s(&["demo/a.jsonl", "demo/b.jsonl", "demo/c.jsonl", "demo/d.jsonl"])),
+            "4 file(s) in demo/: a.jsonl, b.jsonl, +2 more"
+        );
+        // Five folders under runs/, counted in the order they were read;
+        // the top folder's own files as ./ (the first folder, b/x/, is
+        // 'runs/b/x/' less 'runs/').
+        let files = s(&[
+            "runs/b/x/1.json",
+            "runs/b/x/2.json",
+            "runs/a/3.json",
+            "runs/b/x/4.json",
+            "runs/meta.json",
+            "runs/c/5.json",
+            "runs/d/6.json",
+        ]);
+        assert_eq!(
+            files_line(&files),
+            "7 file(s) in 5 folders under runs/: b/x/ (3), a/ (1), ./ (1), +2 more folders"
+        );
+        // Folders that share a prefix of their names, not a folder: cut at
+        // the last whole folder.
+        assert_eq!(
+            files_line(&s(&["run-1/a", "run-1/b", "run-2/c", "run-2/d"])),
+            "4 file(s) in 2 folders: run-1/ (2), run-2/ (2)"
+        );
     }
 }
