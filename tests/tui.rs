@@ -247,7 +247,7 @@ fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
                 let n = |c: &str| row.cells[col(c)].value.unwrap_or(0.0) as usize;
                 let turns = row.cells[col("T")].value.unwrap() as u32;
                 let r = rollouts(&d, &sel, t.text(i, 0), level, mode);
-                // The tasks table counts come from the polars aggregates; the
+                // The tasks table counts come from the aggregates; the
                 // rollouts are listed from the raw trajectories.
                 assert_eq!(
                     r.rows.len(),

@@ -362,7 +362,7 @@ impl Part {
             Part::Categories => "categories",
             Part::Failures => "failures",
             Part::Dynamics => "training dynamics",
-            Part::Aggregates => "rollout counts (polars aggregates)",
+            Part::Aggregates => "rollout counts (per task and budget)",
             Part::Cost => "cost frontier",
             Part::BudgetMix => "BudgetMix audit",
             Part::Matched => "matched states, error recovery",

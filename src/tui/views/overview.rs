@@ -97,14 +97,24 @@ fn files_line(files: &[String]) -> String {
     };
     if let [(folder, _)] = folders[..] {
         let names: Vec<&str> = files[..2].iter().map(|f| &f[folder.len()..]).collect();
-        let place = if folder.is_empty() { String::new() } else { format!(" in {folder}") };
+        let place = if folder.is_empty() {
+            String::new()
+        } else {
+            format!(" in {folder}")
+        };
         return format!("{n} file(s){place}: {}{}", names.join(", "), more(2, n, ""));
     }
     // The folder every one is under (a whole path segment).
     let first = folders[0].0;
     let mut common = first.len();
     for (f, _) in &folders[1..] {
-        common = common.min(first.bytes().zip(f.bytes()).take_while(|(a, b)| a == b).count());
+        common = common.min(
+            first
+                .bytes()
+                .zip(f.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
     }
     let under = parent(&first[..common]);
     let shown: Vec<String> = folders
@@ -115,7 +125,11 @@ fn files_line(files: &[String]) -> String {
             rel => format!("{rel} ({c})"),
         })
         .collect();
-    let place = if under.is_empty() { String::new() } else { format!(" under {under}") };
+    let place = if under.is_empty() {
+        String::new()
+    } else {
+        format!(" under {under}")
+    };
     format!(
         "{n} file(s) in {} folders{place}: {}{}",
         folders.len(),
@@ -193,7 +207,12 @@ mod tests {
     fn files_of_one_folder_are_named_in_it_and_of_several_by_folder() {
         let s = |v: &[&str]| v.iter().map(|f| f.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            files_line(&s(&["demo/a.jsonl", "demo/b.jsonl", "demo/c.jsonl", "demo/d.jsonl"])),
+            files_line(&s(&[
+                "demo/a.jsonl",
+                "demo/b.jsonl",
+                "demo/c.jsonl",
+                "demo/d.jsonl"
+            ])),
             "4 file(s) in demo/: a.jsonl, b.jsonl, +2 more"
         );
         // Five folders under runs/, counted in the order they were read;
