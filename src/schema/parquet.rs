@@ -163,6 +163,66 @@ fn check_every_page_count(raw: &[u8], only: Option<&str>) -> PolarsResult<()> {
     Ok(())
 }
 
+/// A Parquet file's bytes as [`read_parquet`] reads them (no `--map`: a
+/// mapping reads every column). A file of trajectories with no `kind`
+/// column — every row a trajectory, read by [`TrajectoryFile`] — is read
+/// only where that reads: its footer, and of each row group the kept
+/// leaves' column chunks and their offset indexes, into a buffer of the
+/// file's length whose other bytes are zeros never written (an allocation
+/// that large is fresh pages, which take no memory until touched). The
+/// actions, observations and whatever else a trainer stores are then
+/// neither read nor resident: the file was read whole, its texts held
+/// while it was indexed. Any other file, one smaller than
+/// [`READ_WHOLE_BELOW`], one whose footer cannot be read (its error is
+/// then the whole file's) and one that changed while it was read are read
+/// whole.
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    if let Some(raw) = read_kept(path, READ_WHOLE_BELOW)? {
+        return Ok(raw);
+    }
+    std::fs::read(path)
+}
+
+/// Files smaller than this are read whole by [`read_file`].
+const READ_WHOLE_BELOW: u64 = 1 << 20;
+
+/// [`read_file`]'s reading of the kept parts, or `None` to read whole
+/// (files of fewer than `whole_below` bytes).
+#[cfg(unix)]
+fn read_kept(path: &std::path::Path, whole_below: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let mut f = std::fs::File::open(path)?;
+    let before = f.metadata()?;
+    let len = before.len();
+    if len < whole_below.max(8) {
+        return Ok(None);
+    }
+    let Ok(meta) = polars_parquet::read::read_metadata(&mut f) else {
+        return Ok(None);
+    };
+    // The footer: the metadata, its length (4 bytes) and `PAR1`.
+    let mut tail = [0u8; 8];
+    f.read_exact_at(&mut tail, len - 8)?;
+    let footer = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) + 8;
+    let Some(mut ranges) = TrajectoryFile::kept_ranges(meta, len) else {
+        return Ok(None);
+    };
+    ranges.push(len.saturating_sub(footer)..len);
+    let Ok(size) = usize::try_from(len) else {
+        return Ok(None);
+    };
+    let mut raw = vec![0u8; size];
+    for r in ranges {
+        f.read_exact_at(&mut raw[r.start as usize..r.end as usize], r.start)?;
+    }
+    let after = f.metadata()?;
+    if after.len() != len || after.modified().ok() != before.modified().ok() {
+        return Ok(None);
+    }
+    Ok(Some(raw))
+}
+
 /// Reads a Parquet file; trajectory files (no `kind` column, or every row
 /// `trajectory`) take the columnar fast path ([`TrajectoryFile`]),
 /// validated by the same rules.
@@ -387,6 +447,17 @@ impl TrajectoryFile {
     /// out.
     fn whole(raw: Vec<u8>) -> PolarsResult<TrajectoryFile> {
         let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
+        let len = raw.len();
+        Self::of(meta, polars_buffer::Buffer::from_vec(raw), len)
+    }
+
+    /// The file of `meta`, its `len` bytes in `bytes` (empty: the
+    /// metadata alone, to ask [`Self::leaves`] where they are).
+    fn of(
+        meta: polars_parquet::read::FileMetadata,
+        bytes: polars_buffer::Buffer<u8>,
+        len: usize,
+    ) -> PolarsResult<TrajectoryFile> {
         let schema = polars_io::parquet::read::infer_schema(&meta)?;
         let columns: Vec<(ArrowField, Option<Vec<bool>>)> = schema
             .iter_values()
@@ -396,9 +467,8 @@ impl TrajectoryFile {
                 None => (f.clone(), None),
             })
             .collect();
-        let len = raw.len();
         Ok(TrajectoryFile {
-            bytes: polars_buffer::Buffer::from_vec(raw),
+            bytes,
             chunks: vec![(0, 0, len)],
             meta,
             columns,
@@ -406,6 +476,37 @@ impl TrajectoryFile {
             pages: Vec::new(),
             first: None,
         })
+    }
+
+    /// Where in a file of `len` bytes [`Self::new`] reads, apart from the
+    /// footer: each row group's kept leaves' column chunks and their
+    /// offset indexes. `None` where the file is not read that way (rows
+    /// of other kinds may be in it, it has no rows, or a range is past its
+    /// end).
+    #[cfg(unix)]
+    fn kept_ranges(
+        meta: polars_parquet::read::FileMetadata,
+        len: u64,
+    ) -> Option<Vec<std::ops::Range<u64>>> {
+        let schema = polars_io::parquet::read::infer_schema(&meta).ok()?;
+        if meta.num_rows == 0 || schema.iter_values().any(|f| f.name == "kind") {
+            return None;
+        }
+        let file = Self::of(meta, polars_buffer::Buffer::from_vec(Vec::new()), 0).ok()?;
+        let mut out = Vec::new();
+        for g in 0..file.meta.row_groups.len() {
+            for (_, _, m) in file.leaves(g).ok()? {
+                let Some(m) = m else { continue };
+                out.push(m.byte_range());
+                if let (Some(at), Some(n)) = (m.offset_index_offset(), m.offset_index_length()) {
+                    let at = u64::try_from(at).ok()?;
+                    out.push(at..at.checked_add(u64::try_from(n).ok()?)?);
+                }
+            }
+        }
+        out.iter()
+            .all(|r| r.start <= r.end && r.end <= len)
+            .then_some(out)
     }
 
     /// Decodes the first window now: while the file before's last window
@@ -740,7 +841,13 @@ impl TrajectoryFile {
                 continue;
             }
             let array = assemble(&field.dtype, parts)?;
-            columns.push(Series::try_from((field, vec![array]))?.into_column());
+            let series = if array.dtype() == &field.dtype {
+                Series::try_from((field, vec![array]))?
+            } else {
+                // A dictionary column as its strings ([`one_array`]).
+                Series::try_from((field.name.clone(), array))?
+            };
+            columns.push(series.into_column());
         }
         DataFrame::new(b - a, columns)
     }
@@ -913,6 +1020,24 @@ impl TrajectoryFile {
 fn one_array(arrays: Vec<ArrayRef>) -> PolarsResult<ArrayRef> {
     match arrays.len() {
         1 => Ok(arrays.into_iter().next().expect("one array")),
+        _ if matches!(arrays[0].dtype(), ArrowDataType::Dictionary(..)) => {
+            // polars-arrow does not concatenate dictionary arrays (pandas'
+            // categoricals, as pyarrow writes them, over several pages of
+            // a window: an internal error at 57,600 rows): their strings.
+            let mut out: Option<Series> = None;
+            for a in arrays {
+                let field = ArrowField::new(PlSmallStr::EMPTY, a.dtype().clone(), true);
+                let s = Series::try_from((&field, vec![a]))?.cast(&DataType::String)?;
+                match &mut out {
+                    Some(o) => {
+                        o.append(&s)?;
+                    }
+                    None => out = Some(s),
+                }
+            }
+            let s = out.expect("two or more arrays").rechunk();
+            Ok(s.to_arrow(0, CompatLevel::newest()))
+        }
         _ => {
             let refs: Vec<&dyn polars_arrow::array::Array> =
                 arrays.iter().map(|a| a.as_ref()).collect();
@@ -1007,7 +1132,15 @@ fn assemble(dtype: &ArrowDataType, parts: Vec<ArrayRef>) -> PolarsResult<ArrayRe
     if parts.is_empty() {
         polars_bail!(ComputeError: "no leaf decoded for {dtype:?}");
     }
-    if parts.len() == 1 && parts[0].dtype() == dtype {
+    // A dictionary column's strings ([`one_array`]) stand for it.
+    let strings_for = |d: &ArrowDataType| {
+        matches!(dtype, ArrowDataType::Dictionary(..))
+            && matches!(
+                d,
+                ArrowDataType::Utf8View | ArrowDataType::LargeUtf8 | ArrowDataType::Utf8
+            )
+    };
+    if parts.len() == 1 && (parts[0].dtype() == dtype || strings_for(parts[0].dtype())) {
         return Ok(parts.into_iter().next().expect("one part"));
     }
     match dtype {
@@ -2119,6 +2252,100 @@ mod tests {
     fn pyarrow_file(name: &str) -> Vec<u8> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
         std::fs::read(format!("{dir}{name}")).unwrap()
+    }
+
+    /// Files of trajectories read only where their kept leaves are (the
+    /// step texts left unread: zeros where the file has them) decode as
+    /// the whole file does, window by window; pyarrow's files of every
+    /// layout here (page index or none, one row group or three, large
+    /// types, pandas categoricals), read with no size below which to read
+    /// whole.
+    #[cfg(unix)]
+    #[test]
+    fn files_read_only_where_kept_decode_as_read_whole() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
+        for name in [
+            "eval-pyarrow.parquet",
+            "eval-small-pages.parquet",
+            "eval-page-index.parquet",
+            "eval-large-types.parquet",
+            "eval-pandas-categorical.parquet",
+            "eval-step-nulls.parquet",
+        ] {
+            let path = std::path::PathBuf::from(format!("{dir}{name}"));
+            let whole = std::fs::read(&path).unwrap();
+            let kept = super::read_kept(&path, 0).unwrap().expect(name);
+            assert_eq!(kept.len(), whole.len(), "{name}");
+            // The action and observation column chunks were not read.
+            let meta =
+                polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&whole[..])).unwrap();
+            let mut texts = 0;
+            for rg in &meta.row_groups {
+                for m in rg.parquet_columns() {
+                    let path = m.descriptor().path_in_schema.join(".");
+                    if path.contains("action") || path.contains("observation") {
+                        let r = m.byte_range();
+                        let r = r.start as usize..r.end as usize;
+                        assert!(whole[r.clone()].iter().any(|&b| b != 0), "{name}: {path}");
+                        assert!(kept[r].iter().all(|&b| b == 0), "{name}: {path} was read");
+                        texts += 1;
+                    }
+                }
+            }
+            assert!(texts >= 2, "{name}: {texts} text chunks");
+            for window in [150, usize::MAX] {
+                let got = TrajectoryFile::with_window(kept.clone(), window).unwrap();
+                let want = TrajectoryFile::with_window(whole.clone(), window).unwrap();
+                assert_eq!(got.windows(), want.windows());
+                for w in 0..got.windows() {
+                    let (g, h) = (got.frame(w).unwrap(), want.frame(w).unwrap());
+                    assert!(g.equals_missing(&h), "{name}, window {window}: {w}");
+                }
+            }
+        }
+        // A file with a `kind` column may hold rows of other kinds: whole.
+        let mixed =
+            std::env::temp_dir().join(format!("rl-audit-kind-{}.parquet", std::process::id()));
+        let mut df = df!("kind" => ["trajectory"], "run" => ["a"]).unwrap();
+        ParquetWriter::new(std::fs::File::create(&mixed).unwrap())
+            .finish(&mut df)
+            .unwrap();
+        assert!(super::read_kept(&mixed, 0).unwrap().is_none());
+        std::fs::remove_file(&mixed).unwrap();
+    }
+
+    /// pandas' categoricals (pyarrow's dictionary columns) over several
+    /// pages of a window: polars-arrow cannot concatenate them (the load
+    /// of a 57,600-row file stopped with an internal error); the window
+    /// holds their strings, those polars reads.
+    #[test]
+    fn categoricals_over_several_pages_read_as_their_strings() {
+        let raw = pyarrow_file("eval-pandas-categorical.parquet");
+        let want = ParquetReader::new(std::io::Cursor::new(&raw[..]))
+            .finish()
+            .unwrap();
+        let file = TrajectoryFile::with_window(raw, 150).unwrap();
+        assert!(file.windows() > 1);
+        let strings = |s: &Series| -> Vec<Option<String>> {
+            let s = s.cast(&DataType::String).unwrap();
+            s.str()
+                .unwrap()
+                .iter()
+                .map(|x| x.map(str::to_string))
+                .collect()
+        };
+        let mut row = 0;
+        for w in 0..file.windows() {
+            let got = file.frame(w).unwrap();
+            for name in ["run", "method", "benchmark", "task"] {
+                let g = got.column(name).unwrap().as_materialized_series();
+                let h = want.column(name).unwrap().as_materialized_series();
+                let h = h.slice(row as i64, got.height());
+                assert_eq!(strings(g), strings(&h), "{name}, window {w}");
+            }
+            row += got.height();
+        }
+        assert_eq!(row, want.height());
     }
 
     /// Windows of 1 row to a whole row group, cut at every alignment with

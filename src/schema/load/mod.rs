@@ -154,6 +154,9 @@ pub fn load_tracked(paths: &[PathBuf], opts: &LoadOptions) -> Result<(LogSet, Tr
                     tx.send(Piece::Whole(Ok(Vec::new()))).is_ok()
                 } else if windowed(p) {
                     send_windows(p, opts.window.unwrap_or(WINDOW).max(1), &tx, &back_rx)
+                } else if format_of(p) == Some(Format::Parquet) && opts.mapping.is_none() {
+                    tx.send(Piece::Whole(crate::schema::parquet::read_file(p)))
+                        .is_ok()
                 } else {
                     tx.send(Piece::Whole(std::fs::read(p))).is_ok()
                 };
