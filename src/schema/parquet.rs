@@ -139,8 +139,17 @@ fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<D
 /// several kinds of rows; `only` the `kind` column to tell which): a
 /// damaged page count would abort the process there too.
 fn check_every_page_count(raw: &[u8], only: Option<&str>) -> PolarsResult<()> {
+    check_page_counts_of(raw, only, None)
+}
+
+/// [`check_every_page_count`] on one row group's column chunks (`group`),
+/// or every row group's.
+fn check_page_counts_of(raw: &[u8], only: Option<&str>, group: Option<usize>) -> PolarsResult<()> {
     let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw))?;
-    for rg in &meta.row_groups {
+    for (g, rg) in meta.row_groups.iter().enumerate() {
+        if group.is_some_and(|k| k != g) {
+            continue;
+        }
         let columns = rg.parquet_columns().iter().filter(|m| {
             only.is_none_or(|c| {
                 m.descriptor()
@@ -191,27 +200,62 @@ const READ_WHOLE_BELOW: u64 = 1 << 20;
 /// (files of fewer than `whole_below` bytes).
 #[cfg(unix)]
 fn read_kept(path: &std::path::Path, whole_below: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::os::unix::fs::FileExt;
-    let mut f = std::fs::File::open(path)?;
-    let before = f.metadata()?;
-    let len = before.len();
-    if len < whole_below.max(8) {
-        return Ok(None);
-    }
-    let Ok(meta) = polars_parquet::read::read_metadata(&mut f) else {
+    let Some((f, before, meta)) = open_footer(path, whole_below)? else {
         return Ok(None);
     };
+    match TrajectoryFile::kept_ranges(meta) {
+        Some(ranges) => read_sparse(&f, &before, ranges),
+        None => Ok(None),
+    }
+}
+
+/// A Parquet file of `whole_below` bytes or more, open, as it was when
+/// opened, and its metadata; `None` for a smaller one or one whose footer
+/// cannot be read (read whole, its error is then the whole file's).
+#[cfg(unix)]
+fn open_footer(
+    path: &std::path::Path,
+    whole_below: u64,
+) -> std::io::Result<
+    Option<(
+        std::fs::File,
+        std::fs::Metadata,
+        polars_parquet::read::FileMetadata,
+    )>,
+> {
+    let mut f = std::fs::File::open(path)?;
+    let before = f.metadata()?;
+    if before.len() < whole_below.max(8) {
+        return Ok(None);
+    }
+    Ok(polars_parquet::read::read_metadata(&mut f)
+        .ok()
+        .map(|meta| (f, before, meta)))
+}
+
+/// The file's bytes with only `ranges` and its footer read, the others
+/// zeros never written (an allocation that large is fresh pages, which
+/// take no memory until touched); `None` (read it whole) when a range is
+/// past its end or it changed while read.
+#[cfg(unix)]
+fn read_sparse(
+    f: &std::fs::File,
+    before: &std::fs::Metadata,
+    mut ranges: Vec<std::ops::Range<u64>>,
+) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::FileExt;
+    let len = before.len();
     // The footer: the metadata, its length (4 bytes) and `PAR1`.
     let mut tail = [0u8; 8];
     f.read_exact_at(&mut tail, len - 8)?;
     let footer = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])) + 8;
-    let Some(mut ranges) = TrajectoryFile::kept_ranges(meta, len) else {
-        return Ok(None);
-    };
     ranges.push(len.saturating_sub(footer)..len);
     let Ok(size) = usize::try_from(len) else {
         return Ok(None);
     };
+    if ranges.iter().any(|r| r.start > r.end || r.end > len) {
+        return Ok(None);
+    }
     let mut raw = vec![0u8; size];
     for r in ranges {
         f.read_exact_at(&mut raw[r.start as usize..r.end as usize], r.start)?;
@@ -478,16 +522,12 @@ impl TrajectoryFile {
         })
     }
 
-    /// Where in a file of `len` bytes [`Self::new`] reads, apart from the
-    /// footer: each row group's kept leaves' column chunks and their
-    /// offset indexes. `None` where the file is not read that way (rows
-    /// of other kinds may be in it, it has no rows, or a range is past its
-    /// end).
+    /// Where in the file [`Self::new`] reads, apart from the footer: each
+    /// row group's kept leaves' column chunks and their offset indexes.
+    /// `None` where the file is not read that way (rows of other kinds may
+    /// be in it, or it has no rows).
     #[cfg(unix)]
-    fn kept_ranges(
-        meta: polars_parquet::read::FileMetadata,
-        len: u64,
-    ) -> Option<Vec<std::ops::Range<u64>>> {
+    fn kept_ranges(meta: polars_parquet::read::FileMetadata) -> Option<Vec<std::ops::Range<u64>>> {
         let schema = polars_io::parquet::read::infer_schema(&meta).ok()?;
         if meta.num_rows == 0 || schema.iter_values().any(|f| f.name == "kind") {
             return None;
@@ -504,9 +544,7 @@ impl TrajectoryFile {
                 }
             }
         }
-        out.iter()
-            .all(|r| r.start <= r.end && r.end <= len)
-            .then_some(out)
+        Some(out)
     }
 
     /// Decodes the first window now: while the file before's last window
@@ -1710,12 +1748,77 @@ pub fn parse_trajectories(
 /// One row of a Parquet file as a JSON record (the trajectory browser):
 /// only that row is decoded.
 pub fn read_row(name: &str, raw: &[u8], row: u64) -> Result<Value> {
+    row_of(name, raw, row, None)
+}
+
+/// [`read_row`] from the file at `path`, reading of a file of 1 MiB or
+/// more only its footer and the column chunks of the row group that holds
+/// the row (all its columns: the trajectory view shows every field): the
+/// other row groups' bytes are zeros never written ([`read_file`]), and
+/// neither checked nor decoded. A file of 1.1 GB in five row groups: one
+/// fifth of it read to show a trajectory, not the whole.
+pub fn read_row_in_file(name: &str, path: &std::path::Path, row: u64) -> Result<Value> {
+    #[cfg(unix)]
+    if let Some((raw, group)) = read_row_group(path, row, READ_WHOLE_BELOW)
+        .map_err(|e| Error::file(name, crate::error::io_text(&e)))?
+    {
+        return row_of(name, &raw, row, Some(group));
+    }
+    let raw = std::fs::read(path).map_err(|e| Error::file(name, crate::error::io_text(&e)))?;
+    read_row(name, &raw, row)
+}
+
+/// The bytes [`read_row_in_file`] reads and the row group of `row`
+/// (1-based), or `None` to read whole (files of fewer than `whole_below`
+/// bytes).
+#[cfg(unix)]
+fn read_row_group(
+    path: &std::path::Path,
+    row: u64,
+    whole_below: u64,
+) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+    let Some((f, before, meta)) = open_footer(path, whole_below)? else {
+        return Ok(None);
+    };
+    let Some(i) = row.checked_sub(1) else {
+        return Ok(None);
+    };
+    let (mut first, mut found) = (0u64, None);
+    for (g, rg) in meta.row_groups.iter().enumerate() {
+        let rows = rg.num_rows() as u64;
+        if i < first + rows {
+            found = Some(g);
+            break;
+        }
+        first += rows;
+    }
+    let Some(g) = found else { return Ok(None) };
+    let ranges = meta.row_groups[g]
+        .parquet_columns()
+        .iter()
+        .map(|m| m.byte_range())
+        .collect();
+    Ok(read_sparse(&f, &before, ranges)?.map(|raw| (raw, g)))
+}
+
+/// Row `row` (1-based) of the file in `raw`; where only row group `group`'s
+/// chunks are in it, only that row group's pages are checked.
+fn row_of(name: &str, raw: &[u8], row: u64, group: Option<usize>) -> Result<Value> {
     let bad = |m: String| Error::file(name, m);
     let i = row
         .checked_sub(1)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| bad(format!("row {row} is gone")))?;
-    let one = read_frame(name, raw, Some((i, 1)))?;
+    let one = match group {
+        None => read_frame(name, raw, Some((i, 1)))?,
+        Some(g) => {
+            check_page_counts_of(raw, None, Some(g)).map_err(|e| unreadable(name, e))?;
+            ParquetReader::new(std::io::Cursor::new(raw))
+                .with_slice(Some((i, 1)))
+                .finish()
+                .map_err(|e| unreadable(name, e))?
+        }
+    };
     if one.height() == 0 {
         return Err(bad(format!("row {row} is gone")));
     }
@@ -2312,6 +2415,35 @@ mod tests {
             .unwrap();
         assert!(super::read_kept(&mixed, 0).unwrap().is_none());
         std::fs::remove_file(&mixed).unwrap();
+    }
+
+    /// A row re-read from its row group alone (the others' bytes zeros,
+    /// unread) is the row read from the whole file: every row of files in
+    /// three row groups, with and without a page index; past the last row,
+    /// the file is read whole (and the row is gone).
+    #[cfg(unix)]
+    #[test]
+    fn a_row_read_from_its_row_group_is_the_row_of_the_whole_file() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pyarrow/");
+        for name in ["eval-small-pages.parquet", "eval-page-index.parquet"] {
+            let path = std::path::PathBuf::from(format!("{dir}{name}"));
+            let whole = std::fs::read(&path).unwrap();
+            let mut groups = std::collections::BTreeSet::new();
+            for row in 1..=384u64 {
+                let (raw, g) = super::read_row_group(&path, row, 0).unwrap().expect(name);
+                groups.insert(g);
+                let got = super::row_of(name, &raw, row, Some(g)).unwrap();
+                let want = super::read_row(name, &whole, row).unwrap();
+                assert_eq!(got, want, "{name}: row {row}");
+                if row == 1 {
+                    // Of three row groups, two were not read.
+                    let unread = raw.iter().zip(&whole).filter(|(a, b)| a != b).count();
+                    assert!(unread > whole.len() / 3, "{name}: {unread} bytes unread");
+                }
+            }
+            assert_eq!(groups.len(), 3, "{name}");
+            assert!(super::read_row_group(&path, 385, 0).unwrap().is_none());
+        }
     }
 
     /// pandas' categoricals (pyarrow's dictionary columns) over several

@@ -37,10 +37,7 @@ pub(super) fn read_record_from(
     if fmt == Format::Parquet {
         return match embedded {
             Some(b) => crate::schema::parquet::read_row(name, b, line),
-            None => {
-                let raw = std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?;
-                crate::schema::parquet::read_row(name, &raw, line)
-            }
+            None => crate::schema::parquet::read_row_in_file(name, path, line),
         };
     }
     if fmt == Format::Json && embedded.is_none() {
