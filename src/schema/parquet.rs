@@ -177,8 +177,10 @@ fn check_page_counts_of(raw: &[u8], only: Option<&str>, group: Option<usize>) ->
 /// column — every row a trajectory, read by [`TrajectoryFile`] — is read
 /// only where that reads: its footer, and of each row group the kept
 /// leaves' column chunks and their offset indexes, into a buffer of the
-/// file's length whose other bytes are zeros never written (an allocation
-/// that large is fresh pages, which take no memory until touched). The
+/// file's length whose other bytes are zeros never written (glibc maps an
+/// allocation of more than its mmap threshold, 32 MiB at most, as fresh
+/// pages, which take no memory until touched; a smaller one may be zeroed
+/// in place, as resident as the whole file read would be). The
 /// actions, observations and whatever else a trainer stores are then
 /// neither read nor resident: the file was read whole, its texts held
 /// while it was indexed. Any other file, one smaller than
@@ -234,8 +236,8 @@ fn open_footer(
 }
 
 /// The file's bytes with only `ranges` and its footer read, the others
-/// zeros never written (an allocation that large is fresh pages, which
-/// take no memory until touched); `None` (read it whole) when a range is
+/// zeros never written ([`read_file`]: no memory for them, in a buffer
+/// past glibc's mmap threshold); `None` (read it whole) when a range is
 /// past its end or it changed while read.
 #[cfg(unix)]
 fn read_sparse(
