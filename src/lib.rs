@@ -1,7 +1,7 @@
 //! rl-audit: audits multi-turn agentic RL logs (see SPEC in the README).
 //!
-//! Layers: [`schema`] reads and validates logs into columns and polars
-//! frames; [`analysis`] computes every statistic (no terminal, no printing);
+//! Layers: [`schema`] reads and validates logs (Parquet through polars)
+//! into columns and per-task aggregates; [`analysis`] computes every statistic (no terminal, no printing);
 //! [`report`] renders headless reports; [`tui`] is the terminal workbench.
 
 pub mod analysis;

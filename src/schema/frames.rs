@@ -1,10 +1,11 @@
-//! Polars frames built from the loaded columns, and the per-task aggregates
-//! the Pass@(K,T) analyses read.
+//! The per-task aggregates the Pass@(K,T) analyses read, and the polars
+//! frame `--summarize` writes them as.
 //!
 //! The bulk reduction — 10⁶ rollouts to one row per (benchmark, run, task,
-//! budget) with n and the sorted success turns — runs as a lazy polars
-//! `group_by`. These aggregates are mergeable across shards: counts add, and
-//! success-turn lists concatenate.
+//! budget, seed) with n and the sorted success turns — sorts each part's
+//! rollouts by group and reads each group once ([`eval_aggregates`]). These
+//! aggregates are mergeable across shards: counts add, and success-turn
+//! lists concatenate.
 
 use std::collections::BTreeMap;
 

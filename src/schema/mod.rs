@@ -1,8 +1,9 @@
 //! The log format of SPEC §1: record types, validation and loading.
 //!
 //! Records are parsed with serde into borrowed structs, validated, and stored
-//! in flat, interned columns ([`LogSet`]); [`frames`] turns those columns into
-//! polars frames and per-task aggregates that the analyses share.
+//! in flat, interned columns ([`LogSet`]); Parquet is read through polars'
+//! decoders; [`frames`] reduces the columns to the per-task aggregates that
+//! the analyses share.
 
 mod dense_leaf;
 #[doc(hidden)]
