@@ -512,7 +512,9 @@ impl Step {
     const NO_TOKENS: u16 = 0xFFFF;
     const BIG_TOKENS: u16 = 0xFFFE;
     const ERROR: u8 = 0b11;
-    /// It has an entry in [`LogSet::step_budgets`].
+    /// It has `budget_total` or `budget_remaining`: an entry in
+    /// [`LogSet::step_budgets`], or its run's first step has one
+    /// ([`StepRef::budget`]).
     const BUDGET: u8 = 1 << 2;
     /// Its turn is not its position + 1: [`LogSet::step_extras`] has it.
     const TURN: u8 = 1 << 3;
@@ -520,7 +522,7 @@ impl Step {
     const MANY_LOGPS: u8 = 15;
 
     /// Values are in range (validation checks them first); `budget`: it has
-    /// an entry in the set's [`LogSet::step_budgets`]; `odd_turn`: its turn
+    /// budget fields ([`Step::BUDGET`]); `odd_turn`: its turn
     /// is not its position + 1. Returns the step and whether it needs an
     /// entry in [`LogSet::step_extras`] (see [`Step::extra`]).
     pub fn new(
@@ -729,16 +731,24 @@ impl<'a> StepRef<'a> {
     pub fn set(&self) -> &'a LogSet {
         self.set
     }
-    /// Its (`budget_total`, `budget_remaining`).
+    /// Its (`budget_total`, `budget_remaining`): its entry in
+    /// [`LogSet::step_budgets`], or — a step without one goes on from the
+    /// steps before it in its trajectory (validation keeps no entry for a
+    /// step whose total is the step before's and whose remaining is one
+    /// less) — the entry of the run's first step, its remaining less one a
+    /// step since.
     pub fn budget(&self) -> (Option<i64>, Option<i64>) {
         if self.step.bits & Step::BUDGET == 0 {
             return (None, None);
         }
         let index = self.index;
-        let i = self.set.step_budgets.partition_point(|b| b.step < index);
-        let b = &self.set.step_budgets[i];
-        debug_assert_eq!(b.step, index);
-        (b.total(), b.remaining())
+        let i = self.set.step_budgets.partition_point(|b| b.step <= index);
+        let b = &self.set.step_budgets[i - 1];
+        if b.step == index {
+            return (b.total(), b.remaining());
+        }
+        let since = i64::from(index - b.step);
+        (b.total(), b.remaining().map(|r| r - since))
     }
 }
 
@@ -989,7 +999,9 @@ pub struct LogSet {
     /// [`Trajectory::logp_start`], step after step ([`StepRef::logps`]).
     pub logp_runs: Vec<Id>,
     pub logp_values: Vec<f64>,
-    /// Budget fields of the steps that have them, in step order.
+    /// Budget fields of the steps that have them, in step order — but for
+    /// steps that go on counting down from the step before
+    /// ([`StepRef::budget`]): a budget-aware rollout's steps are one entry.
     pub step_budgets: Vec<StepBudget>,
     /// What does not fit in their 3 bytes, of the steps that need it (an
     /// odd turn, a large token count, many log-probabilities), in step
@@ -1132,6 +1144,57 @@ impl LogSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Steps that count their budget down from the step before keep no
+    /// entry of their own, and every step reads back the fields it was
+    /// written with: runs broken by a repeated remaining, a step without
+    /// fields, a missing total, a new total; a trajectory's first step
+    /// never goes on from the trajectory before.
+    #[test]
+    fn budgets_counted_down_are_one_entry_and_read_back_as_written() {
+        let one = |t: Option<i64>, r: Option<i64>| (t, r);
+        let first = [
+            one(Some(10), Some(10)),
+            one(Some(10), Some(9)),
+            one(Some(10), Some(8)),
+            one(Some(10), Some(8)),
+            one(Some(10), Some(7)),
+            one(None, None),
+            one(Some(10), Some(5)),
+            one(None, Some(4)),
+            one(Some(10), Some(3)),
+            one(Some(9), Some(2)),
+            one(Some(9), Some(1)),
+        ];
+        // Would go on from the first trajectory's last step.
+        let second = [one(Some(9), Some(0)), one(Some(9), Some(-1))];
+        let line = |steps: &[(Option<i64>, Option<i64>)], task: &str| {
+            let steps: Vec<serde_json::Value> = steps
+                .iter()
+                .map(|&(t, r)| {
+                    let mut s = serde_json::json!({"action": "a"});
+                    if let Some(t) = t {
+                        s["budget_total"] = t.into();
+                    }
+                    if let Some(r) = r {
+                        s["budget_remaining"] = r.into();
+                    }
+                    s
+                })
+                .collect();
+            serde_json::json!({"run": "r", "benchmark": "b", "task": task, "budget": 20,
+                "success": false, "steps": steps, "train_step": 1})
+            .to_string()
+        };
+        let text = format!("{}\n{}\n", line(&first, "t1"), line(&second, "t2"));
+        let set = load::load_bytes("a.jsonl", text.into_bytes(), &Default::default()).unwrap();
+        // Entries: steps 1, 4, 7, 8, 9 and 10 of the first; the second's first.
+        assert_eq!(set.step_budgets.len(), 7);
+        for (t, want) in set.trajectories.iter().zip([&first[..], &second[..]]) {
+            let got: Vec<_> = set.steps_of(t).iter().map(|s| s.budget()).collect();
+            assert_eq!(got, want);
+        }
+    }
 
     /// The two names interned last are compared before the table is
     /// looked up: names alternating, repeating, coming back after others

@@ -289,6 +289,8 @@ impl LogSet {
     /// list was a memcpy per step).
     fn push_steps(&mut self, raw: &[RawStep]) -> Result<Span, RecordError> {
         let start = self.steps.len() as u32;
+        // The step before's (budget_total, budget_remaining), both given.
+        let mut before: Option<(i64, i64)> = None;
         for (i, s) in raw.iter().enumerate() {
             let field = |f: &str| format!("steps[{i}].{f}");
             let turn = match s.turn {
@@ -350,12 +352,23 @@ impl LogSet {
                 }
             }
             let index = self.steps.len() as u32;
-            let budget = StepBudget::new(index, s.budget_total, s.budget_remaining);
-            self.step_budgets.extend(budget);
+            // A step that goes on from the one before — the same total, one
+            // turn less remaining, as a budget-aware prompt counts down —
+            // needs no entry: its entry is the run's first (see
+            // [`crate::schema::StepRef::budget`]).
+            let (total, remaining) = (s.budget_total, s.budget_remaining);
+            let goes_on = matches!((before, total, remaining),
+                (Some((t0, r0)), Some(t), Some(r)) if t == t0 && r == r0 - 1);
+            let has_budget = total.is_some() || remaining.is_some();
+            if !goes_on {
+                self.step_budgets
+                    .extend(StepBudget::new(index, total, remaining));
+            }
+            before = total.zip(remaining);
             let (step, extra) = Step::new(
                 output_tokens,
                 s.error,
-                budget.is_some(),
+                has_budget,
                 turn != i as u32 + 1,
                 logp_len,
             );
