@@ -24,7 +24,7 @@ pub struct Cli {
     /// Report directory for --headless.
     #[arg(long, default_value = "rl-audit-report")]
     pub out: PathBuf,
-    /// Also write every table as DIR/csv/<table>.csv.
+    /// Also write every table as DIR/csv/TABLE.csv.
     #[arg(long)]
     pub csv: bool,
     /// Sample counts K, e.g. 1,8 (default: 1, 2, 4, … up to the most rollouts in a cell).

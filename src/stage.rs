@@ -130,7 +130,7 @@ static RESIDENT_AFTER_RELEASE: std::sync::atomic::AtomicU64 = std::sync::atomic:
 /// [`release_freed_memory`] where memory is freed and allocated again in a
 /// loop (a load's windows and files): only once resident memory has grown
 /// past what it was after the last release by a quarter of that, at least
-/// [`LOOP_SLACK`] and at most three times it. Each window of a 1 M-trajectory
+/// `LOOP_SLACK` and at most three times it. Each window of a 1 M-trajectory
 /// Parquet load frees ~15 MiB that the next one allocates again: handed
 /// back whenever resident memory grew by 16 MiB (the load's own records
 /// grow it too), it went back 49 times a load and the kernel faulted in and

@@ -325,11 +325,11 @@ impl Successes {
 const WINDOW_CLUSTERS: usize = 1 << 18;
 
 /// Per pair, per producing run, per turn: the pooled mean over the steps at
-/// that turn of logp[rl] − logp[base], over successful full-budget
+/// that turn of logp\[rl\] − logp\[base\], over successful full-budget
 /// evaluation rollouts whose steps all carry both; a cluster bootstrap over
 /// tasks (each resample pools the drawn tasks' steps at that turn).
 ///
-/// A run's turns go in windows of about [`WINDOW_CLUSTERS`] cells, each
+/// A run's turns go in windows of about `WINDOW_CLUSTERS` cells, each
 /// window reading the rollouts' log-probabilities again; every set is
 /// bootstrapped exactly as alone, so the windows change no figure.
 /// `successes`: [`Successes::of`] the same set and pairs.

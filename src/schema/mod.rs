@@ -455,8 +455,8 @@ pub struct Step {
 
 /// What does not fit in a step's 3 bytes, for the steps that need it;
 /// `step` is its index in [`LogSet::steps`]. Each field is read only when
-/// the step says so (its turn when [`Step::TURN`], its tokens when
-/// [`Step::BIG_TOKENS`], its count when [`Step::MANY_LOGPS`]).
+/// the step says so (its turn when `Step::TURN`, its tokens when
+/// `Step::BIG_TOKENS`, its count when `Step::MANY_LOGPS`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepExtra {
     pub step: u32,
@@ -522,7 +522,7 @@ impl Step {
     const MANY_LOGPS: u8 = 15;
 
     /// Values are in range (validation checks them first); `budget`: it has
-    /// budget fields ([`Step::BUDGET`]); `odd_turn`: its turn
+    /// budget fields (`Step::BUDGET`); `odd_turn`: its turn
     /// is not its position + 1. Returns the step and whether it needs an
     /// entry in [`LogSet::step_extras`] (see [`Step::extra`]).
     pub fn new(

@@ -29,7 +29,7 @@ pub const SUMMARY_KIND: &str = "summary";
 /// The summary format this build writes and reads.
 pub const SUMMARY_VERSION: i64 = 1;
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Written {
     pub records: u64,

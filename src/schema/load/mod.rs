@@ -1,7 +1,7 @@
 //! Loading a log set: finding the files ([`discover`]), reading each once
-//! ([`decode`]), parsing in parallel ([`parse`]), merging with the checks
-//! that span records ([`merge`]), and re-reading one record on demand
-//! ([`reread`]).
+//! (`decode`), parsing in parallel (`parse`), merging with the checks
+//! that span records (`merge`), and re-reading one record on demand
+//! (`reread`).
 
 use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;

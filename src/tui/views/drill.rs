@@ -186,8 +186,8 @@ pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
 }
 
 /// Two trajectories of one task side by side, aligned by turn: action,
-/// observation, error and tokens of each, and per step logp[rl] −
-/// logp[base] where both exist; the first turn where the actions differ is
+/// observation, error and tokens of each, and per step logp\[rl\] −
+/// logp\[base\] where both exist; the first turn where the actions differ is
 /// marked. `stacked` (narrow terminals): one row per side per turn.
 pub fn compare(
     set: &LogSet,
