@@ -289,7 +289,7 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
         },
         ..Default::default()
     };
-    let agg = rl_audit::schema::frames::eval_aggregates(&set).expect("aggregates");
+    let agg = rl_audit::schema::frames::eval_aggregates(&set);
     let (pairs, _) = resolve_pairs(&set, &settings).expect("pairs");
     let input = PassInput {
         set: &set,

@@ -467,7 +467,7 @@ mod tests {
         let mut s = Settings::default();
         s.boot.resamples = 200;
         let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
-        let agg = crate::schema::frames::eval_aggregates(&set).unwrap();
+        let agg = crate::schema::frames::eval_aggregates(&set);
         let rollouts: Vec<&Trajectory> = set
             .trajectories
             .iter()
@@ -508,7 +508,7 @@ mod tests {
         let s = Settings::default();
         let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
         assert!(pairs.len() > 1, "{}", pairs.len());
-        let agg = crate::schema::frames::eval_aggregates(&set).unwrap();
+        let agg = crate::schema::frames::eval_aggregates(&set);
         let found = Successes::of(&set, &agg, &pairs);
         for p in &pairs {
             let own: Vec<&Trajectory> = set

@@ -432,7 +432,7 @@ pub fn run_audit_staged(
     // counted (11 M rollouts: 2.3 s) nor for Pass@(K,T) (7 s more).
     (a.dynamics, a.divergence) = dynamics::analyse(set);
     done!(Part::Dynamics);
-    a.agg = std::sync::Arc::new(eval_aggregates(set)?);
+    a.agg = std::sync::Arc::new(eval_aggregates(set));
     crate::stage::release_freed_memory();
     done!(Part::Aggregates);
     // The likelihood, its LLR by turn and natural recovery read neither

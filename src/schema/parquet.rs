@@ -117,7 +117,7 @@ pub enum ParquetData {
 /// Every row of a Parquet file as a JSON record, for `--map`: the mapping
 /// reads the file's own columns.
 pub fn read_parquet_records(name: &str, raw: Vec<u8>) -> Result<Vec<u8>> {
-    records_from_frame(name, &read_frame(name, &raw, None)?)
+    records_from_frame(name, &read_frame(name, &raw, None, None)?)
 }
 
 /// Why file `name` could not be read as Parquet.
@@ -126,8 +126,16 @@ fn unreadable(name: &str, e: PolarsError) -> Error {
 }
 
 /// A Parquet file's rows (or `slice` = (first, count) of them) as a frame.
-fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<DataFrame> {
-    check_every_page_count(raw, None).map_err(|e| unreadable(name, e))?;
+/// The file in `raw` as polars reads it (`slice`: those rows only). Where
+/// only row group `group`'s chunks are in `raw` ([`read_row_in_file`]),
+/// only its pages are checked (polars reads no other for a slice in it).
+fn read_frame(
+    name: &str,
+    raw: &[u8],
+    slice: Option<(usize, usize)>,
+    group: Option<usize>,
+) -> Result<DataFrame> {
+    check_page_counts(raw, None, group).map_err(|e| unreadable(name, e))?;
     ParquetReader::new(std::io::Cursor::new(raw))
         .with_slice(slice)
         .finish()
@@ -136,15 +144,10 @@ fn read_frame(name: &str, raw: &[u8], slice: Option<(usize, usize)>) -> Result<D
 
 /// [`TrajectoryFile::check_page_counts`] on the column chunks of a file
 /// that polars reads itself (every column for `--map` and a file of
-/// several kinds of rows; `only` the `kind` column to tell which): a
-/// damaged page count would abort the process there too.
-fn check_every_page_count(raw: &[u8], only: Option<&str>) -> PolarsResult<()> {
-    check_page_counts_of(raw, only, None)
-}
-
-/// [`check_every_page_count`] on one row group's column chunks (`group`),
-/// or every row group's.
-fn check_page_counts_of(raw: &[u8], only: Option<&str>, group: Option<usize>) -> PolarsResult<()> {
+/// several kinds of rows; `only` the `kind` column to tell which; `group`
+/// one row group's, the others', unread, left): a damaged page count would
+/// abort the process there too.
+fn check_page_counts(raw: &[u8], only: Option<&str>, group: Option<usize>) -> PolarsResult<()> {
     let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw))?;
     for (g, rg) in meta.row_groups.iter().enumerate() {
         if group.is_some_and(|k| k != g) {
@@ -280,7 +283,7 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
     let kinds = match reader.schema().map_err(unreadable)?.get("kind") {
         None => None,
         Some(_) => {
-            check_every_page_count(&raw, Some("kind")).map_err(unreadable)?;
+            check_page_counts(&raw, Some("kind"), None).map_err(unreadable)?;
             Some(
                 ParquetReader::new(std::io::Cursor::new(&raw[..]))
                     .with_columns(Some(vec!["kind".into()]))
@@ -305,7 +308,7 @@ pub fn read_parquet(name: &str, raw: Vec<u8>) -> Result<ParquetData> {
         let file = TrajectoryFile::new(raw).map_err(unreadable)?;
         return Ok(ParquetData::Trajectories(Box::new(file)));
     }
-    let df = read_frame(name, &raw, None)?;
+    let df = read_frame(name, &raw, None, None)?;
     drop(raw);
     if all_aggregates && rows > 0 {
         return aggregates_by_columns(name, &df).map(|p| ParquetData::Aggregates(Box::new(p)));
@@ -1811,16 +1814,7 @@ fn row_of(name: &str, raw: &[u8], row: u64, group: Option<usize>) -> Result<Valu
         .checked_sub(1)
         .and_then(|i| usize::try_from(i).ok())
         .ok_or_else(|| bad(format!("row {row} is gone")))?;
-    let one = match group {
-        None => read_frame(name, raw, Some((i, 1)))?,
-        Some(g) => {
-            check_page_counts_of(raw, None, Some(g)).map_err(|e| unreadable(name, e))?;
-            ParquetReader::new(std::io::Cursor::new(raw))
-                .with_slice(Some((i, 1)))
-                .finish()
-                .map_err(|e| unreadable(name, e))?
-        }
-    };
+    let one = read_frame(name, raw, Some((i, 1)), group)?;
     if one.height() == 0 {
         return Err(bad(format!("row {row} is gone")));
     }
