@@ -130,9 +130,13 @@ fn main() {
     rows.push(("BudgetMix audit", t.elapsed().as_secs_f64()));
     let (n_traj, n_steps) = (set.trajectories.len(), set.steps.len());
     let t = Instant::now();
-    // When each panel of the workbench could show: its parts all in (the
-    // Overview shows from the start, its findings complete then).
+    // When each panel of the workbench shows (as `tui::views::pending`
+    // decides, at the first benchmark and pair), and when it is whole: its
+    // parts all in (the Overview shows from the start, its findings
+    // complete then).
     let mut shown: Vec<(rl_audit::tui::panel::Panel, f64)> = Vec::new();
+    let mut whole: Vec<(rl_audit::tui::panel::Panel, f64)> = Vec::new();
+    let first = rl_audit::tui::select::Selection::default();
     // The Budget panel shows each benchmark once its Pass@(K,T) rows are in
     // (before the §4.2 tests): when the first was, and the last.
     let mut benchmarks_in: Vec<(usize, f64)> = Vec::new();
@@ -143,7 +147,11 @@ fn main() {
         }
         for p in rl_audit::tui::panel::Panel::ALL {
             let ready = p.parts().iter().all(|x| !a.is_pending(*x));
-            if ready && !shown.iter().any(|s| s.0 == p) {
+            if ready && !whole.iter().any(|s| s.0 == p) {
+                whole.push((p, t.elapsed().as_secs_f64()));
+            }
+            let usable = !rl_audit::tui::views::pending::is_waiting(a, p, &first);
+            if usable && !shown.iter().any(|s| s.0 == p) {
                 shown.push((p, t.elapsed().as_secs_f64()));
             }
         }
@@ -258,12 +266,17 @@ fn main() {
         let what = format!("TUI Budget, {} benchmarks in (no tests)", last.0);
         println!("{what:<40} {:>9.2}", last.1);
     }
-    for (p, s) in &shown {
+    for (p, s) in &whole {
         let what = if *p == rl_audit::tui::panel::Panel::Overview {
             "TUI Overview, all findings, s after load".to_string()
         } else {
-            format!("TUI {} panel shown, s after load", p.title())
+            format!("TUI {} panel whole, s after load", p.title())
         };
+        // Shown sooner than whole: when.
+        if let Some((_, u)) = shown.iter().find(|(q, u)| q == p && u < s) {
+            let what = format!("TUI {} panel shown, s after load", p.title());
+            println!("{what:<40} {u:>9.2}");
+        }
         println!("{what:<40} {s:>9.2}");
     }
     if let Some((ms, ok)) = reread {

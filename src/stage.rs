@@ -106,6 +106,18 @@ pub fn joined<T>(r: std::thread::Result<T>) -> T {
     r.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
+/// A scoped thread's result once it has ended (`wait`: waiting for it if
+/// not), taken from `handle`; `None` while it runs, or once taken.
+pub fn finished<T>(
+    handle: &mut Option<std::thread::ScopedJoinHandle<'_, T>>,
+    wait: bool,
+) -> Option<T> {
+    if !handle.as_ref().is_some_and(|h| wait || h.is_finished()) {
+        return None;
+    }
+    handle.take().map(|h| joined(h.join()))
+}
+
 /// The nice of [`in_background`]'s work: CFS gives a nice-10 thread about a
 /// tenth of a core against a busy nice-0 one, and all of an idle one.
 #[cfg(target_os = "linux")]

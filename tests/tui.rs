@@ -974,6 +974,32 @@ fn demo_staged() -> (
     (Arc::new(set), seen)
 }
 
+/// The hand-over with `next` the main sequence's part to compute next, as
+/// it is while the parts computed beside are still running — how a large
+/// set's audit hands it on (at 11 M rollouts they end after the matched
+/// states); on the demo they may have ended sooner and been handed on: then
+/// they are pending again here, their results not there yet.
+fn hand_over_at(
+    seen: &[rl_audit::analysis::Audit],
+    next: rl_audit::analysis::Part,
+) -> rl_audit::analysis::Audit {
+    use rl_audit::analysis::Part;
+    let mut a = seen
+        .iter()
+        .find(|a| a.pending.first() == Some(&next))
+        .expect("a hand-over")
+        .clone();
+    a.pending = Part::ALL
+        .into_iter()
+        .filter(|p| a.is_pending(*p) || p.beside())
+        .collect();
+    a.likelihood.clear();
+    a.llr_by_turn.clear();
+    a.natural_recovery.clear();
+    a.natural_recovery_diff.clear();
+    a
+}
+
 #[test]
 fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     use rl_audit::analysis::Part;
@@ -988,12 +1014,41 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert_eq!(mid, vec![3]);
     let seen: Vec<rl_audit::analysis::Audit> =
         all.iter().filter(|a| !within_pass(a)).cloned().collect();
-    // Before the first part, then after each: the pending parts are what
-    // Part::ALL has left, in its order.
+    // Before the first part, then after each: one part leaves at each
+    // hand-over, the pending ones always in Part::ALL's order.
     assert_eq!(seen.len(), Part::ALL.len() + 1);
-    for (i, a) in seen.iter().enumerate() {
-        assert_eq!(a.pending, Part::ALL[i..].to_vec(), "hand-over {i}");
-    }
+    assert_eq!(seen[0].pending, Part::ALL.to_vec());
+    assert!(seen.last().unwrap().pending.is_empty());
+    let left: Vec<Part> = seen
+        .windows(2)
+        .map(|w| {
+            let in_order: Vec<Part> = Part::ALL
+                .into_iter()
+                .filter(|p| w[1].is_pending(*p))
+                .collect();
+            assert_eq!(w[1].pending, in_order);
+            let gone: Vec<Part> = w[0]
+                .pending
+                .iter()
+                .copied()
+                .filter(|p| !w[1].is_pending(*p))
+                .collect();
+            assert_eq!(gone.len(), 1, "{:?} → {:?}", w[0].pending, w[1].pending);
+            assert_eq!(w[1].pending.len() + 1, w[0].pending.len());
+            gone[0]
+        })
+        .collect();
+    // The main sequence's parts in Part::ALL's order; those computed beside
+    // once begun (natural recovery after the rollout counts, the
+    // likelihoods after Pass@(K,T)), whenever they end; grep last.
+    let main: Vec<Part> = left.iter().copied().filter(|p| !p.beside()).collect();
+    let want: Vec<Part> = Part::ALL.into_iter().filter(|p| !p.beside()).collect();
+    assert_eq!(main, want);
+    let at = |p: Part| left.iter().position(|x| *x == p).expect("left once");
+    assert!(at(Part::NaturalRecovery) > at(Part::Aggregates), "{left:?}");
+    assert!(at(Part::Likelihood) > at(Part::Pass), "{left:?}");
+    assert_eq!(at(Part::LlrByTurn), at(Part::Likelihood) + 1, "{left:?}");
+    assert_eq!(left.last(), Some(&Part::Grep));
     let last = seen.last().unwrap();
     // The benchmark's rows, final but for their §4.2 tests (not drawn yet);
     // the pass curves once their thread is done.
@@ -1054,6 +1109,68 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert!(!last.pass.cells.is_empty() && !last.matched.is_empty());
 }
 
+/// After the matched states, natural recovery still computing (at 11 M
+/// rollouts it ends last, 2 s after them): the Recovery panel of a pair
+/// shows, its natural-recovery rows one row reading "computing…", the rest
+/// the complete audit's; without a pair (natural recovery is then all it
+/// shows) it waits.
+#[test]
+fn the_recovery_panel_shows_before_natural_recovery_is_in() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::select::Selection;
+    use rl_audit::tui::views::{analyses, pending};
+    let (set, seen) = demo_staged();
+    let last = seen.last().unwrap();
+    // The hand-over before grep's (everything else in), natural recovery
+    // as if it were still running.
+    let mut partial = seen
+        .iter()
+        .find(|a| a.pending == vec![Part::Grep])
+        .expect("a hand-over")
+        .clone();
+    partial.pending = vec![Part::NaturalRecovery, Part::Grep];
+    partial.natural_recovery.clear();
+    partial.natural_recovery_diff.clear();
+    let first = Selection::default();
+    assert!(!pending::is_waiting(&partial, Panel::Recovery, &first));
+    let (whole, part) = (
+        analyses::recovery(last, &first),
+        analyses::recovery(&partial, &first),
+    );
+    let text = |r: &rl_audit::tui::table::Row| -> Vec<String> {
+        r.cells.iter().map(|c| c.text.clone()).collect()
+    };
+    // The demo's pair has both natural-recovery rows (next step clean,
+    // recovered), then the probes' rows.
+    assert_eq!(
+        text(&whole.rows[0])[0],
+        "rollouts: next step clean after an error"
+    );
+    assert_eq!(
+        text(&whole.rows[1])[0],
+        "rollouts: recovered (succeeded after an error)"
+    );
+    assert_eq!(
+        text(&part.rows[0]),
+        vec![
+            "rollouts: error recovery (natural recovery)",
+            "computing…",
+            "computing…",
+            "computing…"
+        ]
+    );
+    assert_eq!(part.rows[1..], whole.rows[2..]);
+    assert_eq!((&part.title, &part.header), (&whole.title, &whole.header));
+    snapshot(&on_screen(&set, &partial), "partial-5-recovery", "5");
+    // Without a pair the panel is natural recovery's rows alone: it waits.
+    let mut unpaired = partial.clone();
+    unpaired.pairs.clear();
+    assert!(pending::is_waiting(&unpaired, Panel::Recovery, &first));
+    unpaired.pending = vec![Part::Grep];
+    assert!(!pending::is_waiting(&unpaired, Panel::Recovery, &first));
+}
+
 /// Which parts a partial audit says are being computed: the main sequence's
 /// next, natural recovery once the rollouts are counted, the likelihood and its LLR by turn
 /// once Pass@(K,T) is in — each until handed on; grep after all of them.
@@ -1064,27 +1181,41 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     let running = |a: &rl_audit::analysis::Audit| -> Vec<Part> {
         Part::ALL.into_iter().filter(|p| a.is_running(*p)).collect()
     };
+    // Up to Pass@(K,T)'s end nothing computed beside is handed on.
     let want: Vec<Vec<Part>> = vec![
         vec![Dynamics],
         vec![Aggregates],
         vec![Pass, NaturalRecovery],
         // The demo's one benchmark's Pass@(K,T) rows are in, its tests not.
         vec![Pass, NaturalRecovery],
-        vec![Categories, Likelihood, LlrByTurn, NaturalRecovery],
-        vec![Failures, Likelihood, LlrByTurn, NaturalRecovery],
-        vec![Cost, Likelihood, LlrByTurn, NaturalRecovery],
-        vec![BudgetMix, Likelihood, LlrByTurn, NaturalRecovery],
-        vec![Matched, Likelihood, LlrByTurn, NaturalRecovery],
-        vec![Likelihood, LlrByTurn, NaturalRecovery],
-        vec![LlrByTurn, NaturalRecovery],
-        vec![NaturalRecovery],
-        vec![Grep],
     ];
     let got: Vec<Vec<Part>> = seen.iter().map(running).collect();
     assert_eq!(got[..want.len()], want[..]);
+    // Then the main sequence's next part, and the parts computed beside
+    // that are not in yet (they end when they end: the demo's may end
+    // before any of the main sequence's next parts, or after all); grep
+    // once nothing else is pending.
+    let main = [Categories, Failures, Cost, BudgetMix, Matched];
+    for (i, a) in seen.iter().enumerate().skip(want.len()) {
+        let mut expect: Vec<Part> = main
+            .iter()
+            .copied()
+            .filter(|p| a.is_pending(*p))
+            .take(1)
+            .collect();
+        expect.extend(
+            [Likelihood, LlrByTurn, NaturalRecovery]
+                .into_iter()
+                .filter(|p| a.is_pending(*p)),
+        );
+        if expect.is_empty() && a.is_pending(Grep) {
+            expect.push(Grep);
+        }
+        assert_eq!(got[i], expect, "hand-over {i}: pending {:?}", a.pending);
+    }
     // The complete audit: nothing.
-    assert_eq!(got.len(), want.len() + 1);
-    assert!(got[want.len()].is_empty());
+    assert!(got.last().unwrap().is_empty());
+    assert_eq!(got.len(), Part::ALL.len() + 2);
 }
 
 /// A partial audit's headline findings are the complete audit's findings of
@@ -1136,12 +1267,8 @@ fn panels_show_as_their_parts_come_in() {
     // After training dynamics, the rollout counts, Pass@(K,T), categories
     // and failures (5 parts): the Budget panel is whole.
     // The hand-over that has `next` to compute next.
-    let at = |next: Part| {
-        seen.iter()
-            .find(|a| a.pending.first() == Some(&next))
-            .expect("a hand-over")
-    };
-    let partial = at(Part::Cost);
+    let at = |next: Part| hand_over_at(&seen, next);
+    let partial = &at(Part::Cost);
     let full = demo();
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut p = Screen::new(w, h, loaded(partial));
@@ -1169,7 +1296,7 @@ fn panels_show_as_their_parts_come_in() {
     // After Pass@(K,T) alone the Budget panel shows too: the very screen
     // (the selected cell's box has no room for its last line), and of the
     // box's lines only the failure causes differ, still being computed.
-    let after_pass = at(Part::Categories);
+    let after_pass = &at(Part::Categories);
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut p = Screen::new(w, h, loaded(after_pass));
         let mut f = Screen::new(w, h, full.clone());
@@ -1199,7 +1326,7 @@ fn panels_show_as_their_parts_come_in() {
     // Before the rollouts are counted: the Training panel is whole, and the
     // Overview says what is still being counted (its findings so far: the
     // training runs').
-    let counting = at(Part::Aggregates);
+    let counting = &at(Part::Aggregates);
     assert_eq!(counting.pending, Part::ALL[1..].to_vec());
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut p = Screen::new(w, h, loaded(counting));
@@ -1321,13 +1448,7 @@ fn the_status_line_counts_an_analysiss_seconds() {
     use rl_audit::analysis::Part;
     use std::time::{Duration, Instant};
     let (set, seen) = demo_staged();
-    let at = |first: Part| {
-        let a = seen
-            .iter()
-            .find(|a| a.pending.first() == Some(&first))
-            .expect("a hand-over");
-        on_screen(&set, a)
-    };
+    let at = |first: Part| on_screen(&set, &hand_over_at(&seen, first));
     let (w, h) = (120u16, 40u16);
     let mut fresh = Screen::new(w, h, at(Part::Cost));
     let mut long = Screen::new(w, h, at(Part::Cost));
@@ -1567,14 +1688,7 @@ fn a_k_without_a_curve_says_so() {
 fn a_first_audit_that_stops_partway_says_so_and_quitting_fails() {
     use rl_audit::analysis::Part;
     let (set, seen) = demo_staged();
-    let partial = seen
-        .iter()
-        .find(|a| a.pending.first() == Some(&Part::Cost))
-        .expect("a hand-over");
-    let partial = Arc::new(Loaded {
-        set: set.clone(),
-        audit: partial.clone(),
-    });
+    let partial = on_screen(&set, &hand_over_at(&seen, Part::Cost));
     let why = "runs/eval-003.jsonl:812: logp: the file changed";
     let (w, h) = (160u16, 40u16);
     let mut before = Screen::new(w, h, partial.clone());

@@ -379,10 +379,13 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
     run_audit_staged(set, settings, &mut |_| {})
 }
 
-/// [`run_audit`], handing the audit so far to `staged` after each part (in
-/// [`Part::ALL`] order; `Audit::pending` lists what is still to come) and
-/// once before the first, with the pairs only. The audit it
-/// returns is complete, and the same whoever looks on.
+/// [`run_audit`], handing the audit so far to `staged` after each part and
+/// once before the first, with the pairs only (`Audit::pending` lists what
+/// is still to come). The main sequence's parts come in [`Part::ALL`]
+/// order; those computed beside it ([`Part::beside`]) once they are done,
+/// at the main sequence's next hand-over (the likelihood and its LLR by
+/// turn together), and grep after them all. The audit it returns is
+/// complete, and the same whoever looks on.
 pub fn run_audit_staged(
     set: &LogSet,
     settings: &Settings,
@@ -453,17 +456,30 @@ pub fn run_audit_staged(
     // The threads and the analyses read the aggregates through their own
     // handle: the audit is handed on while they run.
     let agg = std::sync::Arc::clone(&a.agg);
-    let side = std::thread::scope(|scope| {
+    // The parts computed beside come back on a channel as each is done.
+    enum Beside {
+        Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
+        Likelihoods(
+            Result<Vec<likelihood::Likelihood>>,
+            Result<Vec<likelihood::LlrTurn>>,
+        ),
+    }
+    let (beside_tx, beside_rx) = std::sync::mpsc::channel::<Beside>();
+    std::thread::scope(|scope| -> Result<()> {
         let (agg, pairs) = (&agg, &pairs[..]);
-        use crate::stage::{beside, in_background, joined};
-        let natural = scope.spawn(move || {
-            in_background(|| {
+        use crate::stage::{beside, in_background};
+        let tx = beside_tx.clone();
+        scope.spawn(move || {
+            let n = in_background(|| {
                 beside("natural recovery", || {
                     natural::analyse(set, agg, pairs, settings)
                 })
-            })
+            });
+            // Err: the main thread is gone (it panicked).
+            let _ = tx.send(Beside::Natural(n));
         });
-        let likelihoods = scope.spawn(move || {
+        let tx = beside_tx;
+        scope.spawn(move || {
             // Err: the main thread is gone (it panicked); go on regardless.
             let _ = after_pass.recv();
             // The likelihood and its LLR by turn side by side: each scans
@@ -481,12 +497,34 @@ pub fn run_audit_staged(
                 let l = beside("likelihood", || {
                     likelihood::analyse(set, pairs, settings, &successes)
                 });
-                (l, joined(t.join()))
+                (l, crate::stage::joined(t.join()))
             });
             drop(successes);
             crate::stage::release_freed_memory();
-            (l, t)
+            let _ = tx.send(Beside::Likelihoods(l, t));
         });
+        // The parts computed beside are handed on once they are done — seen
+        // at the main sequence's next hand-over, or as they come after its
+        // last — not after the main sequence: at 11 M rollouts the
+        // likelihoods end ~1 s before the matched states.
+        macro_rules! beside_in {
+            ($next:expr) => {{
+                while let Ok(part) = $next {
+                    match part {
+                        Beside::Natural(n) => {
+                            (a.natural_recovery, a.natural_recovery_diff) = n;
+                            done!(Part::NaturalRecovery);
+                        }
+                        Beside::Likelihoods(l, t) => {
+                            a.likelihood = l?;
+                            done!(Part::Likelihood);
+                            a.llr_by_turn = t?;
+                            done!(Part::LlrByTurn);
+                        }
+                    }
+                }
+            }};
+        }
         // Each benchmark's Pass@(K,T) rows are handed on as they come (the
         // Budget panel shows a benchmark once its rows are in); the part is
         // in when every benchmark's §4.2 tests are.
@@ -503,31 +541,30 @@ pub fn run_audit_staged(
         crate::stage::release_freed_memory();
         let _ = pass_done.send(());
         done!(Part::Pass);
+        beside_in!(beside_rx.try_recv());
         a.categories =
             categories::analyse(&passkt::PassInput { set, agg }, pairs, &a.pass.ks, settings);
         done!(Part::Categories);
+        beside_in!(beside_rx.try_recv());
         a.failures = failures::analyse(set, agg, &settings.levels);
         done!(Part::Failures);
+        beside_in!(beside_rx.try_recv());
         (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
         done!(Part::Cost);
+        beside_in!(beside_rx.try_recv());
         a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
         done!(Part::BudgetMix);
+        beside_in!(beside_rx.try_recv());
         let mut cache = frozenlake::QCache::default();
         a.matched = matched::analyse(set, pairs, settings, &mut cache);
         a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
         drop(cache);
         done!(Part::Matched);
-        // A panic on those threads goes on as it would have on this one.
-        let (l, t) = joined(likelihoods.join());
-        (l, t, joined(natural.join()))
-    });
-    let (likelihood, by_turn, natural) = side;
-    a.likelihood = likelihood?;
-    done!(Part::Likelihood);
-    a.llr_by_turn = by_turn?;
-    done!(Part::LlrByTurn);
-    (a.natural_recovery, a.natural_recovery_diff) = natural;
-    done!(Part::NaturalRecovery);
+        // Until both threads are done (a thread that panicked sends
+        // nothing: the scope's end then panics here, as the thread did).
+        beside_in!(beside_rx.recv());
+        Ok(())
+    })?;
     if !patterns.is_empty() {
         let trajs = grep::candidates(set, &a.agg);
         let actions = set.actions_of(&trajs)?;

@@ -11,7 +11,7 @@ use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate}
 use super::{Pair, Settings};
 use crate::schema::frames::{BudgetGroup, EvalAggregates, TaskInfo};
 use crate::schema::{FastMap, Id, LogSet, Trajectory};
-use crate::stage::joined;
+use crate::stage::{finished, joined};
 
 /// Native: the rollout ran with budget T. Truncated: a full-budget rollout cut at T.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -843,8 +843,8 @@ pub fn analyse_staged(
             });
             let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
             let all = batch.run(&s.boot);
-            if let Some(b) = bounds.take() {
-                (rep.upper, rep.upper_curve) = joined(b.join());
+            if let Some(u) = finished(&mut bounds, true) {
+                (rep.upper, rep.upper_curve) = u;
             }
             rep.cells.extend(finish_cells(&all));
             pending.extend(finish_advantages.into_iter().map(|(i, f)| {
@@ -854,11 +854,8 @@ pub fn analyse_staged(
             rep.mode_gap.extend(finish_gaps(&all));
             finish_tokens(&all, &mut rep);
             rep.benchmarks_in.push(input.name(b));
-            if curves
-                .as_ref()
-                .is_some_and(std::thread::ScopedJoinHandle::is_finished)
-            {
-                rep.curve = joined(curves.take().expect("checked").join());
+            if let Some(c) = finished(&mut curves, false) {
+                rep.curve = c;
             }
             progress(so_far(&rep, &pending));
         }
@@ -870,8 +867,8 @@ pub fn analyse_staged(
         }
         sort_cells(&mut rep.cells);
         joint_family_tests(&mut pending, s);
-        if let Some(c) = curves {
-            rep.curve = joined(c.join());
+        if let Some(c) = finished(&mut curves, true) {
+            rep.curve = c;
         }
         pending
     });

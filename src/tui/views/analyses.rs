@@ -2,7 +2,7 @@
 //! the audit's results, formatted as report.md formats them.
 
 use crate::analysis::stats::Estimate;
-use crate::analysis::{for_pair, Audit};
+use crate::analysis::{for_pair, Audit, Part};
 use crate::report::format::{pct, pct_ci, pp, score_diff, signed_ci, wilson_pct};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -202,6 +202,20 @@ fn natural_rows(
     let (Some(bench), Some(p)) = (bench, pair) else {
         return;
     };
+    if a.is_pending(Part::NaturalRecovery) {
+        let computing = || Cell::text("computing…");
+        t.push(
+            vec![
+                Cell::text("rollouts: error recovery (natural recovery)"),
+                computing(),
+                computing(),
+                computing(),
+            ],
+            Mark::None,
+            Target::None,
+        );
+        return;
+    }
     let run = |name: &str| {
         a.natural_recovery
             .iter()

@@ -4,6 +4,7 @@
 //! which panels have something to show — not an empty grid over an empty
 //! chart.
 
+use crate::analysis::Part;
 use crate::jobs::Loaded;
 use crate::tui::panel::Panel;
 use crate::tui::table::{Mark, TableData, Target};
@@ -45,6 +46,7 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
         Panel::Steps if a.matched.is_empty() && a.pairs.is_empty() => Some(no_pair),
         Panel::Recovery
             if a.recovery.is_empty()
+                && !a.is_pending(Part::NaturalRecovery)
                 && a.natural_recovery.is_empty()
                 && a.natural_recovery_diff.is_empty() =>
         {

@@ -46,15 +46,20 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
 
 /// Whether any part the panel reads is still pending (it shows its
 /// stand-in). The Budget panel shows a benchmark once its Pass@(K,T) rows
-/// are in, before the other benchmarks' and the §4.2 tests.
+/// are in, before the other benchmarks' and the §4.2 tests. The Recovery
+/// panel of a pair shows once the matched states are in, its rows of
+/// natural recovery saying "computing…" until theirs are (at 11 M rollouts
+/// they come 2 s later); without a pair it is those rows alone.
 pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
-    if panel == Panel::Budget {
-        return match current(a, sel).0 {
+    match panel {
+        Panel::Budget => match current(a, sel).0 {
             Some(b) => !a.pass_in(&b),
             None => a.is_pending(Part::Pass),
-        };
+        },
+        Panel::Recovery if current(a, sel).1.is_some() => a.is_pending(Part::Matched),
+        Panel::Recovery => a.is_pending(Part::NaturalRecovery),
+        _ => panel.parts().iter().any(|p| a.is_pending(*p)),
     }
-    panel.parts().iter().any(|p| a.is_pending(*p))
 }
 
 /// Where a part of the audit stands, as the workbench words it.
