@@ -469,7 +469,7 @@ pub fn run_audit_staged(
         let (agg, pairs) = (&agg, &pairs[..]);
         use crate::stage::{beside, in_background};
         let tx = beside_tx.clone();
-        scope.spawn(move || {
+        let natural = scope.spawn(move || {
             let n = in_background(|| {
                 beside("natural recovery", || {
                     natural::analyse(set, agg, pairs, settings)
@@ -479,7 +479,7 @@ pub fn run_audit_staged(
             let _ = tx.send(Beside::Natural(n));
         });
         let tx = beside_tx;
-        scope.spawn(move || {
+        let likelihoods = scope.spawn(move || {
             // Err: the main thread is gone (it panicked); go on regardless.
             let _ = after_pass.recv();
             // The likelihood and its LLR by turn side by side: each scans
@@ -507,6 +507,7 @@ pub fn run_audit_staged(
         // at the main sequence's next hand-over, or as they come after its
         // last — not after the main sequence: at 11 M rollouts the
         // likelihoods end ~1 s before the matched states.
+        let mut failed = None;
         macro_rules! beside_in {
             ($next:expr) => {{
                 while let Ok(part) = $next {
@@ -515,11 +516,15 @@ pub fn run_audit_staged(
                             (a.natural_recovery, a.natural_recovery_diff) = n;
                             done!(Part::NaturalRecovery);
                         }
-                        Beside::Likelihoods(l, t) => {
-                            a.likelihood = l?;
+                        Beside::Likelihoods(Ok(l), Ok(t)) => {
+                            a.likelihood = l;
                             done!(Part::Likelihood);
-                            a.llr_by_turn = t?;
+                            a.llr_by_turn = t;
                             done!(Part::LlrByTurn);
+                        }
+                        // Reported once the threads are joined.
+                        Beside::Likelihoods(Err(e), _) | Beside::Likelihoods(_, Err(e)) => {
+                            failed = Some(e);
                         }
                     }
                 }
@@ -560,10 +565,13 @@ pub fn run_audit_staged(
         a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
         drop(cache);
         done!(Part::Matched);
-        // Until both threads are done (a thread that panicked sends
-        // nothing: the scope's end then panics here, as the thread did).
+        // As they come, until both threads are done (a thread that panicked
+        // sends nothing, and its panic goes on here, as it would have on
+        // this thread).
         beside_in!(beside_rx.recv());
-        Ok(())
+        crate::stage::joined(natural.join());
+        crate::stage::joined(likelihoods.join());
+        failed.map_or(Ok(()), Err)
     })?;
     if !patterns.is_empty() {
         let trajs = grep::candidates(set, &a.agg);
