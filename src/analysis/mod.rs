@@ -441,13 +441,13 @@ pub fn run_audit_staged(
     // The likelihood, its LLR by turn and natural recovery read neither
     // Pass@(K,T) nor each other: they run on threads of their own beside the
     // parts up to the matched states (which leave part of the second core
-    // idle), and are handed on in their turn. Each analysis draws from its
-    // own seeded streams, so no figure depends on what runs beside it.
+    // idle), and are handed on once done. Each analysis draws from its own
+    // seeded streams, so no figure depends on what runs beside it.
     // Natural recovery (a few counts a task) runs beside Pass@(K,T), in the
     // background: at a lower priority, so that it takes the CPU Pass@(K,T)
     // leaves idle, not half of what it uses (11 M rollouts: Pass@(K,T) and
-    // so the Budget panel 9.0 → 7.9 s; it still ends long before the
-    // matched states). The likelihood and its LLR by turn wait until
+    // so the Budget panel 9.0 → 7.9 s; it is then the last part to end,
+    // 1.5–2 s after the matched states). The likelihood and its LLR by turn wait until
     // Pass@(K,T) has freed its per-cell tables, so that their memory, which
     // grows with steps (one f64 a step for the step NLL median; a window of
     // (turn, task) clusters), does not add to that peak (README, session
@@ -506,7 +506,8 @@ pub fn run_audit_staged(
         // The parts computed beside are handed on once they are done — seen
         // at the main sequence's next hand-over, or as they come after its
         // last — not after the main sequence: at 11 M rollouts the
-        // likelihoods end ~1 s before the matched states.
+        // likelihoods end before the matched states (the Likelihood panel
+        // 1.4–2.9 s sooner).
         let mut failed = None;
         macro_rules! beside_in {
             ($next:expr) => {{
@@ -530,6 +531,14 @@ pub fn run_audit_staged(
                 }
             }};
         }
+        // A part of the main sequence handed on, then those computed beside
+        // that are done meanwhile.
+        macro_rules! main_done {
+            ($part:expr) => {{
+                done!($part);
+                beside_in!(beside_rx.try_recv());
+            }};
+        }
         // Each benchmark's Pass@(K,T) rows are handed on as they come (the
         // Budget panel shows a benchmark once its rows are in); the part is
         // in when every benchmark's §4.2 tests are.
@@ -545,21 +554,16 @@ pub fn run_audit_staged(
         a.pass = pass;
         crate::stage::release_freed_memory();
         let _ = pass_done.send(());
-        done!(Part::Pass);
-        beside_in!(beside_rx.try_recv());
+        main_done!(Part::Pass);
         a.categories =
             categories::analyse(&passkt::PassInput { set, agg }, pairs, &a.pass.ks, settings);
-        done!(Part::Categories);
-        beside_in!(beside_rx.try_recv());
+        main_done!(Part::Categories);
         a.failures = failures::analyse(set, agg, &settings.levels);
-        done!(Part::Failures);
-        beside_in!(beside_rx.try_recv());
+        main_done!(Part::Failures);
         (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
-        done!(Part::Cost);
-        beside_in!(beside_rx.try_recv());
+        main_done!(Part::Cost);
         a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
-        done!(Part::BudgetMix);
-        beside_in!(beside_rx.try_recv());
+        main_done!(Part::BudgetMix);
         let mut cache = frozenlake::QCache::default();
         a.matched = matched::analyse(set, pairs, settings, &mut cache);
         a.recovery = recovery::analyse(set, pairs, settings, &mut cache);

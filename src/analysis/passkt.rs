@@ -838,9 +838,8 @@ pub fn analyse_staged(
             }
             let finish_gaps = mode_gaps(input, &cache, b, &ks, &s.levels, &s.boot, &mut batch);
             drop(cache);
-            let tokens = tokens.get_or_insert_with(|| {
-                joined(scan.take().expect("the scan is joined once").join())
-            });
+            let tokens = tokens
+                .get_or_insert_with(|| finished(&mut scan, true).expect("the scan is joined once"));
             let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
             let all = batch.run(&s.boot);
             if let Some(u) = finished(&mut bounds, true) {
