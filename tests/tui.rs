@@ -233,6 +233,9 @@ fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
     use rl_audit::tui::views::budget::{rollouts, tasks};
     let d = demo();
     let sel = Selection::default();
+    let pair = rl_audit::tui::select::current(&d.audit, &sel)
+        .1
+        .expect("the demo's pair");
     for mode in [Mode::Native, Mode::Truncated] {
         for level in [25u32, 50, 75, 100] {
             let t = tasks(&d, &sel, 1, level, mode);
@@ -260,6 +263,30 @@ fn rollouts_drill_down_lists_exactly_the_cell_rollouts() {
                     .filter(|&j| r.text(j, rc("solved ≤ T")) == "yes")
                     .count();
                 assert_eq!(within, n("c base") + n("c RL"), "{:?}", row.cells);
+                // The failure causes of the tasks table (one pass over the
+                // rollouts for every task) are those of the task's rollouts
+                // as listed, one by one, run by run, in CAUSES order.
+                let causes = |run: &str| {
+                    rl_audit::analysis::failures::CAUSES
+                        .iter()
+                        .filter_map(|c| {
+                            let n = (0..r.rows.len())
+                                .filter(|&j| {
+                                    r.text(j, rc("run")) == run
+                                        && r.text(j, rc("within T")) == c.name()
+                                })
+                                .count();
+                            (n > 0).then(|| format!("{}{n}", &c.name()[..1]))
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                assert_eq!(
+                    t.text(i, col("failures base | RL")),
+                    format!("{} | {}", causes(&pair.base), causes(&pair.rl)),
+                    "{:?}",
+                    row.cells
+                );
                 for x in &r.rows {
                     let budget = x.cells[rc("budget")].value.unwrap() as u32;
                     if mode == Mode::Native {

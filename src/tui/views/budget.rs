@@ -3,12 +3,13 @@
 //! a cell's tasks and rollouts, from the analysis functions that decide
 //! them), never worked out here.
 
+use crate::analysis::failures::Causes;
 use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{pct, pct_ci, pp, signed_ci};
-use crate::schema::{Id, Loc};
+use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -382,6 +383,7 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
         return t;
     };
     let mut rows = delta_by_task(&a.agg, b, (base, rl), k, level, mode);
+    let causes = crate::analysis::failures::task_causes(set, &a.agg, b, [base, rl], level, mode);
     rows.sort_by(|x, y| {
         x.contribution
             .unwrap_or(f64::INFINITY)
@@ -401,9 +403,8 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
             r.contribution,
         );
         let t_turns = t_at_level(level, r.info.full_budget);
-        let fails = |run| {
-            let c =
-                crate::analysis::failures::task_causes(set, &a.agg, b, run, r.task, level, mode);
+        let fails = |of: &FastMap<Id, Causes>| {
+            let c = of.get(&r.task).copied().unwrap_or_default();
             crate::analysis::failures::CAUSES
                 .iter()
                 .zip(c.causes)
@@ -412,7 +413,7 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let failures = Cell::text(format!("{} | {}", fails(base), fails(rl)));
+        let failures = Cell::text(format!("{} | {}", fails(&causes[0]), fails(&causes[1])));
         t.push(
             vec![
                 Cell::text(&*name),
