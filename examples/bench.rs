@@ -179,7 +179,7 @@ fn main() {
             let ok = rl_audit::schema::load::read_record(&name, t.loc.line()).is_ok();
             (t0.elapsed().as_secs_f64() * 1e3, ok)
         });
-    let (first_frame, redraw_mean, redraw_max) = tui_timings(set, audit);
+    let (first_frame, redraw_mean, redraw_max, drills) = tui_timings(set, audit);
     // Bootstrap micro-benchmark: 10,000 resamples over 10,000 tasks, distinct values.
     let clusters: Vec<Cluster> = (0..10_000)
         .map(|i| Cluster::one((i as f64 * 0.618_034).fract()))
@@ -258,6 +258,9 @@ fn main() {
         "TUI redraw per key, mean (ms)", redraw_mean
     );
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
+    for (what, ms) in drills {
+        println!("{what:<40} {ms:>9.2}");
+    }
     if let (Some(first), Some(last)) = (benchmarks_in.first(), benchmarks_in.last()) {
         println!(
             "{:<40} {:>9.2}",
@@ -296,7 +299,10 @@ fn main() {
 
 /// Draws the workbench on a test backend: the first (loading) frame, then
 /// one redraw per key press over every panel, in milliseconds.
-fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) -> (f64, f64, f64) {
+/// First frame, mean and max redraw per key (ms), and the drill-downs' times.
+type TuiTimings = (f64, f64, f64, Vec<(&'static str, f64)>);
+
+fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) -> TuiTimings {
     use ratatui::backend::TestBackend;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use rl_audit::tui::{app::App, draw};
@@ -323,5 +329,22 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
     }
     let mean = times.iter().sum::<f64>() / times.len() as f64;
     let max = times.iter().copied().fold(0.0, f64::max);
-    (first, mean, max)
+    // Drilling down from the Budget grid's first cell: its tasks, then the
+    // first task's rollouts (each computed on the key press, on screen at
+    // the next redraw).
+    app.on_key(KeyEvent::new(KeyCode::Char('2'), KeyModifiers::NONE));
+    term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
+        .expect("draw");
+    let mut drills = Vec::new();
+    for what in [
+        "TUI Budget cell → its tasks (ms)",
+        "TUI task → its rollouts (ms)",
+    ] {
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
+            .expect("draw");
+        drills.push((what, t.elapsed().as_secs_f64() * 1e3));
+    }
+    (first, mean, max, drills)
 }
