@@ -329,22 +329,33 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
     }
     let mean = times.iter().sum::<f64>() / times.len() as f64;
     let max = times.iter().copied().fold(0.0, f64::max);
-    // Drilling down from the Budget grid's first cell: its tasks, then the
-    // first task's rollouts (each computed on the key press, on screen at
-    // the next redraw).
-    app.on_key(KeyEvent::new(KeyCode::Char('2'), KeyModifiers::NONE));
-    term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
-        .expect("draw");
+    // Drilling down from the Budget grid's cell, and the keys that compute
+    // on the key press (each on screen at the next redraw; `v` and the
+    // trajectory view read in the background: their first redraw shows
+    // "reading…").
+    let keys: [(&str, KeyCode); 12] = [
+        ("", KeyCode::Char('2')),
+        ("TUI Budget cell → its tasks (ms)", KeyCode::Enter),
+        ("TUI tasks sorted by a column (ms)", KeyCode::Char('s')),
+        ("TUI task → its rollouts (ms)", KeyCode::Enter),
+        ("TUI rollouts → the tasks (ms)", KeyCode::Esc),
+        ("TUI tasks → the grid (ms)", KeyCode::Esc),
+        ("TUI v: base failure, RL success (ms)", KeyCode::Char('v')),
+        ("", KeyCode::Esc),
+        ("TUI Cost panel (ms)", KeyCode::Char('3')),
+        ("TUI Cost ceiling moved (ms)", KeyCode::Char('l')),
+        ("TUI BudgetMix panel (ms)", KeyCode::Char('8')),
+        ("TUI a rule's violating records (ms)", KeyCode::Enter),
+    ];
     let mut drills = Vec::new();
-    for what in [
-        "TUI Budget cell → its tasks (ms)",
-        "TUI task → its rollouts (ms)",
-    ] {
+    for (what, key) in keys {
         let t = Instant::now();
-        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(key, KeyModifiers::NONE));
         term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
             .expect("draw");
-        drills.push((what, t.elapsed().as_secs_f64() * 1e3));
+        if !what.is_empty() {
+            drills.push((what, t.elapsed().as_secs_f64() * 1e3));
+        }
     }
     (first, mean, max, drills)
 }

@@ -132,21 +132,28 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
     let d = demo();
     let mut s = Screen::new(160, 48, d.clone());
     // Budget, 75% (two steps right from 25%), K=1: Enter opens the tasks.
-    let screen = s.keys("2ll\n");
-    assert!(screen.contains("tasks K=1 75%"), "{screen}");
-    assert!(screen.contains("share of Δ"));
-    let screen = s.keys("\n");
+    let tasks = s.keys("2ll\n");
+    assert!(tasks.contains("tasks K=1 75%"), "{tasks}");
+    assert!(tasks.contains("share of Δ"));
+    let rollouts = s.keys("\n");
     assert!(
-        screen.contains("rollouts") || screen.contains("task fl-"),
-        "{screen}"
+        rollouts.contains("rollouts") || rollouts.contains("task fl-"),
+        "{rollouts}"
     );
-    assert!(screen.contains("demo/eval.jsonl.gz:"));
+    assert!(rollouts.contains("demo/eval.jsonl.gz:"));
     // The record is re-read in the background; the screen stays live.
     let screen = s.keys_then_read("\n");
     assert!(screen.contains("record "), "{screen}");
     assert!(screen.contains("observation"), "{screen}");
+    // Each view's table is kept while it is on the stack: Esc goes back to
+    // the very screens, not made again (at 11 M rollouts a cell's tasks
+    // take 0.3 s).
+    assert_eq!(s.app.cached.len(), 3);
+    assert_eq!(s.keys("\x1b"), rollouts);
+    assert_eq!(s.keys("\x1b"), tasks);
+    assert_eq!(s.app.cached.len(), 1);
     // Esc walks back up, one level at a time.
-    let screen = s.keys("\x1b\x1b\x1b");
+    let screen = s.keys("\x1b");
     assert!(screen.contains("selected cell"), "{screen}");
 }
 

@@ -25,9 +25,7 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     if app.width != f.area().width {
         app.width = f.area().width;
         // The compare view's layout depends on the width.
-        if matches!(app.cached, Some((View::Compare(..), _))) {
-            app.cached = None;
-        }
+        app.cached.retain(|(v, _)| !matches!(v, View::Compare(..)));
     }
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(1),
