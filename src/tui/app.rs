@@ -79,7 +79,10 @@ pub struct App {
     /// The tables of the drill-down views on the stack, made once each
     /// (re-reading a record is I/O; at 11 M rollouts a cell's tasks take
     /// 0.3 s): back to a view with Esc shows it at once.
-    pub cached: Vec<(View, TableData)>,
+    pub cached: Vec<(View, Arc<TableData>)>,
+    /// The last table filtered or sorted, and what from: a redraw or a key
+    /// press in a large sorted table (26,000 tasks) does not sort it again.
+    shaped: Option<Shaped>,
     /// A view's table being made in the background (a record re-read — a
     /// compressed file is decoded whole the first time — or a search): the
     /// screen stays live meanwhile.
@@ -135,6 +138,14 @@ pub enum Pending {
     Recompute,
 }
 
+/// A table filtered and sorted ([`App::table`]), what it was made from and how.
+struct Shaped {
+    from: Arc<TableData>,
+    filter: String,
+    sort: Option<(usize, bool)>,
+    table: Arc<TableData>,
+}
+
 impl App {
     pub fn new(no_color: bool, balance: bool) -> App {
         App {
@@ -159,6 +170,7 @@ impl App {
             pending: None,
             no_color,
             cached: Vec::new(),
+            shaped: None,
             reading: None,
             sort: None,
             export_dir: std::path::PathBuf::from("."),
@@ -497,13 +509,15 @@ impl App {
             .copied()
     }
 
-    /// The main table of the current view (what Enter and export act on).
-    pub fn table(&mut self) -> Option<TableData> {
+    /// The main table of the current view (what Enter and export act on),
+    /// shared: a drill-down's is made once.
+    pub fn table(&mut self) -> Option<Arc<TableData>> {
         let d = self.data.clone()?;
         let t = match self.stack.last().cloned() {
             Some(v) => {
                 if let Some((_, t)) = self.cached.iter().find(|(cv, _)| *cv == v) {
-                    return Some(self.shaped(t.clone()));
+                    let t = Arc::clone(t);
+                    return Some(self.shaped(t));
                 }
                 let t = match &v {
                     View::Tasks { k, level, mode } => {
@@ -518,7 +532,7 @@ impl App {
                             drill::trajectory(&set, loc)
                         }) {
                             Some(t) => t,
-                            None => return Some(drill::reading(&d.set, loc)),
+                            None => return Some(Arc::new(drill::reading(&d.set, loc))),
                         }
                     }
                     View::Search(p) => {
@@ -527,7 +541,7 @@ impl App {
                             search::table(&set, &pat, wanted)
                         }) {
                             Some(t) => t,
-                            None => return Some(search::searching(p)),
+                            None => return Some(Arc::new(search::searching(p))),
                         }
                     }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
@@ -541,11 +555,12 @@ impl App {
                         };
                         match self.in_background(&v, job) {
                             Some(t) => t,
-                            None => return Some(drill::reading(&d.set, x)),
+                            None => return Some(Arc::new(drill::reading(&d.set, x))),
                         }
                     }
                 };
-                self.cached.push((v, t.clone()));
+                let t = Arc::new(t);
+                self.cached.push((v, Arc::clone(&t)));
                 t
             }
             None => {
@@ -555,13 +570,13 @@ impl App {
                     if let Some(t) =
                         super::views::pending::waiting(a, self.panel, &self.sel, self.stopped())
                     {
-                        return Some(t);
+                        return Some(Arc::new(t));
                     }
                     if let Some(t) = super::views::empty::why(&d, self.panel) {
-                        return Some(t);
+                        return Some(Arc::new(t));
                     }
                 }
-                match self.panel {
+                Arc::new(match self.panel {
                     Panel::Overview => overview::findings(&d, self.stopped()),
                     Panel::Budget => budget::grid(a, &self.sel),
                     Panel::Cost => {
@@ -574,7 +589,7 @@ impl App {
                     Panel::Likelihood => analyses::likelihood(a),
                     Panel::Training => analyses::dynamics(a),
                     Panel::BudgetMix => analyses::budgetmix(a, &self.sel),
-                }
+                })
             }
         };
         Some(self.shaped(t))
@@ -720,12 +735,28 @@ impl App {
     }
 
     /// The table as shown: filtered, then sorted if asked.
-    fn shaped(&self, t: TableData) -> TableData {
-        let t = t.filtered(&self.filter);
-        match self.sort {
-            Some((col, desc)) if !self.grid() => t.sorted(col, desc),
-            _ => t,
+    fn shaped(&mut self, t: Arc<TableData>) -> Arc<TableData> {
+        let sort = self.sort.filter(|_| !self.grid());
+        if self.filter.is_empty() && sort.is_none() {
+            return t;
         }
+        if let Some(s) = &self.shaped {
+            if Arc::ptr_eq(&s.from, &t) && s.filter == self.filter && s.sort == sort {
+                return Arc::clone(&s.table);
+            }
+        }
+        let mut out = (*t).clone().filtered(&self.filter);
+        if let Some((col, desc)) = sort {
+            out = out.sorted(col, desc);
+        }
+        let out = Arc::new(out);
+        self.shaped = Some(Shaped {
+            from: t,
+            filter: self.filter.clone(),
+            sort,
+            table: Arc::clone(&out),
+        });
+        out
     }
 
     /// The Budget grid (its rows are the K values: it keeps its order).
@@ -733,16 +764,15 @@ impl App {
         self.panel == Panel::Budget && self.at_top()
     }
 
-    /// Stops waiting for (and so tells to stop) background work of a view
-    /// no longer on the stack.
     /// Lets go of what views no longer on the stack had: their background
-    /// read, their tables.
+    /// work (told to stop), their tables.
     fn drop_unwanted(&mut self) {
         if matches!(&self.reading, Some((v, _, _)) if !self.stack.contains(v)) {
             self.reading = None;
         }
         let stack = &self.stack;
         self.cached.retain(|(v, _)| stack.contains(v));
+        self.shaped = None;
     }
 
     fn reset_depth(&mut self) {
