@@ -333,7 +333,7 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
     // on the key press (each on screen at the next redraw; `v` and the
     // trajectory view read in the background: their first redraw shows
     // "reading…").
-    let keys: [(&str, KeyCode); 13] = [
+    let keys: [(&str, KeyCode); 16] = [
         ("", KeyCode::Char('2')),
         ("TUI Budget cell → its tasks (ms)", KeyCode::Enter),
         ("TUI tasks sorted by a column (ms)", KeyCode::Char('s')),
@@ -341,6 +341,9 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
             "TUI down a row in the sorted tasks (ms)",
             KeyCode::Char('j'),
         ),
+        ("", KeyCode::Char('/')),
+        ("TUI a character of a filter typed (ms)", KeyCode::Char('7')),
+        ("TUI the filter cleared (ms)", KeyCode::Esc),
         ("TUI task → its rollouts (ms)", KeyCode::Enter),
         ("TUI rollouts → the tasks (ms)", KeyCode::Esc),
         ("TUI tasks → the grid (ms)", KeyCode::Esc),
