@@ -257,7 +257,7 @@ impl App {
         }
         self.data = Some(d);
         self.status = Status::Ready;
-        self.cached.clear();
+        self.forget_tables();
         self.clamp();
         if !self.data.as_ref().is_some_and(|d| d.audit.is_complete()) {
             // The audit so far: the tour waits for all of it.
@@ -296,7 +296,7 @@ impl App {
                 .map(|&l| (read, l)),
         );
         if self.stack.last() == Some(&View::Appended) {
-            self.cached.clear();
+            self.forget_tables();
         }
     }
 
@@ -317,7 +317,7 @@ impl App {
             _ => {
                 self.status = Status::Failed(e.to_string());
                 // The stand-ins say their analyses will not come.
-                self.cached.clear();
+                self.forget_tables();
             }
         }
     }
@@ -348,7 +348,7 @@ impl App {
             }
         }
         if self.stack.last() == Some(&View::Appended) {
-            self.cached.clear();
+            self.forget_tables();
         }
     }
 
@@ -681,7 +681,7 @@ impl App {
                 Panel::Likelihood if self.at_top() => self.llr_view = !self.llr_view,
                 _ => {
                     self.sel.next_mode();
-                    self.cached.clear();
+                    self.forget_tables();
                     self.message = Some(format!("cells: {}", self.sel.mode_name()));
                 }
             },
@@ -699,7 +699,7 @@ impl App {
                     Some(i) if i + 1 < n => Some(i + 1),
                     Some(_) => None,
                 };
-                self.cached.clear();
+                self.forget_tables();
                 let computing = self
                     .data
                     .as_ref()
@@ -764,6 +764,13 @@ impl App {
         self.panel == Panel::Budget && self.at_top()
     }
 
+    /// Lets go of every view's table (the audit, the selection or the
+    /// cells shown changed): each is made again when next drawn.
+    fn forget_tables(&mut self) {
+        self.cached.clear();
+        self.shaped = None;
+    }
+
     /// Lets go of what views no longer on the stack had: their background
     /// work (told to stop), their tables.
     fn drop_unwanted(&mut self) {
@@ -780,7 +787,7 @@ impl App {
         self.stack.clear();
         self.reading = None;
         self.rows = vec![0];
-        self.cached.clear();
+        self.forget_tables();
         self.hscroll = 0;
     }
 
