@@ -23,6 +23,19 @@ pub fn pp(x: f64) -> String {
     format!("{:+.1} pp", 100.0 * x)
 }
 
+/// A task's share of Δ in points: two decimals, or two significant digits
+/// where two decimals would round a non-zero share to ±0.00 (a cell of
+/// 26,000 tasks: each is a 26,000th of its Δ).
+pub fn share_pp(x: f64) -> String {
+    let p = 100.0 * x;
+    let decimals = if p != 0.0 && p.abs() < 0.005 {
+        (-p.abs().log10()).floor().min(12.0) as usize + 2
+    } else {
+        2
+    };
+    format!("{p:+.decimals$} pp")
+}
+
 /// A Markdown table cell: pipes escaped.
 pub fn esc(s: &str) -> String {
     s.replace('|', "\\|")
@@ -70,5 +83,26 @@ pub fn verdict(ci: Ci) -> &'static str {
         "significant"
     } else {
         "not significant"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_of_delta_keeps_its_sign_and_first_digits() {
+        // 0.75 of a point, and a task of the demo (48 tasks) going from 1 of
+        // 16 rollouts to none: −(1/16)/48.
+        assert_eq!(share_pp(0.0075), "+0.75 pp");
+        assert_eq!(share_pp(-0.0625 / 48.0), "-0.13 pp");
+        // A task of 26,041 going from 7 of 8 to 1 of 8: −0.75 / 26,041 =
+        // −0.00288 points, not "-0.00"; one rollout of 8 more, 0.00048.
+        assert_eq!(share_pp(-0.75 / 26_041.0), "-0.0029 pp");
+        assert_eq!(share_pp(0.125 / 26_041.0), "+0.00048 pp");
+        // Exactly nothing stays two decimals.
+        assert_eq!(share_pp(0.0), "+0.00 pp");
+        // From 0.005 points on, two decimals.
+        assert_eq!(share_pp(0.00006), "+0.01 pp");
     }
 }

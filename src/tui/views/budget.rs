@@ -8,7 +8,7 @@ use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
-use crate::report::format::{pct, pct_ci, pp, signed_ci};
+use crate::report::format::{pct, pct_ci, pp, share_pp, signed_ci};
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -397,11 +397,7 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
         let name = set.name(r.task).to_string();
         let (nb, cb) = counts(r.base);
         let (nr, cr) = counts(r.rl);
-        let share = Cell::num(
-            r.contribution
-                .map_or("–".into(), |c| format!("{:+.2} pp", 100.0 * c)),
-            r.contribution,
-        );
+        let share = Cell::num(r.contribution.map_or("–".into(), share_pp), r.contribution);
         let t_turns = t_at_level(level, r.info.full_budget);
         let fails = |of: &FastMap<Id, Causes>| {
             let c = of.get(&r.task).copied().unwrap_or_default();
