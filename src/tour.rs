@@ -176,7 +176,9 @@ pub fn steps(a: &Audit) -> Vec<Step> {
     out
 }
 
-fn budget_place(x: &Advantage, mode: Option<Mode>) -> Place {
+/// The Budget cell of `x`'s pair, K and level, in `mode` (`None`: the
+/// preferred).
+pub fn budget_place(x: &Advantage, mode: Option<Mode>) -> Place {
     Place::Budget {
         pair: PairNames {
             benchmark: x.benchmark.clone(),

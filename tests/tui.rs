@@ -444,6 +444,78 @@ fn overview_and_report_share_the_headline() {
     }
 }
 
+/// Enter on a headline finding lands where it is shown: its panel, and
+/// there its cell (K, level, mode and pair, as the finding's text names
+/// them) or its pair's row — read off the report's findings and the
+/// screen, not the workbench's state.
+#[test]
+fn every_finding_lands_where_it_is_shown() {
+    let d = demo();
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let found = json["findings"].as_array().unwrap();
+    let cell = regex::Regex::new(r"K=(\d+) (\d+)% (native|truncated)").unwrap();
+    let pair = regex::Regex::new(r"(\S+) → (\S+)").unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for (i, f) in found.iter().enumerate() {
+        let (kind, place, detail) = (
+            f["kind"].as_str().unwrap(),
+            f["where"].as_str().unwrap(),
+            f["detail"].as_str().unwrap(),
+        );
+        kinds.insert(kind);
+        let mut s = Screen::new(160, 48, d.clone());
+        let screen = s.keys(&format!("1{}\n", "j".repeat(i)));
+        let status = screen.lines().last().unwrap().to_string();
+        let bench = place.split(' ').next().unwrap();
+        // The pair: in the place, or at the end of the detail.
+        let p = pair
+            .captures(place)
+            .or_else(|| pair.captures(detail))
+            .unwrap_or_else(|| panic!("{kind}: no pair in {place:?} / {detail:?}"));
+        let (base, rl) = (&p[1], &p[2]);
+        assert!(
+            status.contains(&format!("{bench} │ {base}→{rl} │")),
+            "{kind} {place}: lands on\n{screen}"
+        );
+        match kind {
+            "matched states" => {
+                assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Steps);
+                let row = screen.lines().find(|l| l.contains('▶')).unwrap();
+                assert!(
+                    row.contains(&format!("{base} → {rl}")),
+                    "{place}:\n{screen}"
+                );
+                // The table below follows the row.
+                assert!(
+                    screen.contains(&format!("{bench}: {base} → {rl} by turn")),
+                    "{place}:\n{screen}"
+                );
+            }
+            "error recovery" | "error recovery in rollouts" => {
+                assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Recovery);
+            }
+            _ => {
+                assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget);
+                let c = cell.captures(place).unwrap();
+                assert!(
+                    status.ends_with(&format!("K={} {}% {}", &c[1], &c[2], &c[3])),
+                    "{kind} {place}: lands on\n{screen}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "RL ahead",
+            "error recovery",
+            "error recovery in rollouts",
+            "inconclusive at a tight budget",
+            "matched states"
+        ]
+    );
+}
+
 #[test]
 fn tables_sort_by_column_and_jump_to_either_end() {
     let d = demo();
@@ -550,6 +622,8 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget-trajectory", "2ll\n\n\n"),
         ("3-cost", "3"),
         ("4-steps", "4"),
+        ("4-steps-second-pair", "4j"),
+        ("1-overview-enter", "1j\n"),
         ("5-recovery", "5"),
         ("6-likelihood", "6"),
         ("7-training", "7"),

@@ -2,7 +2,8 @@
 //! Overview panel of the workbench, the top of `report.md` and `findings`
 //! in `report.json`, from one list so they always agree.
 
-use crate::analysis::{Audit, Part};
+use crate::analysis::{Audit, PairNames, Part};
+use crate::tour::{budget_place, Place, Topic};
 
 use super::format::{pct, pp, signed_ci, wilson_pct};
 
@@ -53,6 +54,9 @@ pub struct Finding {
     pub section: Section,
     /// The part of the audit it reads (one only; see [`findings`]).
     pub part: Part,
+    /// Where the workbench shows it (its cell, or its row and pair), if
+    /// one place does.
+    pub at: Option<Place>,
 }
 
 /// The headline, in a fixed order. Each finding reads one part of the
@@ -102,6 +106,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Problem,
             section: Section::Budget,
             part: Part::Pass,
+            at: Some(budget_place(adv, Some(adv.mode))),
         });
     }
     for adv in a
@@ -117,6 +122,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Warning,
             section: Section::Budget,
             part: Part::Pass,
+            at: Some(budget_place(adv, Some(adv.mode))),
         });
     }
     let flips = a
@@ -133,6 +139,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Warning,
             section: Section::Budget,
             part: Part::Pass,
+            at: None,
         });
     }
     // Tight budgets where the data cannot tell: the K=1 cells of every
@@ -168,6 +175,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 severity: Severity::Info,
                 section: Section::Budget,
                 part: Part::Pass,
+                at: Some(budget_place(adv, Some(adv.mode))),
             });
         }
     }
@@ -185,6 +193,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Good,
             section: Section::Budget,
             part: Part::Pass,
+            at: Some(budget_place(adv, Some(adv.mode))),
         });
     }
     // Failure anatomy: at a tight level, one cause dominating the gap
@@ -236,6 +245,13 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 severity: Severity::Info,
                 section: Section::Budget,
                 part: Part::Failures,
+                // The causes are the level's, for any K: its first.
+                at: Some(Place::Budget {
+                    pair: p.clone(),
+                    k: a.pass.ks.first().copied().unwrap_or(1),
+                    level,
+                    mode: Some(fb.mode),
+                }),
             });
         }
     }
@@ -262,6 +278,11 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 },
                 section: Section::Recovery,
                 part: Part::NaturalRecovery,
+                at: Some(Place::Table {
+                    topic: Topic::Recovery,
+                    row: 0,
+                    pair: Some(pair_names(&d.benchmark, &d.base, &d.rl)),
+                }),
             });
         }
     }
@@ -290,10 +311,16 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Info,
             section: Section::Budget,
             part: Part::Categories,
+            at: Some(Place::Budget {
+                pair: pair_names(&c.benchmark, &c.base, &c.rl),
+                k: c.k,
+                level: c.level,
+                mode: Some(c.mode),
+            }),
         });
     }
     // "RL better in x% [l, h] of n states", for matched and error states.
-    let share = |kind, place, better, ci, n: u64, states, section| Finding {
+    let share = |kind, place, better, ci, n: u64, states, section, at| Finding {
         kind,
         place,
         detail: format!(
@@ -304,9 +331,11 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
         severity: Severity::Info,
         section,
         part: Part::Matched,
+        at: Some(at),
     };
-    for m in &a.matched {
+    for (row, m) in a.matched.iter().enumerate() {
         let place = format!("{} {} → {}", m.benchmark, m.base, m.rl);
+        let pair = pair_names(&m.benchmark, &m.base, &m.rl);
         out.push(share(
             "matched states",
             place,
@@ -315,10 +344,16 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             m.states,
             "states",
             Section::Matched,
+            Place::Table {
+                topic: Topic::Matched,
+                row,
+                pair: Some(pair),
+            },
         ));
     }
     for r in &a.recovery {
         let place = format!("{} {} → {}", r.benchmark, r.base, r.rl);
+        let pair = pair_names(&r.benchmark, &r.base, &r.rl);
         out.push(share(
             "error recovery",
             place,
@@ -327,6 +362,11 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             r.scored,
             "error states",
             Section::Recovery,
+            Place::Table {
+                topic: Topic::Recovery,
+                row: 0,
+                pair: Some(pair),
+            },
         ));
     }
     for d in a.divergence.iter().filter(|d| d.divergent) {
@@ -337,6 +377,16 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             severity: Severity::Warning,
             section: Section::Training,
             part: Part::Dynamics,
+            // The run's r_multi row.
+            at: a
+                .dynamics
+                .iter()
+                .position(|t| t.run == d.run && t.metric == "r_multi")
+                .map(|row| Place::Table {
+                    topic: Topic::Training,
+                    row,
+                    pair: None,
+                }),
         });
     }
     for b in &a.budgetmix {
@@ -348,6 +398,9 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 severity: Severity::Problem,
                 section: Section::BudgetMix,
                 part: Part::BudgetMix,
+                // The panel shows one audited run at a time (p), the
+                // first on arriving: the panel itself.
+                at: None,
             });
         }
     }
@@ -356,4 +409,12 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     // it is in.
     out.retain(|f| !a.is_pending(f.part));
     out
+}
+
+fn pair_names(benchmark: &str, base: &str, rl: &str) -> PairNames {
+    PairNames {
+        benchmark: benchmark.to_string(),
+        base: base.to_string(),
+        rl: rl.to_string(),
+    }
 }

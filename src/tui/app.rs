@@ -380,7 +380,6 @@ impl App {
 
     /// Moves the tour to step `at` and the workbench to where it looks.
     fn tour_go(&mut self, at: usize) {
-        let Some(d) = self.data.clone() else { return };
         let Some(t) = self.tour.as_mut() else { return };
         let at = at.min(t.steps.len().saturating_sub(1));
         t.at = at;
@@ -388,6 +387,13 @@ impl App {
         let Some(step) = t.steps.get(at).cloned() else {
             return;
         };
+        self.land(&step.place);
+    }
+
+    /// The workbench where `place` is shown: its panel, benchmark and pair,
+    /// and the cell or row (a tour's step, a headline finding).
+    fn land(&mut self, place: &crate::tour::Place) {
+        let Some(d) = self.data.clone() else { return };
         let a = &d.audit;
         let locate = |sel: &mut Selection, p: &crate::analysis::PairNames| {
             let benches = a.benchmarks();
@@ -400,7 +406,7 @@ impl App {
         };
         self.filter.clear();
         self.sel.category = None;
-        match &step.place {
+        match place {
             crate::tour::Place::Budget {
                 pair,
                 k,
@@ -870,6 +876,10 @@ impl App {
             Target::None => return,
             Target::Panel(p) => {
                 self.go_panel(p);
+                return;
+            }
+            Target::At(place) => {
+                self.land(&place);
                 return;
             }
             Target::Tasks { k, level, mode } => View::Tasks { k, level, mode },

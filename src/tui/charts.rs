@@ -3,7 +3,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::symbols::Marker;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
@@ -14,8 +14,58 @@ use super::views::cost;
 use super::widgets::lines_box;
 use crate::jobs::Loaded;
 
-/// (legend name, points, how to draw them).
-type Series = (String, Vec<(f64, f64)>, GraphType);
+/// One line or set of dots on a chart: its entry in the legend (`None`:
+/// none, e.g. the cells beside a run's frontier, drawn in its colour), its
+/// points, how they are drawn, and its colour (an index into the theme's).
+struct Series {
+    name: Option<String>,
+    points: Vec<(f64, f64)>,
+    graph: GraphType,
+    colour: usize,
+}
+
+impl Series {
+    /// A line of its own colour, in the legend.
+    fn line(name: String, points: Vec<(f64, f64)>, colour: usize) -> Self {
+        Series {
+            name: Some(name),
+            points,
+            graph: GraphType::Line,
+            colour,
+        }
+    }
+}
+
+/// How series `colour` is drawn: braille in its colour, or without colour
+/// (NO_COLOR) a marker of its own, so that the legend still tells them
+/// apart. With the legend's sample of it.
+fn marker(colour: usize, theme: &Theme) -> (Marker, &'static str) {
+    if !theme.no_color {
+        return (Marker::Braille, "━━");
+    }
+    [
+        (Marker::Braille, "⣿"),
+        (Marker::Dot, "•"),
+        (Marker::Bar, "▄"),
+        (Marker::Block, "█"),
+    ][colour % 4]
+}
+
+/// The legend, on the chart's bottom border: every series with a name, in
+/// its colour. (ratatui's own legend box hides itself once it would take
+/// more than a quarter of the chart: three runs and a bound on a 40-line
+/// screen.)
+fn legend(series: &[Series], theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for s in series {
+        let Some(name) = &s.name else { continue };
+        let (_, sample) = marker(s.colour, theme);
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(sample, theme.series(s.colour)));
+        spans.push(Span::raw(format!(" {name} ")));
+    }
+    Line::from(spans)
+}
 
 /// What a chart shows besides its data.
 struct ChartSpec<'a> {
@@ -60,21 +110,19 @@ fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme:
         y_name,
         y01,
     } = spec;
-    let all = series.iter().flat_map(|s| s.1.iter().copied());
+    let all = series.iter().flat_map(|s| s.points.iter().copied());
     let (xb, mut yb) = bounds(all);
     if y01 {
         yb = [0.0, 1.0];
     }
     let datasets: Vec<Dataset> = series
         .iter()
-        .enumerate()
-        .map(|(i, (name, pts, g))| {
+        .map(|s| {
             Dataset::default()
-                .name(name.clone())
-                .marker(Marker::Braille)
-                .graph_type(*g)
-                .style(theme.series(i))
-                .data(pts)
+                .marker(marker(s.colour, theme).0)
+                .graph_type(s.graph)
+                .style(theme.series(s.colour))
+                .data(&s.points)
         })
         .collect();
     let yfmt = move |v: f64| {
@@ -85,7 +133,11 @@ fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme:
         }
     };
     let c = Chart::new(datasets)
-        .block(Block::bordered().title(title))
+        .block(
+            Block::bordered()
+                .title(title)
+                .title_bottom(legend(&series, theme)),
+        )
         .x_axis(
             Axis::default()
                 .title(x_name.to_string())
@@ -112,10 +164,11 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
     };
     let mut series: Vec<Series> = runs
         .iter()
-        .map(|r| (r.clone(), a.pass.curve_of(&bench, r, k), GraphType::Line))
+        .enumerate()
+        .map(|(i, r)| Series::line(r.clone(), a.pass.curve_of(&bench, r, k), i))
         .collect();
     let computing = a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty();
-    if !computing && series.iter().all(|s| s.1.is_empty()) {
+    if !computing && series.iter().all(|s| s.points.is_empty()) {
         let why = if a.pass.curve.iter().all(|c| c.benchmark != bench) {
             // An outcome-only dump (verl's generations, say).
             vec![
@@ -131,10 +184,11 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         return;
     }
     // The bound per absolute t, computed like the curves (upper_bound_curve).
-    series.push((
+    let colour = series.len();
+    series.push(Series::line(
         "U(t)".into(),
         a.pass.upper_curve_of(&bench),
-        GraphType::Line,
+        colour,
     ));
     chart(
         f,
@@ -165,7 +219,7 @@ pub fn cost_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         .map(|p| &p.run)
         .collect();
     let mut series = Vec::new();
-    for r in runs {
+    for (colour, r) in runs.into_iter().enumerate() {
         let mut front: Vec<(f64, f64)> = a
             .cost_frontier
             .iter()
@@ -179,18 +233,30 @@ pub fn cost_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
             .filter(|p| p.benchmark == bench && &p.run == r)
             .map(|p| (p.cost, p.pass))
             .collect();
-        series.push((format!("{r} frontier"), front, GraphType::Line));
-        series.push((format!("{r} cells"), all, GraphType::Scatter));
+        series.push(Series::line(r.clone(), front, colour));
+        series.push(Series {
+            name: None,
+            points: all,
+            graph: GraphType::Scatter,
+            colour,
+        });
     }
     let stops = cost::stops(a, &bench);
     if let Some(&c) = stops.get(app.ceiling.min(stops.len().saturating_sub(1))) {
-        series.push(("ceiling".into(), vec![(c, 0.0), (c, 1.0)], GraphType::Line));
+        let colour = series.len() / 2;
+        series.push(Series::line(
+            "ceiling".into(),
+            vec![(c, 0.0), (c, 1.0)],
+            colour,
+        ));
     }
     chart(
         f,
         area,
         ChartSpec {
-            title: format!("{bench}: Pass@(K,T) vs expected cost per task"),
+            title: format!(
+                "{bench}: Pass@(K,T) vs expected cost per task — a run's frontier, its cells as dots"
+            ),
             x_name: "cost",
             y_name: "Pass",
             y01: true,
@@ -230,8 +296,8 @@ pub fn nll_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme
     let Some(h) = h else { return };
     let [base, rl] = h.shares();
     let series = vec![
-        (format!("{} (n={})", l.base, h.n(0)), base, GraphType::Line),
-        (format!("{} (n={})", l.rl, h.n(1)), rl, GraphType::Line),
+        Series::line(format!("{} (n={})", l.base, h.n(0)), base, 0),
+        Series::line(format!("{} (n={})", l.rl, h.n(1)), rl, 1),
     ];
     chart(
         f,
@@ -322,7 +388,8 @@ pub fn metric_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Th
         .dynamics
         .iter()
         .filter(|t| t.metric == sel.metric)
-        .map(|t| (t.run.clone(), t.points.clone(), GraphType::Line))
+        .enumerate()
+        .map(|(i, t)| Series::line(t.run.clone(), t.points.clone(), i))
         .collect();
     chart(
         f,

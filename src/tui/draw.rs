@@ -374,7 +374,7 @@ fn help(f: &mut Frame, panel: Panel, scroll: u16) {
     );
 }
 
-fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
+fn widths(t: &TableData, total: u16) -> Vec<u16> {
     let n = t
         .header
         .len()
@@ -410,9 +410,36 @@ fn widths(t: &TableData, total: u16) -> Vec<Constraint> {
         *x += more;
         spare -= more;
     }
-    w.into_iter()
-        .map(|x| Constraint::Length(x as u16))
-        .collect()
+    w.into_iter().map(|x| x as u16).collect()
+}
+
+/// A grid cell as it fits `width` columns: its spaces dropped from the
+/// right first (`42.8→53.4 +10.5 n ▲` → `42.8→53.4 +10.5n▲`), so that the
+/// verdict at its end stays; then cut.
+fn squeezed(text: &str, width: usize) -> String {
+    let mut s = text.to_string();
+    while s.chars().count() > width {
+        match s.rfind(' ') {
+            Some(i) => {
+                s.remove(i);
+            }
+            None => break,
+        }
+    }
+    cut(&s, width)
+}
+
+/// `text` as it fits `width` columns: cut with an ellipsis, so that a cut
+/// number (`n=10003` in 7 columns) is not read as another (`n=1000`).
+fn cut(text: &str, width: usize) -> String {
+    match text.char_indices().nth(width) {
+        Some(_) if width > 0 => {
+            let end = text.char_indices().nth(width - 1).map_or(0, |(i, _)| i);
+            format!("{}…", &text[..end])
+        }
+        Some(_) => String::new(),
+        None => text.to_string(),
+    }
 }
 
 /// `text` from character `skip` on (the sideways scroll of long cells).
@@ -442,6 +469,7 @@ pub fn table(
     let n = t.rows.len();
     let height = usize::from(area.height.saturating_sub(3)).max(1);
     let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
+    let widths = widths(t, area.width);
     let rows: Vec<Row> = t
         .rows
         .iter()
@@ -455,7 +483,8 @@ pub fn table(
                 } else {
                     scrolled(&c.text, hscroll)
                 };
-                Cell::from(text.to_string()).style(theme.mark(c.mark))
+                let width = widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
+                Cell::from(cut(text, width)).style(theme.mark(c.mark))
             }))
             .style(theme.mark(r.mark))
         })
@@ -472,7 +501,7 @@ pub fn table(
         n,
         if n == 1 { "" } else { "s" },
     );
-    let widget = Table::new(rows, widths(t, area.width))
+    let widget = Table::new(rows, widths.into_iter().map(Constraint::Length))
         .header(header)
         .block(Block::bordered().title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
@@ -550,7 +579,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         Panel::Steps => {
             let (a1, a2) = split(area, t.rows.len(), 2);
             table(f, a1, &t, Some(row), theme, "", hs);
-            let turns = analyses::matched_turns(a, &app.sel);
+            let turns = analyses::matched_turns(a, row);
             table(f, a2, &turns, None, theme, "", hs);
         }
         Panel::Likelihood => {
@@ -583,6 +612,10 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
     let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
         .style(Style::default().add_modifier(Modifier::BOLD));
     let sel_row = app.row();
+    // K's column, then the levels' alike: what the borders, K and the gaps
+    // between the columns leave.
+    let levels = t.header.len().max(2) as u16 - 1;
+    let each = (area.width.saturating_sub(2 + 4 + levels) / levels).clamp(6, 22);
     let rows: Vec<Row> = t
         .rows
         .iter()
@@ -593,12 +626,12 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
                 if i == sel_row && j == app.sel.level + 1 {
                     st = st.add_modifier(Modifier::REVERSED);
                 }
-                Cell::from(c.text.as_str()).style(st)
+                let width = if j == 0 { 4 } else { usize::from(each) };
+                Cell::from(squeezed(&c.text, width)).style(st)
             }))
         })
         .collect();
     let mut w = vec![Constraint::Length(4)];
-    let each = (area.width.saturating_sub(8) / (t.header.len().max(2) as u16 - 1)).clamp(6, 22);
     w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
     let widget = Table::new(rows, w)
         .header(header)
@@ -619,15 +652,46 @@ mod tests {
         let mut t = TableData::new("t", "t", &["what", "detail"]);
         t.push_text(vec!["x".into(), "d".repeat(100)], Mark::None, Target::None);
         // 160 columns: borders and gaps take 3 + 2; both columns fit whole.
-        assert_eq!(
-            widths(&t, 160),
-            vec![Constraint::Length(4), Constraint::Length(100)]
-        );
+        assert_eq!(widths(&t, 160), vec![4, 100]);
         // 80 columns: the detail gets what is left.
-        assert_eq!(
-            widths(&t, 80),
-            vec![Constraint::Length(4), Constraint::Length(71)]
+        assert_eq!(widths(&t, 80), vec![4, 71]);
+    }
+
+    #[test]
+    fn a_grid_cell_keeps_its_verdict() {
+        assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 19), "42.8→53.4 +10.5 n ▲");
+        assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 18), "42.8→53.4 +10.5 n▲");
+        assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 17), "42.8→53.4 +10.5n▲");
+        assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 16), "42.8→53.4+10.5n▲");
+        assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 10), "42.8→53.4…");
+    }
+
+    #[test]
+    fn a_cut_cell_ends_in_an_ellipsis() {
+        assert_eq!(cut("11.47 (n=10003)", 13), "11.47 (n=100…");
+        assert_eq!(cut("11.47 (n=10003)", 15), "11.47 (n=10003)");
+        assert_eq!(cut("11.47 (n=10003)", 14), "11.47 (n=1000…");
+        assert_eq!(cut("héllo", 3), "hé…");
+        assert_eq!(cut("ab", 1), "…");
+        assert_eq!(cut("ab", 0), "");
+        assert_eq!(cut("", 0), "");
+        // Drawn in 20 columns: borders, the highlight column and the gaps
+        // leave the two columns 15, "what" takes 4, the detail 11.
+        use ratatui::backend::TestBackend;
+        let mut t = TableData::new("t", "t", &["what", "detail"]);
+        t.push_text(
+            vec!["x".into(), "n=1234567890123456".into()],
+            Mark::None,
+            Target::None,
         );
+        let mut term = ratatui::Terminal::new(TestBackend::new(20, 4)).unwrap();
+        let theme = Theme { no_color: true };
+        term.draw(|f| table(f, f.area(), &t, Some(0), &theme, "", 0))
+            .unwrap();
+        let line: String = (0..20)
+            .map(|x| term.backend().buffer()[(x, 2)].symbol().to_string())
+            .collect();
+        assert_eq!(line, "│▶x    n=12345678… │");
     }
 
     /// The rows on screen alone make the screen ratatui's table makes of
@@ -657,7 +721,10 @@ mod tests {
             let title = format!("{} ({} row{})", t.title, n, if n == 1 { "" } else { "s" });
             let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
                 .style(Style::default().add_modifier(Modifier::BOLD));
-            let widget = Table::new(rows, widths(t, f.area().width))
+            let widths = widths(t, f.area().width)
+                .into_iter()
+                .map(Constraint::Length);
+            let widget = Table::new(rows, widths)
                 .header(header)
                 .block(Block::bordered().title(title))
                 .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))

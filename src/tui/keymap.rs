@@ -230,7 +230,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[Code(KeyCode::Enter)],
         command: Command::Enter,
         panels: &[],
-        help: "drill down: cell → tasks → rollouts → trajectory; finding → its panel; rule → its records",
+        help: "drill down: cell → tasks → rollouts → trajectory; finding → its cell or row; rule → its records",
         bar: Some("drill"),
     },
     Binding {

@@ -68,6 +68,8 @@ impl From<String> for Cell {
 pub enum Target {
     None,
     Panel(Panel),
+    /// A place in a panel: its cell or row (a headline finding's).
+    At(crate::tour::Place),
     Tasks {
         k: u64,
         level: u32,

@@ -48,18 +48,16 @@ pub fn matched(a: &Audit) -> TableData {
     t
 }
 
-pub fn matched_turns(a: &Audit, sel: &Selection) -> TableData {
+/// The matched states of the pair selected in the table above (`row`), by
+/// turn position — the row the cursor is on, as the Likelihood and
+/// Training panels' second views follow theirs.
+pub fn matched_turns(a: &Audit, row: usize) -> TableData {
     let mut t = TableData::new(
         "matched-by-turn",
         "By turn position (early = turn ≤ median)",
         &["turn", "states", "RL better", "mean diff"],
     );
-    let (bench, pair) = current(a, sel);
-    let Some(m) = bench.and_then(|b| {
-        for_pair(&a.matched, &b, pair.as_ref(), |m| {
-            (&m.benchmark, &m.base, &m.rl)
-        })
-    }) else {
+    let Some(m) = a.matched.get(row.min(a.matched.len().saturating_sub(1))) else {
         return t;
     };
     t.title = format!(

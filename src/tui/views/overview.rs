@@ -7,22 +7,23 @@ use crate::schema::LogSet;
 use crate::tui::panel::Panel;
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
-/// Headline findings, each leading to the panel that explains it. While
-/// the audit computes: the findings of the analyses that are in (each
-/// already the complete audit's), then a row for each analysis to come.
+/// Headline findings, each leading to where it is shown (its cell or row,
+/// else its panel). While the audit computes: the findings of the analyses
+/// that are in (each already the complete audit's), then a row for each
+/// analysis to come.
 pub fn findings(l: &Loaded, stopped: bool) -> TableData {
     let a = &l.audit;
     let title = if a.is_complete() {
-        "Headline findings (Enter: go to panel)".to_string()
+        "Headline findings (Enter: go to where each is shown)".to_string()
     } else if stopped {
         format!(
-            "Headline findings of the {} of {} analyses computed before the audit stopped (Enter: go to panel)",
+            "Headline findings of the {} of {} analyses computed before the audit stopped (Enter: go to where each is shown)",
             a.parts_done(),
             Part::ALL.len()
         )
     } else {
         format!(
-            "Headline findings so far: {} of {} analyses in, those to come below (Enter: go to panel)",
+            "Headline findings so far: {} of {} analyses in, those to come below (Enter: go to where each is shown)",
             a.parts_done(),
             Part::ALL.len()
         )
@@ -42,7 +43,7 @@ pub fn findings(l: &Loaded, stopped: bool) -> TableData {
                 Cell::text(f.detail),
             ],
             mark,
-            Target::Panel(Panel::of(f.section)),
+            f.at.map_or(Target::Panel(Panel::of(f.section)), Target::At),
         );
     }
     for p in &a.pending {
