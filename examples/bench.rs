@@ -364,5 +364,26 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
             drills.push((what, t.elapsed().as_secs_f64() * 1e3));
         }
     }
+    // `F` for a pattern found nowhere: every trajectory's actions and
+    // observations read back, in the background, the screen redrawn
+    // meanwhile (as the workbench does, every 100 ms) until the hits show.
+    app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    for c in "F^no such text$".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let t = Instant::now();
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    loop {
+        term.draw(|f| draw::draw(f, &mut app, &progress, "idle"))
+            .expect("draw");
+        if !app.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drills.push((
+        "TUI F: every trajectory searched, no hit (ms)",
+        t.elapsed().as_secs_f64() * 1e3,
+    ));
     (first, mean, max, drills)
 }

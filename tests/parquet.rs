@@ -502,3 +502,127 @@ fn the_loading_gauge_ends_at_the_files_sizes_and_records() {
     assert_eq!(progress.bytes_done.load(Relaxed), on_disk);
     assert_eq!(progress.records.load(Relaxed), records);
 }
+
+/// A search reads a Parquet file's rows a row group and a window at a
+/// time: every hit found, in file order, across row-group and window
+/// boundaries — the rows that hold the pattern known from how the file was
+/// written — and each record visited is the record re-read on its own.
+#[test]
+fn a_search_reads_parquet_row_groups_once_and_finds_every_hit() {
+    let n = 20_000usize;
+    // Incompressible observations, so that the file passes 1 MiB and is
+    // read a row group at a time.
+    let mut rng = Mix(7);
+    let obs: Vec<String> = (0..n)
+        .map(|_| (0..8).map(|_| format!("{:016x}", rng.next())).collect())
+        .collect();
+    let action: Vec<String> = (0..n).map(|i| format!("call_{i}()")).collect();
+    let steps_series = StructChunked::from_series(
+        "steps".into(),
+        n,
+        [
+            Series::new("turn".into(), vec![1i64; n]),
+            Series::new("action".into(), action),
+            Series::new("observation".into(), obs),
+        ]
+        .iter(),
+    )
+    .unwrap()
+    .into_series();
+    let steps: ListChunked = (0..n)
+        .map(|i| Some(steps_series.slice(i as i64, 1)))
+        .collect();
+    let mut df = df!(
+        "run" => (0..n).map(|i| ["a", "b"][i % 2]).collect::<Vec<_>>(),
+        "benchmark" => vec!["b"; n],
+        "task" => (0..n).map(|i| format!("t{}", i / 8)).collect::<Vec<_>>(),
+        "sample" => (0..n).map(|i| (i / 2 % 4) as i64).collect::<Vec<_>>(),
+        "budget" => vec![4i64; n],
+        "success" => (0..n).map(|i| i % 3 == 0).collect::<Vec<_>>(),
+        "turns" => vec![1i64; n],
+        // Floats of every length, as a record re-read on its own writes
+        // them as text and reads them back.
+        "reward" => (0..n).map(|i| (i as f64).sqrt() / 7.0).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    df.with_column(steps.into_series().with_name("steps".into()).into_column())
+        .unwrap();
+    let mut bytes = Vec::new();
+    ParquetWriter::new(&mut bytes)
+        .with_row_group_size(Some(10_000))
+        .finish(&mut df)
+        .unwrap();
+    assert!(bytes.len() > 1 << 20, "{} bytes", bytes.len());
+    let groups: Vec<usize> = ParquetReader::new(std::io::Cursor::new(&bytes))
+        .get_metadata()
+        .unwrap()
+        .row_groups
+        .iter()
+        .map(|g| g.num_rows())
+        .collect();
+    assert_eq!(groups, [10_000, 10_000]);
+    let d = temp_dir("parquet_search");
+    let file = d.join("rows.parquet");
+    std::fs::write(&file, &bytes).unwrap();
+    let set = rl_audit::schema::load::load(&[file], &Default::default()).unwrap();
+    assert_eq!(set.trajectories.len(), n);
+    // A record re-read on its own (the trajectory view), in each row group:
+    // polars, left to choose, parsed the row groups before the row's too,
+    // never read, and no row past the first row group could be shown.
+    for i in [0usize, 9999, 10000, 15000, 19999] {
+        let v = set.read_record(set.trajectories[i].loc).unwrap();
+        assert_eq!(
+            v["steps"][0]["action"],
+            format!("call_{i}()"),
+            "row {}",
+            i + 1
+        );
+    }
+    // Rows 1, 4096, 4097, 9999, 10000, 10001, 14096, 14097 and 20000
+    // (1-based): each side of a window's end and of a row group's.
+    let want: Vec<usize> = vec![0, 4095, 4096, 9998, 9999, 10000, 14095, 14096, 19999];
+    let pattern = want
+        .iter()
+        .map(|i| format!("call_{i}\\(\\)"))
+        .collect::<Vec<_>>()
+        .join("|");
+    let re = regex::Regex::new(&format!("^({pattern})$")).unwrap();
+    let progress = rl_audit::analysis::grep::Progress::default();
+    let found = rl_audit::analysis::grep::search(&set, &re, 1000, &|| true, &progress).unwrap();
+    assert_eq!(found.read, n);
+    assert!(!found.truncated);
+    // What the screen shows while it runs, at its end.
+    use std::sync::atomic::Ordering::Relaxed;
+    assert_eq!(progress.read.load(Relaxed), n);
+    assert_eq!(progress.hits.load(Relaxed), want.len());
+    let rows: Vec<u64> = found
+        .hits
+        .iter()
+        .map(|h| set.trajectories[h.traj].loc.line())
+        .collect();
+    assert_eq!(rows, want.iter().map(|&i| i as u64 + 1).collect::<Vec<_>>());
+    for h in &found.hits {
+        let row = set.trajectories[h.traj].loc.line() as usize;
+        assert_eq!(h.text, format!("call_{}()", row - 1));
+        assert_eq!(h.field, "action");
+    }
+    // A limit stops at the first hits in file order.
+    let few = rl_audit::analysis::grep::search(&set, &re, 3, &|| true, &progress).unwrap();
+    assert_eq!(few.hits.len(), 3);
+    assert!(few.truncated);
+    assert_eq!(few.read, 4097);
+    // Every 7th record, visited once each, is the record read on its own.
+    let some: Vec<usize> = (0..n).step_by(7).collect();
+    let mut seen = vec![0u32; some.len()];
+    set.visit_records(&some, None, &|| true, &mut |k, v| {
+        seen[k] += 1;
+        if k % 50 == 0 {
+            let alone = set.read_record(set.trajectories[some[k]].loc).unwrap();
+            assert_eq!(v, &alone, "record {}", some[k]);
+        }
+        true
+    })
+    .unwrap();
+    assert!(seen.iter().all(|&c| c == 1));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -993,10 +993,11 @@ fn search_finds_every_match_and_opens_its_turn() {
     // A search no longer wanted stops (leaving the view drops the wish).
     let re = regex::Regex::new(pattern).unwrap();
     assert!(matches!(
-        rl_audit::analysis::grep::search(&d.set, &re, 10, &|| false),
+        rl_audit::analysis::grep::search(&d.set, &re, 10, &|| false, &Default::default()),
         Err(rl_audit::error::Error::Cancelled)
     ));
-    let few = rl_audit::analysis::grep::search(&d.set, &re, 10, &|| true).unwrap();
+    let few =
+        rl_audit::analysis::grep::search(&d.set, &re, 10, &|| true, &Default::default()).unwrap();
     assert_eq!(few.hits.len(), 10);
     assert!(few.truncated);
     // Enter on the third hit: its trajectory, at that turn.

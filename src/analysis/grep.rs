@@ -3,8 +3,10 @@
 //! those succeed compared with the others (e.g. rollouts that call `retry`).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::schema::frames::EvalAggregates;
+use crate::schema::load::steps_field;
 use crate::schema::{Id, LogSet};
 
 #[derive(Debug, Clone)]
@@ -39,21 +41,22 @@ fn task_mean(by_task: &BTreeMap<Id, (u64, u64)>) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// The rows of each pattern: `actions[k]` are the actions of `trajs[k]`.
+/// The rows of each pattern: `hit[p][k]`, whether `trajs[k]` has an
+/// action matching pattern p ([`matching`]).
 pub fn analyse(
     set: &LogSet,
     trajs: &[usize],
-    actions: &[Vec<String>],
+    hit: &[Vec<bool>],
     patterns: &[regex::Regex],
 ) -> Vec<GrepRow> {
     let mut out = Vec::new();
-    for re in patterns {
+    for (re, hit) in patterns.iter().zip(hit) {
         // (benchmark, run) → (rollouts, matching, per task (n, solved) of matching / other)
         type Split = (u64, u64, BTreeMap<Id, (u64, u64)>, BTreeMap<Id, (u64, u64)>);
         let mut cells: BTreeMap<(Id, Id), Split> = BTreeMap::new();
         for (k, &i) in trajs.iter().enumerate() {
             let t = &set.trajectories[i];
-            let hit = actions[k].iter().any(|a| re.is_match(a));
+            let hit = hit[k];
             let c = cells.entry((t.benchmark, t.run)).or_default();
             c.0 += 1;
             c.1 += u64::from(hit);
@@ -99,28 +102,39 @@ pub struct Search {
     pub truncated: bool,
 }
 
+/// How far a search has gone (trajectories read, hits found), for the
+/// screen while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub read: AtomicUsize,
+    pub hits: AtomicUsize,
+}
+
 /// Every loaded trajectory's actions and observations searched for `re`
 /// (the first match per step and field), in file order, stopping after
-/// `limit` hits. Records are re-read in chunks; none is kept. Between
-/// chunks `wanted()` false stops it (`Error::Cancelled`).
+/// `limit` hits. Records are re-read file by file
+/// ([`LogSet::visit_records`]); none is kept. `wanted()` false stops it
+/// (`Error::Cancelled`); `progress` counts as it goes.
 pub fn search(
     set: &LogSet,
     re: &regex::Regex,
     limit: usize,
     wanted: &dyn Fn() -> bool,
+    progress: &Progress,
 ) -> crate::error::Result<Search> {
     let mut out = Search::default();
     let all: Vec<usize> = (0..set.trajectories.len()).collect();
-    for chunk in all.chunks(4096) {
-        if !wanted() {
-            return Err(crate::error::Error::Cancelled);
-        }
-        let texts = set.step_texts_of(chunk)?;
-        for (&i, steps) in chunk.iter().zip(texts) {
+    set.visit_records(
+        &all,
+        Some(&["steps.action", "steps.observation"]),
+        wanted,
+        &mut |i, v| {
             out.read += 1;
             let before = out.hits.len();
-            for (step, (action, observation)) in steps.into_iter().enumerate() {
+            let (actions, observations) = (steps_field(v, "action"), steps_field(v, "observation"));
+            for (step, (action, observation)) in actions.into_iter().zip(observations).enumerate() {
                 for (field, text) in [("action", action), ("observation", observation)] {
+                    let text = text.unwrap_or_default();
                     if let Some(m) = re.find(&text) {
                         let at = (m.start(), m.end());
                         out.hits.push(Hit {
@@ -136,12 +150,35 @@ pub fn search(
             if out.hits.len() > before {
                 out.matching += 1;
             }
+            progress.read.store(out.read, Ordering::Relaxed);
+            progress
+                .hits
+                .store(out.hits.len().min(limit), Ordering::Relaxed);
             if out.hits.len() >= limit {
                 out.truncated = out.read < set.trajectories.len();
                 out.hits.truncate(limit);
-                return Ok(out);
+                return false;
             }
-        }
-    }
+            true
+        },
+    )?;
     Ok(out)
+}
+
+/// Whether each of `trajs` has an action matching each pattern:
+/// `[pattern][k]` for `trajs[k]`, their records re-read file by file.
+pub fn matching(
+    set: &LogSet,
+    trajs: &[usize],
+    patterns: &[regex::Regex],
+) -> crate::error::Result<Vec<Vec<bool>>> {
+    let mut hit = vec![vec![false; trajs.len()]; patterns.len()];
+    set.visit_records(trajs, Some(&["steps.action"]), &|| true, &mut |k, v| {
+        let actions: Vec<String> = steps_field(v, "action").into_iter().flatten().collect();
+        for (p, re) in patterns.iter().enumerate() {
+            hit[p][k] = actions.iter().any(|a| re.is_match(a));
+        }
+        true
+    })?;
+    Ok(hit)
 }

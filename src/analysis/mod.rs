@@ -579,8 +579,8 @@ pub fn run_audit_staged(
     })?;
     if !patterns.is_empty() {
         let trajs = grep::candidates(set, &a.agg);
-        let actions = set.actions_of(&trajs)?;
-        a.grep = grep::analyse(set, &trajs, &actions, &patterns);
+        let hit = grep::matching(set, &trajs, &patterns)?;
+        a.grep = grep::analyse(set, &trajs, &hit, &patterns);
     }
     done!(Part::Grep);
     a.notes.extend(closing_notes(set, &a.agg, &pairs, settings));

@@ -13,27 +13,54 @@ use crate::error::{Error, RecordError, Result};
 /// Renders any Parquet frame's rows as JSON Lines (the slow, general path).
 fn records_from_frame(name: &str, df: &DataFrame) -> Result<Vec<u8>> {
     let bad = |m: String| Error::file(name, m);
+    let mut out = Vec::new();
+    for r in values_from_frame(df, None) {
+        serde_json::to_writer(&mut out, &r).map_err(|e| bad(e.to_string()))?;
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// A Parquet frame's rows as the JSON records [`records_from_frame`]
+/// writes; `step_fields`: of each step those fields alone (a search reads
+/// a step's action and observation, not its log-probabilities).
+fn values_from_frame(df: &DataFrame, step_fields: Option<&[&str]>) -> Vec<Value> {
     let mut rows: Vec<Map<String, Value>> = vec![Map::new(); df.height()];
     for col in df.columns() {
         let name = col.name().to_string();
         let s = col.as_materialized_series();
         for (i, av) in s.iter().enumerate() {
-            let v = if name == "steps" {
-                steps_value(av)
-            } else {
-                to_json(av)
+            let v = match (name.as_str(), step_fields) {
+                ("steps", Some(keep)) => steps_with(av, keep),
+                ("steps", None) => steps_value(av),
+                _ => to_json(av),
             };
             if !v.is_null() {
                 rows[i].insert(name.clone(), v);
             }
         }
     }
-    let mut out = Vec::new();
-    for r in rows {
-        serde_json::to_writer(&mut out, &Value::Object(r)).map_err(|e| bad(e.to_string()))?;
-        out.push(b'\n');
-    }
-    Ok(out)
+    rows.into_iter().map(Value::Object).collect()
+}
+
+/// `steps` list with each step's fields `keep` alone.
+fn steps_with(av: AnyValue, keep: &[&str]) -> Value {
+    let AnyValue::List(steps) = av else {
+        return to_json(av);
+    };
+    let step = |st: AnyValue| match st {
+        AnyValue::Struct(_, _, fields) => {
+            let mut m = Map::new();
+            for (f, v) in fields.iter().zip(st._iter_struct_av()) {
+                if keep.contains(&f.name().as_str()) {
+                    m.insert(f.name().to_string(), to_json(v));
+                }
+            }
+            Value::Object(m)
+        }
+        other => to_json(other),
+    };
+    Value::Array(steps.iter().map(step).collect())
 }
 
 /// `steps` list: each step's `logp` list of `{run, value}` becomes `{run: value}`.
@@ -136,10 +163,40 @@ fn read_frame(
     group: Option<usize>,
 ) -> Result<DataFrame> {
     check_page_counts(raw, None, group).map_err(|e| unreadable(name, e))?;
-    ParquetReader::new(std::io::Cursor::new(raw))
+    frame_of(name, raw, slice, None)
+}
+
+/// [`read_frame`] of pages already checked; `columns`: of those top-level
+/// columns only (those the file has).
+fn frame_of(
+    name: &str,
+    raw: &[u8],
+    slice: Option<(usize, usize)>,
+    columns: Option<&[&str]>,
+) -> Result<DataFrame> {
+    // Of `columns`, those the file has (polars fails on one it has not).
+    let columns = match columns {
+        Some(wanted) => {
+            let schema = ParquetReader::new(std::io::Cursor::new(raw))
+                .schema()
+                .map_err(|e| unreadable(name, e))?;
+            let have = wanted.iter().filter(|c| schema.contains(c));
+            Some(have.map(|c| c.to_string()).collect())
+        }
+        None => None,
+    };
+    let mut reader = ParquetReader::new(std::io::Cursor::new(raw))
         .with_slice(slice)
-        .finish()
-        .map_err(|e| unreadable(name, e))
+        .with_columns(columns);
+    if slice.is_some() {
+        // Row group by row group: those before the slice passed over
+        // unread. (By columns — polars' choice for a file of fewer row
+        // groups than columns and threads — it parses every row group's
+        // pages from the first, and a row past the first row group of a
+        // file read only where its own row group is could not be read.)
+        reader = reader.read_parallel(ParallelStrategy::RowGroups);
+    }
+    reader.finish().map_err(|e| unreadable(name, e))
 }
 
 /// [`TrajectoryFile::check_page_counts`] on the column chunks of a file
@@ -1773,6 +1830,124 @@ pub fn read_row_in_file(name: &str, path: &std::path::Path, row: u64) -> Result<
     read_row(name, &raw, row)
 }
 
+/// Rows of the Parquet file at `path` — `rows`, each (1-based row, the
+/// caller's key), ascending — visited with their records as
+/// [`read_row_in_file`] makes them, but a row group read once for all its
+/// rows (a file under 1 MiB, or one whose footer cannot be read, whole) and
+/// decoded in windows of up to 4,096 rows from each row wanted (`fields`:
+/// those alone, `steps.action` a step's; the record holds at least them).
+/// `visit` returning false stops.
+pub fn visit_rows_in_file(
+    name: &str,
+    path: &std::path::Path,
+    rows: &[(u64, usize)],
+    fields: Option<&[&str]>,
+    visit: &mut dyn FnMut(usize, Value) -> bool,
+) -> Result<()> {
+    // `steps.action`: the column `steps`, of each step its `action`.
+    let columns: Option<Vec<&str>> = fields.map(|f| {
+        let mut c: Vec<&str> = f.iter().map(|x| x.split('.').next().unwrap_or(x)).collect();
+        c.dedup();
+        c
+    });
+    let columns = columns.as_deref();
+    let step_fields: Option<Vec<&str>> = fields
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x.strip_prefix("steps."))
+                .collect::<Vec<_>>()
+        })
+        .filter(|s| !s.is_empty());
+    let step_fields = step_fields.as_deref();
+    const WINDOW: usize = 4096;
+    let bad = |m: String| Error::file(name, m);
+    let io = |e: std::io::Error| bad(crate::error::io_text(&e));
+    #[cfg(unix)]
+    let footer = open_footer(path, READ_WHOLE_BELOW).map_err(io)?;
+    #[cfg(not(unix))]
+    let footer: Option<(
+        std::fs::File,
+        std::fs::Metadata,
+        polars_parquet::read::FileMetadata,
+    )> = None;
+    // Each row group's first row and its rows; read whole: one of them all.
+    let groups: Vec<(usize, usize)> = match &footer {
+        Some((_, _, meta)) => {
+            let mut first = 0usize;
+            meta.row_groups
+                .iter()
+                .map(|rg| {
+                    let g = (first, rg.num_rows());
+                    first += rg.num_rows();
+                    g
+                })
+                .collect()
+        }
+        None => vec![(0, usize::MAX)],
+    };
+    // The bytes of row group `g` (`Some(g)`: its chunks alone), or the file.
+    let read_group = |g: usize| -> Result<(Vec<u8>, Option<usize>)> {
+        #[cfg(unix)]
+        if let Some((f, before, meta)) = &footer {
+            if let Some(raw) = read_sparse(f, before, group_ranges(meta, g)).map_err(io)? {
+                return Ok((raw, Some(g)));
+            }
+        }
+        Ok((std::fs::read(path).map_err(io)?, None))
+    };
+    let mut group: Option<(usize, Vec<u8>)> = None;
+    // The window decoded: its first row and its records. (As values: the
+    // text [`read_row_in_file`] writes and parses again reads as the same
+    // values — serde_json writes a float's shortest form and reads it back
+    // correctly rounded — in twice the time.)
+    let mut window: Option<(usize, Vec<Value>)> = None;
+    let mut g = 0usize;
+    for (at, &(row, k)) in rows.iter().enumerate() {
+        let i = row
+            .checked_sub(1)
+            .and_then(|i| usize::try_from(i).ok())
+            .ok_or_else(|| bad(format!("row {row} is gone")))?;
+        while g < groups.len() && i >= groups[g].0.saturating_add(groups[g].1) {
+            g += 1;
+        }
+        let Some(&(first, n)) = groups.get(g) else {
+            return Err(bad(format!("row {row} is gone")));
+        };
+        if group.as_ref().is_none_or(|x| x.0 != g) {
+            let (raw, only) = read_group(g)?;
+            // Its pages checked once, for all its windows.
+            check_page_counts(&raw, None, only).map_err(|e| unreadable(name, e))?;
+            group = Some((g, raw));
+            window = None;
+        }
+        let Some((_, raw)) = &group else {
+            unreachable!("read above")
+        };
+        let inside = |w: &(usize, Vec<Value>)| i >= w.0 && i - w.0 < w.1.len();
+        if !window.as_ref().is_some_and(inside) {
+            let len = WINDOW.min(first.saturating_add(n) - i);
+            let frame = frame_of(name, raw, Some((i, len)), columns)?;
+            window = Some((i, values_from_frame(&frame, step_fields)));
+        }
+        let Some((start, records)) = &mut window else {
+            unreachable!("decoded above")
+        };
+        let Some(v) = records.get_mut(i - *start) else {
+            return Err(bad(format!("row {row} is gone")));
+        };
+        // Taken, unless the next row wanted is this one again.
+        let v = if rows.get(at + 1).is_some_and(|r| r.0 == row) {
+            v.clone()
+        } else {
+            std::mem::take(v)
+        };
+        if !visit(k, v) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// The bytes [`read_row_in_file`] reads and the row group of `row`
 /// (1-based), or `None` to read whole (files of fewer than `whole_below`
 /// bytes).
@@ -1798,12 +1973,31 @@ fn read_row_group(
         first += rows;
     }
     let Some(g) = found else { return Ok(None) };
-    let ranges = meta.row_groups[g]
-        .parquet_columns()
-        .iter()
-        .map(|m| m.byte_range())
-        .collect();
-    Ok(read_sparse(&f, &before, ranges)?.map(|raw| (raw, g)))
+    Ok(read_sparse(&f, &before, group_ranges(&meta, g))?.map(|raw| (raw, g)))
+}
+
+/// Where row group `g`'s bytes are: its column chunks, and their page
+/// indexes (polars reads a row group's offset index to find the pages of
+/// a slice that begins after its first row: left unread, a file polars
+/// wrote could not be re-read past its first row group).
+#[cfg(unix)]
+fn group_ranges(meta: &polars_parquet::read::FileMetadata, g: usize) -> Vec<std::ops::Range<u64>> {
+    let mut out = Vec::new();
+    for m in meta.row_groups[g].parquet_columns() {
+        out.push(m.byte_range());
+        let indexes = [
+            (m.offset_index_offset(), m.offset_index_length()),
+            (m.column_index_offset(), m.column_index_length()),
+        ];
+        for (at, n) in indexes {
+            let range = at
+                .and_then(|at| u64::try_from(at).ok())
+                .zip(n.and_then(|n| u64::try_from(n).ok()))
+                .and_then(|(at, n)| Some(at..at.checked_add(n)?));
+            out.extend(range);
+        }
+    }
+    out
 }
 
 /// Row `row` (1-based) of the file in `raw`; where only row group `group`'s

@@ -88,6 +88,8 @@ pub struct App {
     /// screen stays live meanwhile.
     /// Dropping it (leaving the view) tells the job it is no longer wanted.
     reading: Option<(View, std::sync::mpsc::Receiver<TableData>, Arc<()>)>,
+    /// How far the search being made in the background has gone.
+    searched: Option<Arc<crate::analysis::grep::Progress>>,
     /// The current table's sort: (column, descending), until the view changes.
     pub sort: Option<(usize, bool)>,
     /// Where `e` writes its CSV (the current directory).
@@ -172,6 +174,7 @@ impl App {
             cached: Vec::new(),
             shaped: None,
             reading: None,
+            searched: None,
             sort: None,
             export_dir: std::path::PathBuf::from("."),
             marked: None,
@@ -542,12 +545,22 @@ impl App {
                         }
                     }
                     View::Search(p) => {
-                        let (set, pat) = (d.set.clone(), p.clone());
+                        // A search starting counts afresh; one running goes on.
+                        let running = matches!(&self.reading, Some((r, ..)) if *r == v);
+                        let progress = match &self.searched {
+                            Some(p) if running => Arc::clone(p),
+                            _ => Arc::new(Default::default()),
+                        };
+                        self.searched = Some(Arc::clone(&progress));
+                        let (set, pat, counts) = (d.set.clone(), p.clone(), Arc::clone(&progress));
                         match self.in_background(&v, move |wanted: &dyn Fn() -> bool| {
-                            search::table(&set, &pat, wanted)
+                            search::table(&set, &pat, wanted, &counts)
                         }) {
                             Some(t) => t,
-                            None => return Some(Arc::new(search::searching(p))),
+                            None => {
+                                let total = d.set.trajectories.len();
+                                return Some(Arc::new(search::searching(p, &progress, total)));
+                            }
                         }
                     }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),

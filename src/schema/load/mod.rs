@@ -26,8 +26,8 @@ pub use discover::{discover, is_log_file, read_list};
 pub(crate) use discover::{format_of, Format};
 pub(crate) use merge::*;
 pub(crate) use parse::*;
-pub use reread::read_record;
 pub(crate) use reread::stamp;
+pub use reread::{read_record, steps_field};
 
 /// A line longer than this is a file-level failure (SPEC §1.4).
 pub const MAX_LINE: usize = 256 << 20;

@@ -142,88 +142,108 @@ pub(super) fn nth_line(
 }
 
 impl LogSet {
-    /// The step actions of some trajectories (indices into `trajectories`),
-    /// re-read from their files: a plain JSON Lines file is streamed once,
-    /// other files re-read record by record (a compressed one is decoded
-    /// once and kept). Used by `--grep`; the texts are never resident.
-    pub fn actions_of(&self, trajs: &[usize]) -> Result<Vec<Vec<String>>> {
-        self.records_map(trajs, |v| {
-            // Steps without an action are skipped.
-            steps_field(v, "action").into_iter().flatten().collect()
-        })
-    }
-
-    /// Each step's (action, observation) of the trajectories `trajs`, as
-    /// text ("" where absent), re-read from their files.
-    pub fn step_texts_of(&self, trajs: &[usize]) -> Result<Vec<Vec<(String, String)>>> {
-        self.records_map(trajs, |v| {
-            let a = steps_field(v, "action");
-            let o = steps_field(v, "observation");
-            a.into_iter()
-                .zip(o)
-                .map(|(a, o)| (a.unwrap_or_default(), o.unwrap_or_default()))
-                .collect()
-        })
-    }
-
-    /// `of` each record of `trajs`, re-read from their files in one pass
-    /// per file (a plain JSON Lines file is streamed; others go through
-    /// [`LogSet::read_record`]); a record that does not parse gives the
-    /// default.
-    fn records_map<T: Default + Clone>(
+    /// Each record of the trajectories `trajs` (indices into
+    /// `trajectories`), re-read from their files, visited as
+    /// `visit(k, record)` for `trajs[k]`: file by file, each in record order,
+    /// each file read once — a plain JSON Lines file streamed, a Parquet
+    /// file a row group at a time in windows of rows (one record re-read on
+    /// its own reads and decodes its whole row group: at 11 M rollouts a
+    /// search of every record took hours), a compressed one decoded once.
+    /// No record is kept. `fields`: the record holds these fields at least
+    /// (`steps.action`: each step's action; a Parquet file's others are not
+    /// made: a search reads the steps' texts alone). A JSON Lines record that no longer parses is
+    /// passed over. `visit` returning false stops; so does `wanted()` false,
+    /// checked every few thousand records (`Error::Cancelled`).
+    pub fn visit_records(
         &self,
         trajs: &[usize],
-        of: impl Fn(&serde_json::Value) -> T,
-    ) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); trajs.len()];
+        fields: Option<&[&str]>,
+        wanted: &dyn Fn() -> bool,
+        visit: &mut dyn FnMut(usize, &serde_json::Value) -> bool,
+    ) -> Result<()> {
         let mut by_file: BTreeMap<u32, Vec<(u64, usize)>> = BTreeMap::new();
         for (k, &i) in trajs.iter().enumerate() {
             let loc = self.trajectories[i].loc;
             by_file.entry(loc.file()).or_default().push((loc.line(), k));
         }
-        for (file, mut wanted) in by_file {
-            wanted.sort_unstable();
-            let name = self.files[file as usize].as_str();
-            let plain = self
-                .embedded
-                .get(file as usize)
-                .copied()
-                .flatten()
-                .is_none()
-                && format_of(Path::new(name)) == Some(Format::Jsonl);
-            if plain {
-                let f = std::fs::File::open(name).map_err(|e| Error::file(name, io_text(&e)))?;
-                let mut lines =
-                    std::io::BufRead::split(std::io::BufReader::with_capacity(1 << 20, f), b'\n');
-                let mut at = 0u64;
-                // The current line (several trajectories may share one).
-                let mut text: Option<Vec<u8>> = None;
-                for (line, k) in wanted {
-                    while at < line {
-                        text = lines
-                            .next()
-                            .transpose()
-                            .map_err(|e| Error::file(name, io_text(&e)))?;
-                        at += 1;
-                    }
-                    let Some(t) = &text else { break };
-                    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(t) {
-                        out[k] = of(&v);
+        let mut seen = 0usize;
+        // Every 4,096 records: is the result still wanted?
+        let mut tick = || {
+            seen += 1;
+            if seen.is_multiple_of(4096) && !wanted() {
+                return Err(Error::Cancelled);
+            }
+            Ok(())
+        };
+        for (file, mut lines) in by_file {
+            if !wanted() {
+                return Err(Error::Cancelled);
+            }
+            lines.sort_unstable();
+            let name = self.file_name(Loc::new(file, 1));
+            let embedded = self.embedded.get(file as usize).copied().flatten();
+            let path = Path::new(name);
+            match (format_of(path), embedded) {
+                (Some(Format::Jsonl), None) => {
+                    let f =
+                        std::fs::File::open(path).map_err(|e| Error::file(name, io_text(&e)))?;
+                    let mut records = std::io::BufRead::split(
+                        std::io::BufReader::with_capacity(1 << 20, f),
+                        b'\n',
+                    );
+                    let mut at = 0u64;
+                    // The current line (several trajectories may share one).
+                    let mut text: Option<Vec<u8>> = None;
+                    for (line, k) in lines {
+                        tick()?;
+                        while at < line {
+                            text = records
+                                .next()
+                                .transpose()
+                                .map_err(|e| Error::file(name, io_text(&e)))?;
+                            at += 1;
+                        }
+                        let Some(t) = &text else { break };
+                        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(t) {
+                            if !visit(k, &v) {
+                                return Ok(());
+                            }
+                        }
                     }
                 }
-            } else {
-                for (line, k) in wanted {
-                    let v = self.read_record(Loc::new(file, line))?;
-                    out[k] = of(&v);
+                (Some(Format::Parquet), None) => {
+                    let mut go_on = Ok(true);
+                    crate::schema::parquet::visit_rows_in_file(
+                        name,
+                        path,
+                        &lines,
+                        fields,
+                        &mut |k, v| {
+                            go_on = tick().map(|()| visit(k, &v));
+                            matches!(go_on, Ok(true))
+                        },
+                    )?;
+                    if !go_on? {
+                        return Ok(());
+                    }
+                }
+                _ => {
+                    for (line, k) in lines {
+                        tick()?;
+                        let v = self.read_record(Loc::new(file, line))?;
+                        if !visit(k, &v) {
+                            return Ok(());
+                        }
+                    }
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
 /// One field of every step of a record, as text (a non-string as its JSON).
-fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
+pub fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
     v.get("steps")
         .and_then(|s| s.as_array())
         .into_iter()

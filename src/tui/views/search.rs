@@ -2,7 +2,9 @@
 //! loaded trajectory (found by `analysis::grep::search`); each hit is a row,
 //! and Enter opens its trajectory at that turn.
 
-use crate::analysis::grep::{search, Hit};
+use std::sync::atomic::Ordering;
+
+use crate::analysis::grep::{search, Hit, Progress};
 use crate::schema::LogSet;
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -30,11 +32,18 @@ pub fn snippet(h: &Hit) -> String {
     ))
 }
 
-/// What the search view shows while the records are being read.
-pub fn searching(pattern: &str) -> TableData {
+/// What the search view shows while the records are being read: how many
+/// of the `total` trajectories are read, and the hits so far.
+pub fn searching(pattern: &str, progress: &Progress, total: usize) -> TableData {
     let mut t = TableData::new("search", format!("/{pattern}/ — searching…"), &["match"]);
+    let read = progress.read.load(Ordering::Relaxed);
+    let hits = progress.hits.load(Ordering::Relaxed);
     t.push_text(
-        vec![format!("reading every trajectory for /{pattern}/…")],
+        vec![format!(
+            "reading every trajectory for /{pattern}/: {read} of {total} read ({:.0}%), {hits} hit{} so far (Esc stops)",
+            100.0 * read as f64 / total.max(1) as f64,
+            if hits == 1 { "" } else { "s" }
+        )],
         Mark::None,
         Target::None,
     );
@@ -42,8 +51,14 @@ pub fn searching(pattern: &str) -> TableData {
 }
 
 /// The results table of `pattern` (an invalid pattern or an unreadable file
-/// is a one-row table saying so); `wanted` false stops the search.
-pub fn table(set: &LogSet, pattern: &str, wanted: &dyn Fn() -> bool) -> TableData {
+/// is a one-row table saying so); `wanted` false stops the search;
+/// `progress` counts as it goes.
+pub fn table(
+    set: &LogSet,
+    pattern: &str,
+    wanted: &dyn Fn() -> bool,
+    progress: &Progress,
+) -> TableData {
     let mut t = TableData::new(
         "search",
         format!("/{pattern}/"),
@@ -60,7 +75,7 @@ pub fn table(set: &LogSet, pattern: &str, wanted: &dyn Fn() -> bool) -> TableDat
             return t;
         }
     };
-    let found = match search(set, &re, LIMIT, wanted) {
+    let found = match search(set, &re, LIMIT, wanted, progress) {
         Ok(f) => f,
         Err(e) => {
             t.push_text(vec![format!("{e}")], Mark::Bad, Target::None);
@@ -97,4 +112,27 @@ pub fn table(set: &LogSet, pattern: &str, wanted: &dyn Fn() -> bool) -> TableDat
         t.push_text(vec!["no match".into()], Mark::None, Target::None);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_search_says_how_far_it_has_read() {
+        let p = Progress::default();
+        p.read.store(250, Ordering::Relaxed);
+        p.hits.store(1, Ordering::Relaxed);
+        let t = searching("retry", &p, 1000);
+        assert_eq!(t.title, "/retry/ — searching…");
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(
+            t.rows[0].cells[0].text,
+            "reading every trajectory for /retry/: 250 of 1000 read (25%), 1 hit so far (Esc stops)"
+        );
+        p.hits.store(7, Ordering::Relaxed);
+        assert!(searching("retry", &p, 1000).rows[0].cells[0]
+            .text
+            .ends_with("7 hits so far (Esc stops)"));
+    }
 }
