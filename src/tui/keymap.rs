@@ -314,7 +314,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[Char('F')],
         command: Command::Search,
         panels: &[],
-        help: "search every trajectory's actions and observations for a regular expression",
+        help: "search every trajectory's actions and observations for a regular expression (in the background: its row counts what is read; Esc stops it)",
         bar: None,
     },
     Binding {

@@ -151,9 +151,10 @@ impl LogSet {
     /// search of every record took hours), a compressed one decoded once.
     /// No record is kept. `fields`: the record holds these fields at least
     /// (`steps.action`: each step's action; a Parquet file's others are not
-    /// made: a search reads the steps' texts alone). A JSON Lines record that no longer parses is
-    /// passed over. `visit` returning false stops; so does `wanted()` false,
-    /// checked every few thousand records (`Error::Cancelled`).
+    /// made: a search reads the steps' texts alone). A JSON Lines record
+    /// that no longer parses is passed over. `visit` returning false stops;
+    /// so does `wanted()` false, checked every few thousand records
+    /// (`Error::Cancelled`).
     pub fn visit_records(
         &self,
         trajs: &[usize],
