@@ -180,11 +180,7 @@ pub fn steps(a: &Audit) -> Vec<Step> {
 /// preferred).
 pub fn budget_place(x: &Advantage, mode: Option<Mode>) -> Place {
     Place::Budget {
-        pair: PairNames {
-            benchmark: x.benchmark.clone(),
-            base: x.base.clone(),
-            rl: x.rl.clone(),
-        },
+        pair: PairNames::of((&x.benchmark, &x.base, &x.rl)),
         k: x.k,
         level: x.level,
         mode,
@@ -423,11 +419,10 @@ fn matched(a: &Audit, p: Option<&PairNames>) -> (Place, String) {
         ),
         None => "No probes in these logs: matched-state experiments need `probe` records (SPEC §1.2).".into(),
     };
-    let pair = a.matched.get(row).map(|m| PairNames {
-        benchmark: m.benchmark.clone(),
-        base: m.base.clone(),
-        rl: m.rl.clone(),
-    });
+    let pair = a
+        .matched
+        .get(row)
+        .map(|m| PairNames::of((&m.benchmark, &m.base, &m.rl)));
     (
         Place::Table {
             topic: Topic::Matched,

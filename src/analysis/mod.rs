@@ -228,6 +228,16 @@ impl PairNames {
     pub fn key(&self) -> (&str, &str, &str) {
         (&self.benchmark, &self.base, &self.rl)
     }
+
+    /// The pair of a result row's (benchmark, base, rl): [`Self::key`]'s
+    /// inverse.
+    pub fn of((benchmark, base, rl): (&str, &str, &str)) -> Self {
+        PairNames {
+            benchmark: benchmark.to_string(),
+            base: base.to_string(),
+            rl: rl.to_string(),
+        }
+    }
 }
 
 impl Audit {
@@ -404,11 +414,7 @@ pub fn run_audit_staged(
         .collect::<Result<_>>()?;
     let names = pairs
         .iter()
-        .map(|p| PairNames {
-            benchmark: set.name(p.benchmark).to_string(),
-            base: set.name(p.base).to_string(),
-            rl: set.name(p.rl).to_string(),
-        })
+        .map(|p| PairNames::of((set.name(p.benchmark), set.name(p.base), set.name(p.rl))))
         .collect();
     let mut a = Audit {
         settings: settings.clone(),

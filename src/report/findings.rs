@@ -281,7 +281,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 at: Some(Place::Table {
                     topic: Topic::Recovery,
                     row: 0,
-                    pair: Some(pair_names(&d.benchmark, &d.base, &d.rl)),
+                    pair: Some(PairNames::of((&d.benchmark, &d.base, &d.rl))),
                 }),
             });
         }
@@ -312,7 +312,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             section: Section::Budget,
             part: Part::Categories,
             at: Some(Place::Budget {
-                pair: pair_names(&c.benchmark, &c.base, &c.rl),
+                pair: PairNames::of((&c.benchmark, &c.base, &c.rl)),
                 k: c.k,
                 level: c.level,
                 mode: Some(c.mode),
@@ -335,7 +335,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     };
     for (row, m) in a.matched.iter().enumerate() {
         let place = format!("{} {} → {}", m.benchmark, m.base, m.rl);
-        let pair = pair_names(&m.benchmark, &m.base, &m.rl);
+        let pair = PairNames::of((&m.benchmark, &m.base, &m.rl));
         out.push(share(
             "matched states",
             place,
@@ -353,7 +353,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     }
     for r in &a.recovery {
         let place = format!("{} {} → {}", r.benchmark, r.base, r.rl);
-        let pair = pair_names(&r.benchmark, &r.base, &r.rl);
+        let pair = PairNames::of((&r.benchmark, &r.base, &r.rl));
         out.push(share(
             "error recovery",
             place,
@@ -409,12 +409,4 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     // it is in.
     out.retain(|f| !a.is_pending(f.part));
     out
-}
-
-fn pair_names(benchmark: &str, base: &str, rl: &str) -> PairNames {
-    PairNames {
-        benchmark: benchmark.to_string(),
-        base: base.to_string(),
-        rl: rl.to_string(),
-    }
 }

@@ -166,25 +166,14 @@ fn read_frame(
     frame_of(name, raw, slice, None)
 }
 
-/// [`read_frame`] of pages already checked; `columns`: of those top-level
-/// columns only (those the file has).
+/// [`read_frame`] of pages already checked; `columns`: those top-level
+/// columns only (each one the file has: [`columns_in`]).
 fn frame_of(
     name: &str,
     raw: &[u8],
     slice: Option<(usize, usize)>,
-    columns: Option<&[&str]>,
+    columns: Option<Vec<String>>,
 ) -> Result<DataFrame> {
-    // Of `columns`, those the file has (polars fails on one it has not).
-    let columns = match columns {
-        Some(wanted) => {
-            let schema = ParquetReader::new(std::io::Cursor::new(raw))
-                .schema()
-                .map_err(|e| unreadable(name, e))?;
-            let have = wanted.iter().filter(|c| schema.contains(c));
-            Some(have.map(|c| c.to_string()).collect())
-        }
-        None => None,
-    };
     let mut reader = ParquetReader::new(std::io::Cursor::new(raw))
         .with_slice(slice)
         .with_columns(columns);
@@ -197,6 +186,16 @@ fn frame_of(
         reader = reader.read_parallel(ParallelStrategy::RowGroups);
     }
     reader.finish().map_err(|e| unreadable(name, e))
+}
+
+/// Of `wanted`, the top-level columns the file in `raw` has (polars fails
+/// on one it has not).
+fn columns_in(name: &str, raw: &[u8], wanted: &[&str]) -> Result<Vec<String>> {
+    let schema = ParquetReader::new(std::io::Cursor::new(raw))
+        .schema()
+        .map_err(|e| unreadable(name, e))?;
+    let have = wanted.iter().filter(|c| schema.contains(c));
+    Ok(have.map(|c| c.to_string()).collect())
 }
 
 /// [`TrajectoryFile::check_page_counts`] on the column chunks of a file
@@ -1895,7 +1894,8 @@ pub fn visit_rows_in_file(
         }
         Ok((std::fs::read(path).map_err(io)?, None))
     };
-    let mut group: Option<(usize, Vec<u8>)> = None;
+    // The row group read: its index, bytes and the columns read of it.
+    let mut group: Option<(usize, Vec<u8>, Option<Vec<String>>)> = None;
     // The window decoded: its first row and its records. (As values: the
     // text [`read_row_in_file`] writes and parses again reads as the same
     // values — serde_json writes a float's shortest form and reads it back
@@ -1917,16 +1917,17 @@ pub fn visit_rows_in_file(
             let (raw, only) = read_group(g)?;
             // Its pages checked once, for all its windows.
             check_page_counts(&raw, None, only).map_err(|e| unreadable(name, e))?;
-            group = Some((g, raw));
+            let read = columns.map(|c| columns_in(name, &raw, c)).transpose()?;
+            group = Some((g, raw, read));
             window = None;
         }
-        let Some((_, raw)) = &group else {
+        let Some((_, raw, read)) = &group else {
             unreachable!("read above")
         };
         let inside = |w: &(usize, Vec<Value>)| i >= w.0 && i - w.0 < w.1.len();
         if !window.as_ref().is_some_and(inside) {
             let len = WINDOW.min(first.saturating_add(n) - i);
-            let frame = frame_of(name, raw, Some((i, len)), columns)?;
+            let frame = frame_of(name, raw, Some((i, len)), read.clone())?;
             window = Some((i, values_from_frame(&frame, step_fields)));
         }
         let Some((start, records)) = &mut window else {
@@ -1976,28 +1977,14 @@ fn read_row_group(
     Ok(read_sparse(&f, &before, group_ranges(&meta, g))?.map(|raw| (raw, g)))
 }
 
-/// Where row group `g`'s bytes are: its column chunks, and their page
-/// indexes (polars reads a row group's offset index to find the pages of
-/// a slice that begins after its first row: left unread, a file polars
-/// wrote could not be re-read past its first row group).
+/// Where row group `g`'s bytes are: its column chunks.
 #[cfg(unix)]
 fn group_ranges(meta: &polars_parquet::read::FileMetadata, g: usize) -> Vec<std::ops::Range<u64>> {
-    let mut out = Vec::new();
-    for m in meta.row_groups[g].parquet_columns() {
-        out.push(m.byte_range());
-        let indexes = [
-            (m.offset_index_offset(), m.offset_index_length()),
-            (m.column_index_offset(), m.column_index_length()),
-        ];
-        for (at, n) in indexes {
-            let range = at
-                .and_then(|at| u64::try_from(at).ok())
-                .zip(n.and_then(|n| u64::try_from(n).ok()))
-                .and_then(|(at, n)| Some(at..at.checked_add(n)?));
-            out.extend(range);
-        }
-    }
-    out
+    meta.row_groups[g]
+        .parquet_columns()
+        .iter()
+        .map(|m| m.byte_range())
+        .collect()
 }
 
 /// Row `row` (1-based) of the file in `raw`; where only row group `group`'s

@@ -13,17 +13,19 @@ use crate::tui::table::{Cell, Mark, TableData, Target};
 /// analysis to come.
 pub fn findings(l: &Loaded, stopped: bool) -> TableData {
     let a = &l.audit;
+    // What Enter does, in every state.
+    const ENTER: &str = "Enter: go to where each is shown";
     let title = if a.is_complete() {
-        "Headline findings (Enter: go to where each is shown)".to_string()
+        format!("Headline findings ({ENTER})")
     } else if stopped {
         format!(
-            "Headline findings of the {} of {} analyses computed before the audit stopped (Enter: go to where each is shown)",
+            "Headline findings of the {} of {} analyses computed before the audit stopped ({ENTER})",
             a.parts_done(),
             Part::ALL.len()
         )
     } else {
         format!(
-            "Headline findings so far: {} of {} analyses in, those to come below (Enter: go to where each is shown)",
+            "Headline findings so far: {} of {} analyses in, those to come below ({ENTER})",
             a.parts_done(),
             Part::ALL.len()
         )
