@@ -46,6 +46,9 @@ pub enum Place {
         row: usize,
         pair: Option<PairNames>,
     },
+    /// The BudgetMix panel, which shows one audited run at a time: the
+    /// run (its index among the audit's BudgetMix runs) and the rule's row.
+    BudgetMix { run: usize, row: usize },
 }
 
 /// One step of the tour.
@@ -611,14 +614,8 @@ fn budgetmix(a: &Audit, lo: u32, hi: u32) -> (Place, String) {
             "No BudgetMix runs here (method `budgetmix`, or --audit RUN): nothing to audit.".into()
         }
     };
-    (
-        Place::Table {
-            topic: Topic::BudgetMix,
-            row: 0,
-            pair: None,
-        },
-        s,
-    )
+    // The first audited run, as the step reads it.
+    (Place::BudgetMix { run: 0, row: 0 }, s)
 }
 
 fn cost(a: &Audit, p: Option<&PairNames>) -> (Place, String) {

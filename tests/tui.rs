@@ -516,6 +516,54 @@ fn every_finding_lands_where_it_is_shown() {
     );
 }
 
+/// A BudgetMix violation lands on its own run and rule: the panel shows
+/// one audited run at a time, and the violating run here is the second
+/// (`bm2`: group g2 drawing budgets 4 and 6, a success at turn 3 with
+/// budget 2; `bm1` keeps every rule).
+#[test]
+fn a_budgetmix_violation_lands_on_its_run_and_rule() {
+    // Written by hand in rl-audit's own format (SPEC §1), loaded by the
+    // path relative to the crate as a user would type it: the screen shows it.
+    let file = std::path::PathBuf::from("tests/data/budgetmix/two-runs.jsonl");
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let audit = run_audit(&set, &quick()).expect("audit");
+    let data = on_screen(&Arc::new(set), &audit);
+    let json = rl_audit::report::json::report(&data.set, &data.audit);
+    let found = json["findings"].as_array().unwrap();
+    let violations: Vec<(usize, &str)> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f["kind"] == "BudgetMix violation")
+        .map(|(i, f)| (i, f["where"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        violations.iter().map(|v| v.1).collect::<Vec<_>>(),
+        ["bm2 group_consistency", "bm2 no_success_past_budget"]
+    );
+    for (i, place) in violations {
+        let mut s = Screen::new(160, 48, data.clone());
+        let screen = s.keys(&format!("1{}\n", "j".repeat(i)));
+        assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::BudgetMix);
+        assert!(screen.contains("BudgetMix audit of bm2 "), "{screen}");
+        let rule = place.split(' ').nth(1).unwrap();
+        let row = screen.lines().find(|l| l.contains('▶')).unwrap();
+        assert!(row.contains(rule), "{place}: lands on\n{screen}");
+    }
+    snapshot(
+        &data,
+        "8-budgetmix-violation",
+        &format!(
+            "1{}\n",
+            "j".repeat(
+                found
+                    .iter()
+                    .position(|f| f["kind"] == "BudgetMix violation")
+                    .unwrap()
+            )
+        ),
+    );
+}
+
 #[test]
 fn tables_sort_by_column_and_jump_to_either_end() {
     let d = demo();

@@ -389,8 +389,8 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 }),
         });
     }
-    for b in &a.budgetmix {
-        for r in b.rules.iter().filter(|r| r.violations > 0) {
+    for (run, b) in a.budgetmix.iter().enumerate() {
+        for (row, r) in b.rules.iter().enumerate().filter(|(_, r)| r.violations > 0) {
             out.push(Finding {
                 kind: "BudgetMix violation",
                 place: format!("{} {}", b.run, r.rule),
@@ -398,9 +398,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 severity: Severity::Problem,
                 section: Section::BudgetMix,
                 part: Part::BudgetMix,
-                // The panel shows one audited run at a time (p), the
-                // first on arriving: the panel itself.
-                at: None,
+                at: Some(Place::BudgetMix { run, row }),
             });
         }
     }

@@ -441,13 +441,17 @@ impl App {
                 if let Some(p) = pair {
                     locate(&mut self.sel, p);
                 }
-                if panel == Panel::BudgetMix {
-                    self.sel.pair = 0;
-                }
                 self.sel.mode = None;
                 self.llr_view = false;
                 self.ceiling = usize::MAX;
                 self.go_panel(panel);
+                self.set_row(*row);
+            }
+            crate::tour::Place::BudgetMix { run, row } => {
+                // The panel's run is the selection's pair index (p).
+                self.sel.pair = *run;
+                self.sel.mode = None;
+                self.go_panel(Panel::BudgetMix);
                 self.set_row(*row);
             }
         }

@@ -442,6 +442,48 @@ fn cut(text: &str, width: usize) -> String {
     }
 }
 
+/// The cells of a row that `widths` cut (after a sideways scroll of
+/// `hscroll`), each in full after its column's name — `length-matched d:
+/// 3.26 [+2.0, +4.9] · benchmark: frozenlake` — the most hidden first, so
+/// that what a narrow screen hides most is what its border shows; empty
+/// when every cell fits.
+fn uncut(
+    header: &[String],
+    cells: &[super::table::Cell],
+    widths: &[u16],
+    hscroll: usize,
+) -> String {
+    let mut hidden: Vec<(usize, String)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(j, c)| {
+            let shown = if j == 0 {
+                c.text.as_str()
+            } else {
+                scrolled(&c.text, hscroll)
+            };
+            // A cut cell shows width − 1 characters and the ellipsis.
+            let over = shown
+                .chars()
+                .count()
+                .checked_sub(usize::from(*widths.get(j)?))
+                .filter(|&o| o > 0)?;
+            let text = match header.get(j) {
+                Some(h) if !h.is_empty() => format!("{h}: {}", c.text),
+                _ => c.text.clone(),
+            };
+            Some((over, text))
+        })
+        .collect();
+    // Stable: columns hiding as much stay in their order.
+    hidden.sort_by_key(|(over, _)| std::cmp::Reverse(*over));
+    hidden
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// `text` from character `skip` on (the sideways scroll of long cells).
 fn scrolled(text: &str, skip: usize) -> &str {
     match text.char_indices().nth(skip) {
@@ -460,8 +502,15 @@ pub fn table(
     title: &str,
     hscroll: usize,
 ) {
-    let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
-        .style(Style::default().add_modifier(Modifier::BOLD));
+    let widths = widths(t, area.width);
+    let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
+    let header = Row::new(
+        t.header
+            .iter()
+            .enumerate()
+            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
+    )
+    .style(Style::default().add_modifier(Modifier::BOLD));
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first
@@ -469,7 +518,6 @@ pub fn table(
     let n = t.rows.len();
     let height = usize::from(area.height.saturating_sub(3)).max(1);
     let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
-    let widths = widths(t, area.width);
     let rows: Vec<Row> = t
         .rows
         .iter()
@@ -483,8 +531,7 @@ pub fn table(
                 } else {
                     scrolled(&c.text, hscroll)
                 };
-                let width = widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
-                Cell::from(cut(text, width)).style(theme.mark(c.mark))
+                Cell::from(cut(text, width_of(j))).style(theme.mark(c.mark))
             }))
             .style(theme.mark(r.mark))
         })
@@ -501,9 +548,19 @@ pub fn table(
         n,
         if n == 1 { "" } else { "s" },
     );
+    // The selected row's cells that are cut, in full on the bottom border.
+    let whole = selected
+        .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
+        .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
+        .unwrap_or_default();
+    let mut block = Block::bordered().title(title);
+    if !whole.is_empty() {
+        let room = usize::from(area.width.saturating_sub(2));
+        block = block.title_bottom(cut(&whole, room));
+    }
     let widget = Table::new(rows, widths.into_iter().map(Constraint::Length))
         .header(header)
-        .block(Block::bordered().title(title))
+        .block(block)
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .highlight_symbol("▶");
     let mut state = TableState::default()
@@ -609,8 +666,15 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
 }
 
 fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Theme) {
-    let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
-        .style(Style::default().add_modifier(Modifier::BOLD));
+    let widths = widths(t, area.width);
+    let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
+    let header = Row::new(
+        t.header
+            .iter()
+            .enumerate()
+            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
+    )
+    .style(Style::default().add_modifier(Modifier::BOLD));
     let sel_row = app.row();
     // K's column, then the levels' alike: what the borders, K and the gaps
     // between the columns leave.
@@ -692,6 +756,31 @@ mod tests {
             .map(|x| term.backend().buffer()[(x, 2)].symbol().to_string())
             .collect();
         assert_eq!(line, "│▶x    n=12345678… │");
+        // The cut cell in full on the bottom border, itself cut to fit.
+        let border: String = (0..20)
+            .map(|x| term.backend().buffer()[(x, 3)].symbol().to_string())
+            .collect();
+        assert_eq!(border, "└detail: n=1234567…┘");
+    }
+
+    #[test]
+    fn a_rows_cut_cells_are_named_most_hidden_first() {
+        use crate::tui::table::Cell;
+        let header = ["a", "b", "", "d"].map(String::from);
+        let cells = ["abcdef", "xy", "0123456789", "12345"].map(Cell::text);
+        // Widths 4, 2, 5, 4: a hides 2, b fits, the third hides 5, d 1.
+        assert_eq!(
+            uncut(&header, &cells, &[4, 2, 5, 4], 0),
+            "0123456789 · a: abcdef · d: 12345"
+        );
+        // Scrolled 3 sideways, the first column stays: the third shows
+        // 3456789 (hides 2), d shows 45 (fits); a and the third tie and
+        // keep their order.
+        assert_eq!(
+            uncut(&header, &cells, &[4, 2, 5, 4], 3),
+            "a: abcdef · 0123456789"
+        );
+        assert_eq!(uncut(&header, &cells, &[6, 2, 10, 5], 0), "");
     }
 
     /// The rows on screen alone make the screen ratatui's table makes of
