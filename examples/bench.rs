@@ -166,6 +166,25 @@ fn main() {
         t.elapsed().as_secs_f64(),
     ));
     let total = t0.elapsed().as_secs_f64() - t.elapsed().as_secs_f64();
+    // The Steps panel on screen from the start: the workbench has the audit
+    // compute the panel's parts first (`Settings::focus`); when it shows.
+    let steps_first = {
+        use rl_audit::tui::panel::Panel;
+        let focused = rl_audit::analysis::Settings {
+            focus: Default::default(),
+            ..settings.clone()
+        };
+        focused.focus.set(Panel::Steps.parts());
+        let t = Instant::now();
+        let mut at = None;
+        rl_audit::analysis::run_audit_staged(&set, &focused, &mut |a| {
+            if at.is_none() && !rl_audit::tui::views::pending::is_waiting(a, Panel::Steps, &first) {
+                at = Some(t.elapsed().as_secs_f64());
+            }
+        })
+        .expect("audit");
+        at
+    };
     // The trajectory browser re-reads one record from its file: the last
     // evaluation trajectory (the deepest into its file).
     let reread = set
@@ -281,6 +300,12 @@ fn main() {
             println!("{what:<40} {u:>9.2}");
         }
         println!("{what:<40} {s:>9.2}");
+    }
+    if let Some(s) = steps_first {
+        println!(
+            "{:<40} {s:>9.2}",
+            "TUI Steps on screen: shown, s after load"
+        );
     }
     if let Some((ms, ok)) = reread {
         println!(

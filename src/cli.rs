@@ -323,6 +323,7 @@ impl Cli {
                 },
                 min_effect: self.min_effect / 100.0,
                 grep: self.grep,
+                focus: Default::default(),
             },
         })
     }

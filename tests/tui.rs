@@ -1266,6 +1266,89 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert!(!last.pass.cells.is_empty() && !last.matched.is_empty());
 }
 
+/// The panel on screen is computed first once its inputs are in
+/// (`Settings::focus`, set by the workbench to the panel's parts), and no
+/// figure changes: the Steps panel's matched states right after the rollout
+/// counts, named as computing in the hand-over before they begin; the Cost
+/// panel's frontier right after Pass@(K,T), which it reads. The reports
+/// are the default order's, to the byte.
+#[test]
+fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    let full = demo();
+    let render = |a: &rl_audit::analysis::Audit| {
+        rl_audit::report::render(&full.set, a, false, None)
+            .expect("render")
+            .0
+    };
+    // The main sequence's parts in the order they left the pending list.
+    let main_order = |seen: &[rl_audit::analysis::Audit]| -> Vec<Part> {
+        let mut order = Vec::new();
+        for w in seen.windows(2) {
+            for p in &w[0].pending {
+                if !w[1].is_pending(*p) && !p.beside() && !order.contains(p) {
+                    order.push(*p);
+                }
+            }
+        }
+        order
+    };
+    for (panel, want) in [
+        (
+            Panel::Steps,
+            [
+                Part::Dynamics,
+                Part::Aggregates,
+                Part::Matched,
+                Part::Pass,
+                Part::Categories,
+                Part::Failures,
+                Part::Cost,
+                Part::BudgetMix,
+                Part::Grep,
+            ],
+        ),
+        (
+            Panel::Cost,
+            [
+                Part::Dynamics,
+                Part::Aggregates,
+                Part::Pass,
+                Part::Cost,
+                Part::Categories,
+                Part::Failures,
+                Part::BudgetMix,
+                Part::Matched,
+                Part::Grep,
+            ],
+        ),
+    ] {
+        let settings = quick();
+        settings.focus.set(panel.parts());
+        let mut seen = Vec::new();
+        let done = rl_audit::analysis::run_audit_staged(&full.set, &settings, &mut |a| {
+            seen.push(a.clone())
+        })
+        .expect("audit");
+        assert_eq!(main_order(&seen), want, "{panel:?}");
+        // The first part after the counts is named as computing before it
+        // begins.
+        let next = want[2];
+        let before = seen
+            .iter()
+            .find(|a| !a.is_pending(Part::Aggregates))
+            .expect("the counts' hand-over");
+        assert!(
+            before.is_pending(next) && before.is_running(next),
+            "{panel:?}: {:?}",
+            before.pending
+        );
+        assert!(!before.is_running(Part::Categories));
+        assert_eq!(render(&done), render(&full.audit), "{panel:?}");
+    }
+}
+
 /// After the matched states, natural recovery still computing (at 11 M
 /// rollouts it ends last, 2 s after them): the Recovery panel of a pair
 /// shows, its natural-recovery rows one row reading "computing…", the rest

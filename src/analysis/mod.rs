@@ -66,6 +66,8 @@ pub struct Settings {
     pub min_effect: f64,
     /// `--grep`: patterns over actions (a behaviour split).
     pub grep: Vec<String>,
+    /// The parts the workbench's panel reads, computed first ([`Focus`]).
+    pub focus: Focus,
 }
 
 impl Default for Settings {
@@ -84,6 +86,7 @@ impl Default for Settings {
             adjust: multiplicity::Adjust::MaxT,
             min_effect: 0.05,
             grep: Vec::new(),
+            focus: Focus::default(),
         }
     }
 }
@@ -365,6 +368,16 @@ impl Part {
         }
     }
 
+    /// The part of the main sequence whose results it reads: the
+    /// categories, the cost frontier and the BudgetMix audit read
+    /// Pass@(K,T)'s (its K grid, its cells, its values).
+    fn reads(self) -> Option<Part> {
+        match self {
+            Part::Categories | Part::Cost | Part::BudgetMix => Some(Part::Pass),
+            _ => None,
+        }
+    }
+
     /// What the part computes, as the workbench names it while it waits.
     pub fn title(self) -> &'static str {
         match self {
@@ -381,6 +394,38 @@ impl Part {
             Part::NaturalRecovery => "natural recovery",
             Part::Grep => "grep",
         }
+    }
+}
+
+/// The parts the workbench's panel reads, which the main sequence computes
+/// first once their inputs are in (the Steps panel open while 11 M
+/// rollouts load: its matched states right after the rollout counts,
+/// not after Pass@(K,T), the cost frontier and the BudgetMix audit). The
+/// order changes, no figure does: each part draws from its own seeded
+/// streams. Every clone of the settings it rides in shares it; empty (the
+/// order of [`Part::ALL`]) unless set.
+#[derive(Debug, Clone, Default)]
+pub struct Focus(std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+impl Focus {
+    /// The parts wanted from now on (none: [`Part::ALL`]'s order).
+    pub fn set(&self, parts: &[Part]) {
+        let bits = parts.iter().fold(0u32, |b, p| b | 1 << *p as u32);
+        self.0.store(bits, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn wants(&self, p: Part) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) & (1 << p as u32) != 0
+    }
+
+    /// Of the main sequence's parts still to come (`left`, in
+    /// [`Part::ALL`]'s order), the next to compute: the first wanted whose
+    /// inputs are in, else the first.
+    fn next(&self, left: &[Part]) -> Option<Part> {
+        left.iter()
+            .copied()
+            .find(|p| self.wants(*p) && p.reads().is_none_or(|r| !left.contains(&r)))
+            .or_else(|| left.first().copied())
     }
 }
 
@@ -443,6 +488,26 @@ pub fn run_audit_staged(
     done!(Part::Dynamics);
     a.agg = std::sync::Arc::new(eval_aggregates(set));
     crate::stage::release_freed_memory();
+    // The main sequence, in Part::ALL's order but for the parts the
+    // panel on screen reads (`settings.focus`), which come as soon as
+    // their inputs are in. The part computing is named first among
+    // those pending (`Audit::is_running`), also in the hand-over before
+    // it begins.
+    let mut left = vec![
+        Part::Pass,
+        Part::Categories,
+        Part::Failures,
+        Part::Cost,
+        Part::BudgetMix,
+        Part::Matched,
+    ];
+    let first_of = |a: &mut Audit, left: &[Part]| {
+        if let Some(next) = settings.focus.next(left) {
+            a.pending.retain(|p| *p != next);
+            a.pending.insert(0, next);
+        }
+    };
+    first_of(&mut a, &left);
     done!(Part::Aggregates);
     // The likelihood, its LLR by turn and natural recovery read neither
     // Pass@(K,T) nor each other: they run on threads of their own beside the
@@ -545,36 +610,52 @@ pub fn run_audit_staged(
                 beside_in!(beside_rx.try_recv());
             }};
         }
-        // Each benchmark's Pass@(K,T) rows are handed on as they come (the
-        // Budget panel shows a benchmark once its rows are in); the part is
-        // in when every benchmark's §4.2 tests are.
-        let pass = passkt::analyse_staged(
-            &passkt::PassInput { set, agg },
-            pairs,
-            settings,
-            &mut |so_far| {
-                a.pass = so_far;
-                staged(&a);
-            },
-        );
-        a.pass = pass;
-        crate::stage::release_freed_memory();
-        let _ = pass_done.send(());
-        main_done!(Part::Pass);
-        a.categories =
-            categories::analyse(&passkt::PassInput { set, agg }, pairs, &a.pass.ks, settings);
-        main_done!(Part::Categories);
-        a.failures = failures::analyse(set, agg, &settings.levels);
-        main_done!(Part::Failures);
-        (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
-        main_done!(Part::Cost);
-        a.budgetmix = budgetmix::analyse(set, &a.pass, settings);
-        main_done!(Part::BudgetMix);
-        let mut cache = frozenlake::QCache::default();
-        a.matched = matched::analyse(set, pairs, settings, &mut cache);
-        a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
-        drop(cache);
-        done!(Part::Matched);
+        while let Some(&part) = a.pending.first().filter(|p| left.contains(p)) {
+            match part {
+                Part::Pass => {
+                    // Each benchmark's Pass@(K,T) rows are handed on as they
+                    // come (the Budget panel shows a benchmark once its rows
+                    // are in); the part is in when every benchmark's §4.2
+                    // tests are.
+                    let pass = passkt::analyse_staged(
+                        &passkt::PassInput { set, agg },
+                        pairs,
+                        settings,
+                        &mut |so_far| {
+                            a.pass = so_far;
+                            staged(&a);
+                        },
+                    );
+                    a.pass = pass;
+                    crate::stage::release_freed_memory();
+                    let _ = pass_done.send(());
+                }
+                Part::Categories => {
+                    a.categories = categories::analyse(
+                        &passkt::PassInput { set, agg },
+                        pairs,
+                        &a.pass.ks,
+                        settings,
+                    );
+                }
+                Part::Failures => a.failures = failures::analyse(set, agg, &settings.levels),
+                Part::Cost => {
+                    (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
+                }
+                Part::BudgetMix => a.budgetmix = budgetmix::analyse(set, &a.pass, settings),
+                Part::Matched => {
+                    let mut cache = frozenlake::QCache::default();
+                    a.matched = matched::analyse(set, pairs, settings, &mut cache);
+                    a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
+                }
+                _ => unreachable!("{part:?} is not of the main sequence"),
+            }
+            left.retain(|p| *p != part);
+            a.pending.retain(|p| *p != part);
+            first_of(&mut a, &left);
+            // `done!` removes it again: a no-op; it laps the clock and hands on.
+            main_done!(part);
+        }
         // As they come, until both threads are done (a thread that panicked
         // sends nothing, and its panic goes on here, as it would have on
         // this thread).

@@ -171,6 +171,8 @@ pub fn run(opts: Options) -> Result<()> {
                 _ => {}
             }
         }
+        // The audit computes first what the panel on screen reads.
+        settings.focus.set(app.panel.parts());
         if app.busy() {
             dirty = true;
         }
