@@ -626,3 +626,65 @@ fn a_search_reads_parquet_row_groups_once_and_finds_every_hit() {
     assert!(seen.iter().all(|&c| c == 1));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A search finds text only in the fields a step has: a pattern matching
+/// the empty text (`^`) hits each action and observation there is — in a
+/// JSON Lines record and a Parquet row alike — and no step without them
+/// (gen_large's Parquet steps hold numbers alone: their column is not read).
+#[test]
+fn a_search_finds_nothing_in_a_field_a_step_has_not() {
+    let d = temp_dir("search_absent_fields");
+    let row = |run: &str, steps: serde_json::Value| {
+        serde_json::json!({"run": run, "benchmark": "b", "task": "t", "budget": 4, "success": false,
+                           "turns": 3, "steps": steps})
+    };
+    write_lines(
+        &d.join("a.jsonl"),
+        &[row(
+            "a",
+            serde_json::json!([{"turn": 1, "action": "go"}, {"turn": 2, "observation": "wall"}, {"turn": 3}]),
+        )],
+    );
+    // Two rows whose steps are numbers alone.
+    let st = StructChunked::from_series(
+        "steps".into(),
+        3,
+        [
+            Series::new("turn".into(), [1i64, 2, 1]),
+            Series::new("output_tokens".into(), [5i64, 6, 7]),
+        ]
+        .iter(),
+    )
+    .unwrap()
+    .into_series();
+    let steps: ListChunked = [Some(st.slice(0, 2)), Some(st.slice(2, 1))]
+        .into_iter()
+        .collect();
+    let mut df = df!(
+        "run" => ["b", "b"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "u"],
+        "budget" => [4i64, 4],
+        "success" => [false, false],
+        "turns" => [2i64, 1],
+    )
+    .unwrap();
+    df.with_column(steps.into_series().with_name("steps".into()).into_column())
+        .unwrap();
+    ParquetWriter::new(std::fs::File::create(d.join("b.parquet")).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let set = rl_audit::schema::load::load(
+        &[d.join("a.jsonl"), d.join("b.parquet")],
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(set.trajectories.len(), 3);
+    let re = regex::Regex::new("^").unwrap();
+    let progress = rl_audit::analysis::grep::Progress::default();
+    let found = rl_audit::analysis::grep::search(&set, &re, 100, &|| true, &progress).unwrap();
+    assert_eq!(found.read, 3);
+    let hits: Vec<(usize, &str)> = found.hits.iter().map(|h| (h.step, h.field)).collect();
+    assert_eq!(hits, [(0, "action"), (1, "observation")]);
+    assert_eq!(found.matching, 1);
+}

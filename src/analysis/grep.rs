@@ -133,8 +133,10 @@ pub fn search(
             let before = out.hits.len();
             let (actions, observations) = (steps_field(v, "action"), steps_field(v, "observation"));
             for (step, (action, observation)) in actions.into_iter().zip(observations).enumerate() {
+                // A step without the field has nothing to search (a pattern
+                // matching the empty text finds no absent field).
                 for (field, text) in [("action", action), ("observation", observation)] {
-                    let text = text.unwrap_or_default();
+                    let Some(text) = text else { continue };
                     if let Some(m) = re.find(&text) {
                         let at = (m.start(), m.end());
                         out.hits.push(Hit {

@@ -189,12 +189,32 @@ fn frame_of(
 }
 
 /// Of `wanted`, the top-level columns the file in `raw` has (polars fails
-/// on one it has not).
-fn columns_in(name: &str, raw: &[u8], wanted: &[&str]) -> Result<Vec<String>> {
+/// on one it has not); with `step_fields`, `steps` only if its steps are
+/// not structs without any of them (gen_large's: numbers alone, nothing a
+/// search for texts would read in them).
+fn columns_in(
+    name: &str,
+    raw: &[u8],
+    wanted: &[&str],
+    step_fields: Option<&[&str]>,
+) -> Result<Vec<String>> {
     let schema = ParquetReader::new(std::io::Cursor::new(raw))
         .schema()
         .map_err(|e| unreadable(name, e))?;
-    let have = wanted.iter().filter(|c| schema.contains(c));
+    let holds = |c: &str| match (schema.get(c), step_fields) {
+        (None, _) => false,
+        (Some(f), Some(keep)) if c == "steps" => match &f.dtype {
+            ArrowDataType::List(item) | ArrowDataType::LargeList(item) => match &item.dtype {
+                ArrowDataType::Struct(fields) => {
+                    fields.iter().any(|x| keep.contains(&x.name.as_str()))
+                }
+                _ => true,
+            },
+            _ => true,
+        },
+        _ => true,
+    };
+    let have = wanted.iter().filter(|c| holds(c));
     Ok(have.map(|c| c.to_string()).collect())
 }
 
@@ -1917,7 +1937,9 @@ pub fn visit_rows_in_file(
             let (raw, only) = read_group(g)?;
             // Its pages checked once, for all its windows.
             check_page_counts(&raw, None, only).map_err(|e| unreadable(name, e))?;
-            let read = columns.map(|c| columns_in(name, &raw, c)).transpose()?;
+            let read = columns
+                .map(|c| columns_in(name, &raw, c, step_fields))
+                .transpose()?;
             group = Some((g, raw, read));
             window = None;
         }
@@ -2185,6 +2207,91 @@ mod tests {
         df.with_column(steps.into_series().with_name("steps".into()).into_column())
             .unwrap();
         df
+    }
+
+    /// A search for the steps' texts reads no `steps` column whose steps
+    /// hold no text field (`frame`'s: turn, tokens, error, log-probabilities):
+    /// each row visited with nothing in it; a file whose steps have an
+    /// action reads them.
+    #[test]
+    fn steps_without_texts_are_not_read_for_a_search() {
+        let texts: &[&str] = &["action", "observation"];
+        let mut df = frame(300);
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        assert_eq!(
+            columns_in("f", &raw, &["steps"], Some(texts)).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(columns_in("f", &raw, &["steps"], None).unwrap(), ["steps"]);
+        assert_eq!(
+            columns_in("f", &raw, &["run", "kind"], Some(texts)).unwrap(),
+            ["run"]
+        );
+        let dir =
+            std::env::temp_dir().join(format!("rl-audit-steps-no-texts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("numbers.parquet");
+        std::fs::write(&path, &raw).unwrap();
+        let rows: Vec<(u64, usize)> = (1..=300u64).map(|r| (r, r as usize)).collect();
+        let mut seen = Vec::new();
+        visit_rows_in_file(
+            "f",
+            &path,
+            &rows,
+            Some(&["steps.action", "steps.observation"]),
+            &mut |k, v| {
+                seen.push((k, v));
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(seen.len(), 300);
+        assert!(seen
+            .iter()
+            .enumerate()
+            .all(|(i, (k, v))| *k == i + 1 && *v == serde_json::json!({})));
+        // With an action among the step fields, the steps are read.
+        let st = StructChunked::from_series(
+            "steps".into(),
+            2,
+            [
+                Series::new("turn".into(), [1i64, 1]),
+                Series::new("action".into(), ["go", "stop"]),
+            ]
+            .iter(),
+        )
+        .unwrap()
+        .into_series();
+        let mut df = df!("run" => ["a", "a"]).unwrap();
+        df.with_column(
+            lists(&st, 2, |_| 1, |_| false)
+                .into_series()
+                .with_name("steps".into())
+                .into_column(),
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        assert_eq!(
+            columns_in("f", &raw, &["steps"], Some(texts)).unwrap(),
+            ["steps"]
+        );
+        std::fs::write(&path, &raw).unwrap();
+        let mut seen = Vec::new();
+        visit_rows_in_file(
+            "f",
+            &path,
+            &[(2, 0)],
+            Some(&["steps.action", "steps.observation"]),
+            &mut |_, v| {
+                seen.push(v);
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, [serde_json::json!({"steps": [{"action": "stop"}]})]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The steps field [`TrajectoryFile`] decodes, and which of the file's
