@@ -1953,7 +1953,7 @@ pub fn visit_rows_in_file(
         })
         .filter(|s| !s.is_empty());
     let step_fields = step_fields.as_deref();
-    if let (Some(["steps"]), Some(keep)) = (columns.as_deref(), step_fields) {
+    if let (Some(["steps"]), Some(keep)) = (columns, step_fields) {
         if visit_step_fields(name, path, rows, keep, TEXT_WINDOW_VALUES, visit)? {
             return Ok(());
         }
