@@ -315,7 +315,8 @@ pub fn for_pair<'a, T>(
 }
 
 /// The analyses of an audit, in the order [`run_audit_staged`] computes
-/// them (the cheap, most read first): what a partial audit has or lacks.
+/// them unless told otherwise ([`Focus`]; the cheap, most read first):
+/// what a partial audit has or lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
     Dynamics,
@@ -437,7 +438,8 @@ pub fn run_audit(set: &LogSet, settings: &Settings) -> Result<Audit> {
 /// [`run_audit`], handing the audit so far to `staged` after each part and
 /// once before the first, with the pairs only (`Audit::pending` lists what
 /// is still to come). The main sequence's parts come in [`Part::ALL`]
-/// order; those computed beside it ([`Part::beside`]) once they are done,
+/// order, but for those `settings.focus` wants, which come as soon as the
+/// part they read is in ([`Focus`]); those computed beside it ([`Part::beside`]) once they are done,
 /// at the main sequence's next hand-over (the likelihood and its LLR by
 /// turn together), and grep after them all. The audit it returns is
 /// complete, and the same whoever looks on.
