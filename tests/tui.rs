@@ -1345,6 +1345,18 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
             before.pending
         );
         assert!(!before.is_running(Part::Categories));
+        // Waiting for Pass@(K,T), the Cost panel's stand-in says its
+        // frontier comes next.
+        if panel == Panel::Cost {
+            assert!(before.is_next(Part::Cost) && !before.is_next(Part::Categories));
+            let t =
+                rl_audit::tui::views::pending::waiting(before, panel, &Default::default(), false)
+                    .expect("a stand-in");
+            assert_eq!(
+                (t.text(0, 0), t.text(0, 1)),
+                ("cost frontier", "next (on screen)")
+            );
+        }
         assert_eq!(render(&done), render(&full.audit), "{panel:?}");
     }
 }

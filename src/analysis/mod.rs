@@ -270,6 +270,21 @@ impl Audit {
         self.pending.first() == Some(&part)
     }
 
+    /// Whether `part`, waiting its turn, is the main sequence's next once
+    /// the part running is in, the panel on screen reading it
+    /// (`settings.focus`, which the audit's settings share with the
+    /// workbench's).
+    pub fn is_next(&self, part: Part) -> bool {
+        if !self.settings.focus.wants(part) || !self.is_pending(part) || self.is_running(part) {
+            return false;
+        }
+        let left: Vec<Part> = Part::MAIN
+            .into_iter()
+            .filter(|p| self.is_pending(*p) && !self.is_running(*p))
+            .collect();
+        self.settings.focus.next(&left) == Some(part)
+    }
+
     /// Whether Pass@(K,T)'s rows of `bench` are in: the part is, or it has
     /// handed on that benchmark's ([`passkt::analyse_staged`]; their §4.2
     /// tests come with the part).
@@ -334,6 +349,17 @@ pub enum Part {
 }
 
 impl Part {
+    /// The main sequence's parts ([`run_audit_staged`]), in [`Part::ALL`]'s
+    /// order.
+    pub const MAIN: [Part; 6] = [
+        Part::Pass,
+        Part::Categories,
+        Part::Failures,
+        Part::Cost,
+        Part::BudgetMix,
+        Part::Matched,
+    ];
+
     pub const ALL: [Part; 12] = [
         Part::Dynamics,
         Part::Aggregates,
@@ -495,14 +521,7 @@ pub fn run_audit_staged(
     // their inputs are in. The part computing is named first among
     // those pending (`Audit::is_running`), also in the hand-over before
     // it begins.
-    let mut left = vec![
-        Part::Pass,
-        Part::Categories,
-        Part::Failures,
-        Part::Cost,
-        Part::BudgetMix,
-        Part::Matched,
-    ];
+    let mut left = Part::MAIN.to_vec();
     let first_of = |a: &mut Audit, left: &[Part]| {
         if let Some(next) = settings.focus.next(left) {
             a.pending.retain(|p| *p != next);

@@ -72,6 +72,8 @@ pub fn state(a: &Audit, p: Part, stopped: bool) -> &'static str {
         "computing beside…"
     } else if a.is_running(p) {
         "computing…"
+    } else if a.is_next(p) {
+        "next (on screen)"
     } else {
         "waiting"
     }
