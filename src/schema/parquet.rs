@@ -2443,28 +2443,33 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, (k, v))| *k == i + 1 && *v == serde_json::json!({})));
+        // Two rows of one step each, in row groups of one: a turn and an
+        // action.
+        let two_rows = |action: Series| {
+            let st = StructChunked::from_series(
+                "steps".into(),
+                2,
+                [Series::new("turn".into(), [1i64, 1]), action].iter(),
+            )
+            .unwrap()
+            .into_series();
+            let mut df = df!("run" => ["a", "a"]).unwrap();
+            df.with_column(
+                lists(&st, 2, |_| 1, |_| false)
+                    .into_series()
+                    .with_name("steps".into())
+                    .into_column(),
+            )
+            .unwrap();
+            let mut raw = Vec::new();
+            ParquetWriter::new(&mut raw)
+                .with_row_group_size(Some(1))
+                .finish(&mut df)
+                .unwrap();
+            raw
+        };
         // With an action among the step fields, the steps are read.
-        let st = StructChunked::from_series(
-            "steps".into(),
-            2,
-            [
-                Series::new("turn".into(), [1i64, 1]),
-                Series::new("action".into(), ["go", "stop"]),
-            ]
-            .iter(),
-        )
-        .unwrap()
-        .into_series();
-        let mut df = df!("run" => ["a", "a"]).unwrap();
-        df.with_column(
-            lists(&st, 2, |_| 1, |_| false)
-                .into_series()
-                .with_name("steps".into())
-                .into_column(),
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        let raw = two_rows(Series::new("action".into(), ["go", "stop"]));
         assert_eq!(
             columns_in("f", &raw, &["steps"], Some(texts), None).unwrap(),
             ["steps"]
@@ -2483,32 +2488,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(seen, [serde_json::json!({"steps": [{"action": "stop"}]})]);
-        // Actions null in the first row group (of one row each), one in the
-        // second: the steps are read there alone.
-        let st = StructChunked::from_series(
-            "steps".into(),
-            2,
-            [
-                Series::new("turn".into(), [1i64, 1]),
-                Series::new("action".into(), [None, Some("stop")]),
-            ]
-            .iter(),
-        )
-        .unwrap()
-        .into_series();
-        let mut df = df!("run" => ["a", "a"]).unwrap();
-        df.with_column(
-            lists(&st, 2, |_| 1, |_| false)
-                .into_series()
-                .with_name("steps".into())
-                .into_column(),
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw)
-            .with_row_group_size(Some(1))
-            .finish(&mut df)
-            .unwrap();
+        // Actions null in the first row group, one in the second: the steps
+        // are read there alone.
+        let raw = two_rows(Series::new("action".into(), [None, Some("stop")]));
         let steps_read = |group| columns_in("f", &raw, &["steps"], Some(texts), group).unwrap();
         assert_eq!(steps_read(Some(0)), Vec::<String>::new());
         assert_eq!(steps_read(Some(1)), ["steps"]);

@@ -429,6 +429,17 @@ fn squeezed(text: &str, width: usize) -> String {
     cut(&s, width)
 }
 
+/// A table's header row, each column's name cut to `width_of` it.
+fn header_row(header: &[String], width_of: impl Fn(usize) -> usize) -> Row<'static> {
+    Row::new(
+        header
+            .iter()
+            .enumerate()
+            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
+    )
+    .style(Style::default().add_modifier(Modifier::BOLD))
+}
+
 /// `text` as it fits `width` columns: cut with an ellipsis, so that a cut
 /// number (`n=10003` in 7 columns) is not read as another (`n=1000`).
 fn cut(text: &str, width: usize) -> String {
@@ -504,13 +515,7 @@ pub fn table(
 ) {
     let widths = widths(t, area.width);
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
-    let header = Row::new(
-        t.header
-            .iter()
-            .enumerate()
-            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
-    )
-    .style(Style::default().add_modifier(Modifier::BOLD));
+    let header = header_row(&t.header, width_of);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first
@@ -666,20 +671,12 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
 }
 
 fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Theme) {
-    let widths = widths(t, area.width);
-    let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
-    let header = Row::new(
-        t.header
-            .iter()
-            .enumerate()
-            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
-    )
-    .style(Style::default().add_modifier(Modifier::BOLD));
     let sel_row = app.row();
     // K's column, then the levels' alike: what the borders, K and the gaps
     // between the columns leave.
     let levels = t.header.len().max(2) as u16 - 1;
     let each = (area.width.saturating_sub(2 + 4 + levels) / levels).clamp(6, 22);
+    let header = header_row(&t.header, |j| if j == 0 { 4 } else { usize::from(each) });
     let rows: Vec<Row> = t
         .rows
         .iter()
