@@ -226,3 +226,45 @@ fn bad_seeds_and_categories_are_input_errors() {
     );
     assert!(err.contains("duplicate"), "{err}");
 }
+
+/// The note on comparisons resting on one seed names each pair once, with
+/// the benchmarks it is compared on: base → rl on three benchmarks (one
+/// seed each), base → rl2 on the third with two seeds (not in the note).
+#[test]
+fn the_one_seed_note_names_each_pair_once() {
+    let d = temp_dir("one_seed_note");
+    let mut lines = vec![
+        json!({"kind": "run", "run": "base", "method": "base"}),
+        json!({"kind": "run", "run": "rl", "method": "grpo"}),
+        json!({"kind": "run", "run": "rl2", "method": "grpo"}),
+    ];
+    for b in ["b1", "b2", "b3"] {
+        for t in 0..4 {
+            for (run, seed) in [("base", None), ("rl", None), ("rl2", Some(0)), ("rl2", Some(1))] {
+                if run == "rl2" && b != "b3" {
+                    continue;
+                }
+                let ok = (t + run.len()) % 2 == 0;
+                let mut r = json!({"run": run, "benchmark": b, "task": format!("t{t}"), "budget": 4,
+                    "success": ok, "turns": if ok { 2 } else { 4 }});
+                if let Some(s) = seed {
+                    r["seed"] = json!(s);
+                }
+                lines.push(r);
+            }
+        }
+    }
+    write_lines(&d.join("l.jsonl"), &lines);
+    let r = audit_json(&d.join("l.jsonl"), &d.join("out"), &["--resamples", "20"]);
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains("one training seed"))
+        .collect();
+    assert_eq!(
+        notes,
+        ["3 of 4 comparison(s) rest on one training seed per run (base → rl on 3 benchmarks): their intervals cover task-to-task variation, not seed-to-seed; rollouts of several seeds with a `seed` field give two-stage intervals"]
+    );
+}

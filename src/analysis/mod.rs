@@ -727,11 +727,27 @@ fn closing_notes(
         .map(|p| format!("{} → {}", set.name(p.base), set.name(p.rl)))
         .collect();
     if !one_seed.is_empty() {
+        // Each pair named once, with how many benchmarks it is compared on
+        // when more than one (a pair on 4 benchmarks was listed 4 times).
+        let mut named: Vec<(&str, usize)> = Vec::new();
+        for p in &one_seed {
+            match named.iter_mut().find(|(q, _)| q == p) {
+                Some((_, n)) => *n += 1,
+                None => named.push((p, 1)),
+            }
+        }
+        let named: Vec<String> = named
+            .into_iter()
+            .map(|(p, n)| match n {
+                1 => p.to_string(),
+                n => format!("{p} on {n} benchmarks"),
+            })
+            .collect();
         notes.push(format!(
             "{} of {} comparison(s) rest on one training seed per run ({}): their intervals cover task-to-task variation, not seed-to-seed; rollouts of several seeds with a `seed` field give two-stage intervals",
             one_seed.len(),
             pairs.len(),
-            one_seed.join(", ")
+            named.join(", ")
         ));
     }
     for name in &settings.audit {
