@@ -240,7 +240,12 @@ fn the_one_seed_note_names_each_pair_once() {
     ];
     for b in ["b1", "b2", "b3"] {
         for t in 0..4 {
-            for (run, seed) in [("base", None), ("rl", None), ("rl2", Some(0)), ("rl2", Some(1))] {
+            for (run, seed) in [
+                ("base", None),
+                ("rl", None),
+                ("rl2", Some(0)),
+                ("rl2", Some(1)),
+            ] {
                 if run == "rl2" && b != "b3" {
                     continue;
                 }
