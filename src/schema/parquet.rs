@@ -189,46 +189,23 @@ fn frame_of(
 }
 
 /// Of `wanted`, the top-level columns the file in `raw` has (polars fails
-/// on one it has not); with `step_fields`, `steps` only if a step may hold
-/// one of them: not if its steps are structs without them, or whose such
-/// fields hold no value in row group `group` (or in any, `None`) by the
-/// statistics — gen_large's steps: numbers, their texts null, nothing a
-/// search for texts would find.
-fn columns_in(
-    name: &str,
-    raw: &[u8],
-    wanted: &[&str],
-    step_fields: Option<&[&str]>,
-    group: Option<usize>,
-) -> Result<Vec<String>> {
+/// on one it has not).
+fn columns_in(name: &str, raw: &[u8], wanted: &[&str]) -> Result<Vec<String>> {
     let schema = ParquetReader::new(std::io::Cursor::new(raw))
         .schema()
         .map_err(|e| unreadable(name, e))?;
-    let mut have = Vec::new();
-    for &c in wanted {
-        let Some(f) = schema.get(c) else { continue };
-        if let (Some(keep), "steps") = (step_fields, c) {
-            let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw))
-                .map_err(|e| unreadable(name, e))?;
-            if !steps_may_hold(f, keep, &meta, group) {
-                continue;
-            }
-        }
-        have.push(c.to_string());
-    }
-    Ok(have)
+    let have = wanted.iter().filter(|c| schema.contains(c));
+    Ok(have.map(|c| c.to_string()).collect())
 }
 
 /// Whether the `steps` column `f` may hold a value of one of the step
-/// fields `keep` in row group `group` (any, `None`): it is not a list of
-/// structs (read it to see), or one of its structs' fields is one of them
-/// and holds a value there, or may (a field of several leaves, or without
-/// statistics).
+/// fields `keep`: it is not a list of structs (read it to see), or one of
+/// its structs' fields is one of them and holds a value in some row group,
+/// or may (a field of several leaves, or without statistics).
 fn steps_may_hold(
     f: &ArrowField,
     keep: &[&str],
     meta: &polars_parquet::read::FileMetadata,
-    group: Option<usize>,
 ) -> bool {
     let (ArrowDataType::List(item) | ArrowDataType::LargeList(item)) = &f.dtype else {
         return true;
@@ -239,8 +216,7 @@ fn steps_may_hold(
     let mut leaf = 0;
     for x in fields {
         let leaves = polars_parquet::read::n_columns(&x.dtype);
-        if keep.contains(&x.name.as_str())
-            && (leaves != 1 || !holds_no_value(meta, &f.name, leaf, group))
+        if keep.contains(&x.name.as_str()) && (leaves != 1 || !holds_no_value(meta, &f.name, leaf))
         {
             return true;
         }
@@ -1356,27 +1332,18 @@ fn assemble(dtype: &ArrowDataType, parts: Vec<ArrayRef>) -> PolarsResult<ArrayRe
 }
 
 /// Whether leaf `leaf` (in the file's order) of column `name` holds no
-/// value in any row group (`group`: in that one): every row group's
-/// statistics say so (`null_count` = `num_values`; false without
-/// statistics).
-fn holds_no_value(
-    meta: &polars_parquet::read::FileMetadata,
-    name: &str,
-    leaf: usize,
-    group: Option<usize>,
-) -> bool {
-    let groups = meta.row_groups.iter().enumerate();
-    groups
-        .filter(|(g, _)| group.is_none_or(|k| k == *g))
-        .all(|(_, rg)| {
-            rg.columns_under_root_iter(name)
-                .and_then(|mut leaves| leaves.nth(leaf))
-                .and_then(|m| {
-                    let n = m.statistics(&meta.footer_buf)?.ok()?.null_count()?;
-                    Some(n == m.num_values())
-                })
-                .unwrap_or(false)
-        })
+/// value in any row group: every row group's statistics say so
+/// (`null_count` = `num_values`; false without statistics).
+fn holds_no_value(meta: &polars_parquet::read::FileMetadata, name: &str, leaf: usize) -> bool {
+    meta.row_groups.iter().all(|rg| {
+        rg.columns_under_root_iter(name)
+            .and_then(|mut leaves| leaves.nth(leaf))
+            .and_then(|m| {
+                let n = m.statistics(&meta.footer_buf)?.ok()?.null_count()?;
+                Some(n == m.num_values())
+            })
+            .unwrap_or(false)
+    })
 }
 
 /// Whether a step field of type `dtype` holding no value reads as if it
@@ -1429,7 +1396,7 @@ fn pruned_steps(
         }
         // Statistics read only for a field that could be left out.
         if wanted && leaves == 1 && reads_as_absent(&f.name, &f.dtype) {
-            wanted = !holds_no_value(meta, &steps.name, keep.len(), None);
+            wanted = !holds_no_value(meta, &steps.name, keep.len());
         }
         keep.extend(std::iter::repeat_n(wanted, leaves));
         if wanted {
@@ -2017,9 +1984,7 @@ pub fn visit_rows_in_file(
             let (raw, only) = read_group(g)?;
             // Its pages checked once, for all its windows.
             check_page_counts(&raw, None, only).map_err(|e| unreadable(name, e))?;
-            let read = columns
-                .map(|c| columns_in(name, &raw, c, step_fields, only))
-                .transpose()?;
+            let read = columns.map(|c| columns_in(name, &raw, c)).transpose()?;
             group = Some((g, raw, read));
             window = None;
         }
@@ -2078,16 +2043,11 @@ fn visit_step_fields(
         columns: &[],
         steps: keep,
     };
-    #[cfg(unix)]
-    let kept = read_kept(path, READ_WHOLE_BELOW, keep).map_err(io)?;
-    #[cfg(not(unix))]
-    let kept: Option<Vec<u8>> = None;
-    let raw = match kept {
-        Some(raw) => raw,
-        None => std::fs::read(path).map_err(io)?,
-    };
-    let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))
-        .map_err(|e| unreadable(name, e))?;
+    // What the file holds, from its footer: nothing else is read of a file
+    // left to the caller, or of one whose steps hold no text.
+    let meta = std::fs::File::open(path).map_err(io).and_then(|mut f| {
+        polars_parquet::read::read_metadata(&mut f).map_err(|e| unreadable(name, e))
+    })?;
     let schema = polars_io::parquet::read::infer_schema(&meta).map_err(|e| unreadable(name, e))?;
     let Some(steps) = schema.get("steps") else {
         return Ok(false);
@@ -2102,7 +2062,7 @@ fn visit_step_fields(
             .filter(|&i| i < meta.num_rows)
             .ok_or_else(|| bad(format!("row {row} is gone")))
     };
-    if !steps_may_hold(steps, keep.steps, &meta, None) {
+    if !steps_may_hold(steps, keep.steps, &meta) {
         for &(row, k) in rows {
             index(row)?;
             if !visit(k, Value::Object(Map::new())) {
@@ -2111,6 +2071,14 @@ fn visit_step_fields(
         }
         return Ok(true);
     }
+    #[cfg(unix)]
+    let kept = read_kept(path, READ_WHOLE_BELOW, keep).map_err(io)?;
+    #[cfg(not(unix))]
+    let kept: Option<Vec<u8>> = None;
+    let raw = match kept {
+        Some(raw) => raw,
+        None => std::fs::read(path).map_err(io)?,
+    };
     let firsts: Vec<usize> = meta
         .row_groups
         .iter()
@@ -2399,27 +2367,22 @@ mod tests {
     }
 
     /// A search for the steps' texts reads no `steps` column whose steps
-    /// hold no text field (`frame`'s: turn, tokens, error, log-probabilities):
-    /// each row visited with nothing in it; a file whose steps have an
-    /// action reads them, in the row groups where one is not null.
+    /// hold no text field (`frame`'s: turn, tokens, error, log-probabilities)
+    /// or only null ones: each row visited with nothing in it; a file whose
+    /// steps have an action reads them.
     #[test]
     fn steps_without_texts_are_not_read_for_a_search() {
         let texts: &[&str] = &["action", "observation"];
         let mut df = frame(300);
         let mut raw = Vec::new();
         ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
-        assert_eq!(
-            columns_in("f", &raw, &["steps"], Some(texts), None).unwrap(),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            columns_in("f", &raw, &["steps"], None, None).unwrap(),
-            ["steps"]
-        );
-        assert_eq!(
-            columns_in("f", &raw, &["run", "kind"], Some(texts), None).unwrap(),
-            ["run"]
-        );
+        // Whether a file's steps may hold a text, from its footer.
+        let may_hold = |raw: &[u8]| {
+            let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw)).unwrap();
+            let schema = polars_io::parquet::read::infer_schema(&meta).unwrap();
+            steps_may_hold(schema.get("steps").unwrap(), texts, &meta)
+        };
+        assert!(!may_hold(&raw));
         let dir =
             std::env::temp_dir().join(format!("rl-audit-steps-no-texts-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -2470,10 +2433,7 @@ mod tests {
         };
         // With an action among the step fields, the steps are read.
         let raw = two_rows(Series::new("action".into(), ["go", "stop"]));
-        assert_eq!(
-            columns_in("f", &raw, &["steps"], Some(texts), None).unwrap(),
-            ["steps"]
-        );
+        assert!(may_hold(&raw));
         std::fs::write(&path, &raw).unwrap();
         let mut seen = Vec::new();
         visit_rows_in_file(
@@ -2488,13 +2448,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(seen, [serde_json::json!({"steps": [{"action": "stop"}]})]);
-        // Actions null in the first row group, one in the second: the steps
-        // are read there alone.
-        let raw = two_rows(Series::new("action".into(), [None, Some("stop")]));
-        let steps_read = |group| columns_in("f", &raw, &["steps"], Some(texts), group).unwrap();
-        assert_eq!(steps_read(Some(0)), Vec::<String>::new());
-        assert_eq!(steps_read(Some(1)), ["steps"]);
-        assert_eq!(steps_read(None), ["steps"]);
+        // Actions null in one row group of two: read; null in both, by the
+        // statistics: not, each row visited empty.
+        assert!(may_hold(&two_rows(Series::new(
+            "action".into(),
+            [None, Some("stop")]
+        ))));
+        let raw = two_rows(Series::new("action".into(), [None::<&str>, None]));
+        assert!(!may_hold(&raw));
+        std::fs::write(&path, &raw).unwrap();
+        let mut seen = Vec::new();
+        visit_rows_in_file(
+            "f",
+            &path,
+            &[(1, 0), (2, 1)],
+            Some(&["steps.action"]),
+            &mut |k, v| {
+                seen.push((k, v));
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            seen,
+            [(0, serde_json::json!({})), (1, serde_json::json!({}))]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
