@@ -391,19 +391,13 @@ fn unread_columns_and_row_groups_change_nothing() {
     }
 }
 
-/// A step field holding no value is passed over only when it is of a type
-/// the field may have: all-null texts where `error` must be true or false
-/// are still reported, as any other wrong type is.
-#[test]
-fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
+/// Two rollouts (tasks t and u, budget 4) of two steps and one: each
+/// step's turn and `field`'s value (three values).
+fn two_rollouts(run: &str, field: Series, success: [bool; 2]) -> DataFrame {
     let st = StructChunked::from_series(
         "steps".into(),
         3,
-        [
-            Series::new("turn".into(), [1i64, 2, 1]),
-            Series::new("error".into(), vec![None::<&str>; 3]),
-        ]
-        .iter(),
+        [Series::new("turn".into(), [1i64, 2, 1]), field].iter(),
     )
     .unwrap()
     .into_series();
@@ -411,15 +405,28 @@ fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
         .into_iter()
         .collect();
     let mut df = df!(
-        "run" => ["a", "a"],
+        "run" => [run, run],
         "benchmark" => ["b", "b"],
         "task" => ["t", "u"],
         "budget" => [4i64, 4],
-        "success" => [true, false],
+        "success" => success,
     )
     .unwrap();
     df.with_column(steps.into_series().with_name("steps".into()).into_column())
         .unwrap();
+    df
+}
+
+/// A step field holding no value is passed over only when it is of a type
+/// the field may have: all-null texts where `error` must be true or false
+/// are still reported, as any other wrong type is.
+#[test]
+fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
+    let mut df = two_rollouts(
+        "a",
+        Series::new("error".into(), vec![None::<&str>; 3]),
+        [true, false],
+    );
     let err = strict_failure(
         "parquet_null_wrong_type",
         "x.parquet",
@@ -646,30 +653,12 @@ fn a_search_finds_nothing_in_a_field_a_step_has_not() {
         )],
     );
     // Two rows whose steps are numbers alone.
-    let st = StructChunked::from_series(
-        "steps".into(),
-        3,
-        [
-            Series::new("turn".into(), [1i64, 2, 1]),
-            Series::new("output_tokens".into(), [5i64, 6, 7]),
-        ]
-        .iter(),
-    )
-    .unwrap()
-    .into_series();
-    let steps: ListChunked = [Some(st.slice(0, 2)), Some(st.slice(2, 1))]
-        .into_iter()
-        .collect();
-    let mut df = df!(
-        "run" => ["b", "b"],
-        "benchmark" => ["b", "b"],
-        "task" => ["t", "u"],
-        "budget" => [4i64, 4],
-        "success" => [false, false],
-        "turns" => [2i64, 1],
-    )
-    .unwrap();
-    df.with_column(steps.into_series().with_name("steps".into()).into_column())
+    let mut df = two_rollouts(
+        "b",
+        Series::new("output_tokens".into(), [5i64, 6, 7]),
+        [false, false],
+    );
+    df.with_column(Column::new("turns".into(), [2i64, 1]))
         .unwrap();
     ParquetWriter::new(std::fs::File::create(d.join("b.parquet")).unwrap())
         .finish(&mut df)
