@@ -166,25 +166,37 @@ fn main() {
         t.elapsed().as_secs_f64(),
     ));
     let total = t0.elapsed().as_secs_f64() - t.elapsed().as_secs_f64();
-    // The Steps panel on screen from the start: the workbench has the audit
-    // compute the panel's parts first (`Settings::focus`); when it shows.
-    let steps_first = {
-        use rl_audit::tui::panel::Panel;
+    // What the workbench has the audit compute first (`Settings::focus`):
+    // the Steps panel on screen from the start, when it shows; the last
+    // benchmark of Pass@(K,T)'s order selected, when its rows are in.
+    let focused = |panel: rl_audit::tui::panel::Panel,
+                   bench: Option<&str>,
+                   shown: &dyn Fn(&rl_audit::analysis::Audit) -> bool| {
         let focused = rl_audit::analysis::Settings {
             focus: Default::default(),
             ..settings.clone()
         };
-        focused.focus.set(Panel::Steps.parts());
+        focused.focus.set(panel.parts());
+        focused.focus.set_benchmark(bench);
         let t = Instant::now();
         let mut at = None;
         rl_audit::analysis::run_audit_staged(&set, &focused, &mut |a| {
-            if at.is_none() && !rl_audit::tui::views::pending::is_waiting(a, Panel::Steps, &first) {
+            if at.is_none() && shown(a) {
                 at = Some(t.elapsed().as_secs_f64());
             }
         })
         .expect("audit");
         at
     };
+    use rl_audit::tui::panel::Panel;
+    let steps_first = focused(Panel::Steps, None, &|a| {
+        !rl_audit::tui::views::pending::is_waiting(a, Panel::Steps, &first)
+    });
+    let last = audit.pass.benchmarks_in.last().cloned();
+    let last_first = last.as_deref().and_then(|b| {
+        let at = focused(Panel::Budget, Some(b), &|a| a.pass_in(b))?;
+        Some((b.to_string(), at))
+    });
     // The trajectory browser re-reads one record from its file: the last
     // evaluation trajectory (the deepest into its file).
     let reread = set
@@ -306,6 +318,14 @@ fn main() {
             "{:<40} {s:>9.2}",
             "TUI Steps on screen: shown, s after load"
         );
+    }
+    if let (Some((_, last)), Some((b, first))) = (benchmarks_in.last(), last_first) {
+        println!(
+            "{:<40} {last:>9.2}",
+            "TUI Budget, last benchmark in, s after"
+        );
+        let what = format!("TUI Budget, {b} selected: in, s after");
+        println!("{what:<40} {first:>9.2}");
     }
     if let Some((ms, ok)) = reread {
         println!(

@@ -1266,6 +1266,47 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert!(!last.pass.cells.is_empty() && !last.matched.is_empty());
 }
 
+/// The benchmark selected is the one Pass@(K,T) counts and draws first
+/// (`Focus::set_benchmark`, set by the workbench to the selection's), and
+/// no figure changes: on the test set of several benchmarks, the last of
+/// the default order first, the report byte-equal to the default order's.
+#[test]
+fn the_benchmark_on_screen_is_counted_first_and_no_figure_changes() {
+    use rl_audit::analysis::Part;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let full = run_audit(&set, &quick()).expect("audit");
+    let render = |a: &rl_audit::analysis::Audit| {
+        rl_audit::report::render(&set, a, false, None)
+            .expect("render")
+            .0
+    };
+    // The order the benchmarks came in, unfocused.
+    let order = full.pass.benchmarks_in.clone();
+    assert!(order.len() >= 3, "{order:?}");
+    let last = order.last().unwrap().clone();
+    let settings = quick();
+    settings.focus.set_benchmark(Some(&last));
+    let mut firsts = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if a.is_pending(Part::Pass) && !a.pass.benchmarks_in.is_empty() {
+            firsts.push(a.pass.benchmarks_in.clone());
+        }
+    })
+    .expect("audit");
+    assert_eq!(firsts[0], std::slice::from_ref(&last));
+    let mut rest = order.clone();
+    rest.retain(|b| *b != last);
+    rest.insert(0, last);
+    assert_eq!(done.pass.benchmarks_in, rest);
+    // File by file (a failure names the file rather than print its bytes).
+    let (got, want) = (render(&done), render(&full));
+    assert_eq!(got.len(), want.len());
+    for ((name, g), (_, w)) in got.iter().zip(&want) {
+        assert!(g == w, "{} differs", name.display());
+    }
+}
+
 /// The panel on screen is computed first once its inputs are in
 /// (`Settings::focus`, set by the workbench to the panel's parts), and no
 /// figure changes: the Steps panel's matched states right after the rollout

@@ -429,20 +429,38 @@ impl Part {
 /// rollouts load: its matched states right after the rollout counts,
 /// not after Pass@(K,T), the cost frontier and the BudgetMix audit). The
 /// order changes, no figure does: each part draws from its own seeded
-/// streams. Every clone of the settings it rides in shares it; empty (the
-/// order of [`Part::ALL`]) unless set.
+/// streams. Likewise the benchmark on screen: Pass@(K,T) counts and draws
+/// it first ([`passkt::analyse_staged`]). Every clone of the settings it
+/// rides in shares it; empty (the order of [`Part::ALL`], the benchmarks in
+/// theirs) unless set.
 #[derive(Debug, Clone, Default)]
-pub struct Focus(std::sync::Arc<std::sync::atomic::AtomicU32>);
+pub struct Focus {
+    parts: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    benchmark: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
 
 impl Focus {
     /// The parts wanted from now on (none: [`Part::ALL`]'s order).
     pub fn set(&self, parts: &[Part]) {
         let bits = parts.iter().fold(0u32, |b, p| b | 1 << *p as u32);
-        self.0.store(bits, std::sync::atomic::Ordering::Relaxed);
+        self.parts.store(bits, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn wants(&self, p: Part) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Relaxed) & (1 << p as u32) != 0
+        self.parts.load(std::sync::atomic::Ordering::Relaxed) & (1 << p as u32) != 0
+    }
+
+    /// The benchmark on screen from now on (`None`: the benchmarks' order).
+    pub fn set_benchmark(&self, name: Option<&str>) {
+        if let Ok(mut b) = self.benchmark.lock() {
+            if b.as_deref() != name {
+                *b = name.map(str::to_string);
+            }
+        }
+    }
+
+    pub fn benchmark(&self) -> Option<String> {
+        self.benchmark.lock().ok().and_then(|b| b.clone())
     }
 
     /// Of the main sequence's parts still to come (`left`, in

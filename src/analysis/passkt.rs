@@ -827,7 +827,17 @@ pub fn analyse_staged(
         // with one another (every draw is made from the same seeds, so which
         // statistics are batched together changes no result), and only one
         // benchmark's counts and per-task values are ever held.
-        for b in input.benchmarks() {
+        // The benchmark on screen first (`Settings::focus`), then the others
+        // in order; the rows are put back in that order below, so none
+        // changes.
+        let order: Vec<Id> = input.benchmarks().into_iter().collect();
+        let mut left = order.clone();
+        while !left.is_empty() {
+            let on_screen = s.focus.benchmark();
+            let at = on_screen
+                .and_then(|name| left.iter().position(|b| input.name(*b) == name))
+                .unwrap_or(0);
+            let b = left.remove(at);
             let cache = CountsCache::default();
             cache.fill(input, b, &s.levels);
             let mut batch = Batch::default();
@@ -865,6 +875,15 @@ pub fn analyse_staged(
             joined(scan.join());
         }
         sort_cells(&mut rep.cells);
+        // The benchmarks' order, whichever came first: the joint draws of
+        // the §4.2 tests take the pairs' cells in it.
+        // (The rows of the mode gaps and the token budgets too.)
+        let rank = |b: Id| order.iter().position(|x| *x == b);
+        let names: Vec<String> = order.iter().map(|b| input.name(*b)).collect();
+        let rank_of = |name: &str| names.iter().position(|x| x == name);
+        rep.mode_gap.sort_by_key(|g| rank_of(&g.benchmark));
+        rep.token.sort_by_key(|t| rank_of(&t.benchmark));
+        pending.sort_by_key(|(i, _, _)| (rank(pairs[*i].benchmark), *i));
         joint_family_tests(&mut pending, s);
         if let Some(c) = finished(&mut curves, true) {
             rep.curve = c;
