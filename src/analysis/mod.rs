@@ -278,9 +278,9 @@ impl Audit {
         if !self.settings.focus.wants(part) || !self.is_pending(part) || self.is_running(part) {
             return false;
         }
-        let left: Vec<Part> = Part::MAIN
+        let left: Vec<Part> = Part::ALL
             .into_iter()
-            .filter(|p| self.is_pending(*p) && !self.is_running(*p))
+            .filter(|p| p.in_turn() && self.is_pending(*p) && !self.is_running(*p))
             .collect();
         self.settings.focus.next(&left) == Some(part)
     }
@@ -349,17 +349,6 @@ pub enum Part {
 }
 
 impl Part {
-    /// The main sequence's parts ([`run_audit_staged`]), in [`Part::ALL`]'s
-    /// order.
-    pub const MAIN: [Part; 6] = [
-        Part::Pass,
-        Part::Categories,
-        Part::Failures,
-        Part::Cost,
-        Part::BudgetMix,
-        Part::Matched,
-    ];
-
     pub const ALL: [Part; 12] = [
         Part::Dynamics,
         Part::Aggregates,
@@ -374,6 +363,14 @@ impl Part {
         Part::NaturalRecovery,
         Part::Grep,
     ];
+
+    /// Whether it is one of the main sequence's parts that
+    /// [`run_audit_staged`] takes in turn after the rollout counts (the
+    /// order [`Focus`] may change): neither computed beside nor one of the
+    /// fixed ends (training dynamics and the counts first, grep last).
+    fn in_turn(self) -> bool {
+        !self.beside() && !matches!(self, Part::Dynamics | Part::Aggregates | Part::Grep)
+    }
 
     /// Whether it is computed on a thread of its own beside the main
     /// sequence (see [`run_audit_staged`]).
@@ -539,7 +536,7 @@ pub fn run_audit_staged(
     // their inputs are in. The part computing is named first among
     // those pending (`Audit::is_running`), also in the hand-over before
     // it begins.
-    let mut left = Part::MAIN.to_vec();
+    let mut left: Vec<Part> = Part::ALL.into_iter().filter(|p| p.in_turn()).collect();
     let first_of = |a: &mut Audit, left: &[Part]| {
         if let Some(next) = settings.focus.next(left) {
             a.pending.retain(|p| *p != next);

@@ -171,14 +171,16 @@ pub fn run(opts: Options) -> Result<()> {
                 _ => {}
             }
         }
-        // The audit computes first what the panel on screen reads, and
-        // Pass@(K,T) the benchmark selected.
-        settings.focus.set(app.panel.parts());
-        let bench = app
-            .data
-            .as_ref()
-            .and_then(|d| select::current(&d.audit, &app.sel).0);
-        settings.focus.set_benchmark(bench.as_deref());
+        // While a job runs, the audit computes first what the panel on
+        // screen reads, and Pass@(K,T) the benchmark selected.
+        if jobs.phase() != "idle" {
+            settings.focus.set(app.panel.parts());
+            let bench = app
+                .data
+                .as_ref()
+                .and_then(|d| select::current(&d.audit, &app.sel).0);
+            settings.focus.set_benchmark(bench.as_deref());
+        }
         if app.busy() {
             dirty = true;
         }
