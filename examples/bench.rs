@@ -140,10 +140,19 @@ fn main() {
     // The Budget panel shows each benchmark once its Pass@(K,T) rows are in
     // (before the §4.2 tests): when the first was, and the last.
     let mut benchmarks_in: Vec<(usize, f64)> = Vec::new();
+    // Their values come first, the intervals after: when each count of
+    // benchmarks with values was first reached.
+    let mut with_values: Vec<(usize, f64)> = Vec::new();
     let audit = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
         let n = a.pass.benchmarks_in.len();
         if a.is_pending(rl_audit::analysis::Part::Pass) && n > 0 {
             benchmarks_in.push((n, t.elapsed().as_secs_f64()));
+        }
+        let v = n + a.pass.values_in.len();
+        if a.is_pending(rl_audit::analysis::Part::Pass)
+            && with_values.last().is_none_or(|w| w.0 < v)
+        {
+            with_values.push((v, t.elapsed().as_secs_f64()));
         }
         for p in rl_audit::tui::panel::Panel::ALL {
             let ready = p.parts().iter().all(|x| !a.is_pending(*x));
@@ -291,6 +300,10 @@ fn main() {
     println!("{:<40} {:>9.2}", "TUI redraw per key, max (ms)", redraw_max);
     for (what, ms) in drills {
         println!("{what:<40} {ms:>9.2}");
+    }
+    if let Some((n, s)) = with_values.iter().rev().find(|w| w.0 > 0) {
+        let what = format!("TUI Budget, {n} benchmarks' values in");
+        println!("{what:<40} {s:>9.2}");
     }
     if let (Some(first), Some(last)) = (benchmarks_in.first(), benchmarks_in.last()) {
         println!(

@@ -250,10 +250,13 @@ fn pairs_follow_compare_flag() {
     assert_eq!(r["settings"]["ks"], json!([1]));
 }
 
-/// Pass@(K,T) hands on its report after each benchmark: each time the
-/// benchmarks in so far, in order, with the complete report's rows for
-/// exactly those — values and intervals final — their §4.2 tests still the
-/// placeholder; the complete report is the same whoever looks on.
+/// Pass@(K,T) hands on its report after each benchmark is counted, then
+/// after each benchmark's intervals are drawn: each time the benchmarks in
+/// so far, in order, with the complete report's rows for exactly those —
+/// values final, and intervals final for the benchmarks whose intervals are
+/// in (`Ci::Pending` for the others' until then: the values first) — their
+/// §4.2 tests still the placeholder; the complete report is the same
+/// whoever looks on.
 #[test]
 fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     use rl_audit::analysis::multiplicity::CellTest;
@@ -300,7 +303,9 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     let plain = analyse(&input, &pairs, &settings);
     assert_eq!(format!("{done:?}"), format!("{plain:?}"));
     assert_eq!(done.benchmarks_in, benches);
-    assert_eq!(seen.len(), benches.len());
+    assert!(done.values_in.is_empty());
+    // Every benchmark's values, then every benchmark's intervals.
+    assert_eq!(seen.len(), 2 * benches.len());
     // The complete report's rows of the benchmarks in, tests reset.
     let of = |r: &PassReport, n: usize| {
         let inb = |b: &String| benches[..n].contains(&b.as_str());
@@ -335,15 +340,52 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
             r.ks,
         )
     };
+    // The complete report with the intervals of the benchmarks after the
+    // first `whole` pending, as a preview has them.
+    let with_pending = |whole: usize| {
+        use rl_audit::analysis::stats::Ci;
+        let later = |b: &String| !benches[..whole].contains(&b.as_str());
+        let pend = |c: &mut Ci| {
+            if *c != Ci::Undefined {
+                *c = Ci::Pending;
+            }
+        };
+        let mut r = done.clone();
+        r.cells
+            .iter_mut()
+            .filter(|c| later(&c.benchmark))
+            .for_each(|c| pend(&mut c.ci));
+        for x in r.advantage.iter_mut().filter(|x| later(&x.benchmark)) {
+            pend(&mut x.ci);
+            x.significant_flip = false;
+        }
+        r.mode_gap
+            .iter_mut()
+            .filter(|g| later(&g.benchmark))
+            .for_each(|g| pend(&mut g.ci));
+        r.token
+            .iter_mut()
+            .filter(|c| later(&c.benchmark))
+            .for_each(|c| pend(&mut c.ci));
+        r
+    };
+    let n = benches.len();
     for (i, r) in seen.iter().enumerate() {
-        assert_eq!(r.benchmarks_in, benches[..=i], "hand-over {i}");
-        assert_eq!(of(r, i + 1), of(&done, i + 1), "hand-over {i}");
+        // (benchmarks with values, of them with intervals)
+        let (shown, whole) = if i < n { (i + 1, 0) } else { (n, i + 1 - n) };
+        assert_eq!(r.benchmarks_in, benches[..whole], "hand-over {i}");
+        assert_eq!(r.values_in, benches[whole..shown], "hand-over {i}");
+        assert_eq!(
+            of(r, shown),
+            of(&with_pending(whole), shown),
+            "hand-over {i}"
+        );
         assert!(r.curve.is_empty() || format!("{:?}", r.curve) == format!("{:?}", done.curve));
         // Nothing of the benchmarks to come.
         assert!(r
             .cells
             .iter()
-            .all(|c| benches[..=i].contains(&c.benchmark.as_str())));
+            .all(|c| benches[..shown].contains(&c.benchmark.as_str())));
         assert!(r.advantage.iter().all(|x| x.test == CellTest::DEGENERATE));
     }
     // The check is not empty: each benchmark has cells and Δ rows, and the

@@ -1307,6 +1307,110 @@ fn the_benchmark_on_screen_is_counted_first_and_no_figure_changes() {
     }
 }
 
+/// Pass@(K,T) hands on every benchmark's values before it draws any
+/// interval: the Budget panel shows each benchmark's grid once its cells
+/// are counted, its intervals `[…]` (`Ci::Pending`) and verdicts `…` until
+/// they are drawn. Each value handed on early is the finished audit's, to
+/// the bit, and no interval of the finished audit is pending.
+#[test]
+fn pass_values_come_before_their_intervals_and_are_the_final_values() {
+    use rl_audit::analysis::stats::Ci;
+    use rl_audit::analysis::Part;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let mut previews = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &quick(), &mut |a| {
+        if a.is_pending(Part::Pass) && !a.pass.values_in.is_empty() {
+            previews.push(a.pass.clone());
+        }
+    })
+    .expect("audit");
+    let p = &done.pass;
+    let order = p.benchmarks_in.clone();
+    assert!(order.len() >= 3, "{order:?}");
+    assert!(p.values_in.is_empty());
+    // Every benchmark's values in before any benchmark's intervals.
+    let all = previews
+        .iter()
+        .find(|v| v.benchmarks_in.is_empty() && v.values_in == order)
+        .expect("a hand-over with every benchmark's values and no interval");
+    let pending = |c: Ci| matches!(c, Ci::Pending | Ci::Undefined);
+    let bits = |x: Option<f64>| x.map(f64::to_bits);
+    assert_eq!(all.cells.len(), p.cells.len());
+    for (e, f) in all.cells.iter().zip(&p.cells) {
+        let key = (&e.benchmark, &e.run, e.k, e.level, e.mode);
+        assert_eq!(key, (&f.benchmark, &f.run, f.k, f.level, f.mode));
+        assert!(pending(e.ci), "{key:?}: {:?}", e.ci);
+        assert_eq!(bits(e.value), bits(f.value), "{key:?}");
+        assert_eq!(bits(e.pass_all), bits(f.pass_all), "{key:?}");
+        assert_eq!((e.tasks, e.tasks_left_out), (f.tasks, f.tasks_left_out));
+        assert_eq!(e.seeds, f.seeds);
+    }
+    assert!(all.cells.iter().any(|c| c.ci == Ci::Pending));
+    assert_eq!(all.advantage.len(), p.advantage.len());
+    assert!(!all.advantage.is_empty());
+    for (e, f) in all.advantage.iter().zip(&p.advantage) {
+        let key = (&e.benchmark, &e.base, &e.rl, e.k, e.level, e.mode);
+        assert_eq!(key, (&f.benchmark, &f.base, &f.rl, f.k, f.level, f.mode));
+        assert!(pending(e.ci), "{key:?}: {:?}", e.ci);
+        assert_eq!(e.delta.to_bits(), f.delta.to_bits(), "{key:?}");
+        assert_eq!(e.base_pass.to_bits(), f.base_pass.to_bits());
+        assert_eq!(e.rl_pass.to_bits(), f.rl_pass.to_bits());
+        assert_eq!(bits(e.headroom), bits(f.headroom));
+        assert_eq!((e.tasks, e.flip), (f.tasks, f.flip));
+        assert!(!e.significant_flip);
+        assert_eq!(
+            e.test,
+            rl_audit::analysis::multiplicity::CellTest::DEGENERATE
+        );
+    }
+    assert_eq!(all.mode_gap.len(), p.mode_gap.len());
+    for e in &all.mode_gap {
+        let f = p
+            .mode_gap
+            .iter()
+            .find(|f| (&f.benchmark, &f.run, f.k, f.level) == (&e.benchmark, &e.run, e.k, e.level))
+            .expect("the same gap");
+        assert!(pending(e.ci));
+        assert_eq!((e.diff.to_bits(), e.tasks), (f.diff.to_bits(), f.tasks));
+    }
+    assert_eq!(all.token.len(), p.token.len());
+    for e in &all.token {
+        let f = p
+            .token
+            .iter()
+            .find(|f| {
+                (&f.benchmark, &f.run, f.k, f.tokens) == (&e.benchmark, &e.run, e.k, e.tokens)
+            })
+            .expect("the same token cell");
+        assert!(pending(e.ci));
+        assert_eq!((bits(e.value), e.tasks), (bits(f.value), f.tasks));
+    }
+    assert_eq!(all.token_budgets, p.token_budgets);
+    // Then a benchmark at a time: its intervals in, the others' values.
+    let second = previews
+        .iter()
+        .find(|v| v.benchmarks_in.len() == 1)
+        .expect("a hand-over with one benchmark whole");
+    assert_eq!(second.benchmarks_in[0], order[0]);
+    assert_eq!(second.values_in, order[1..]);
+    for c in &second.cells {
+        match c.benchmark == order[0] {
+            true => assert_ne!(c.ci, Ci::Pending),
+            false => assert!(pending(c.ci)),
+        }
+    }
+    // The finished audit has no interval pending.
+    let cis = p
+        .cells
+        .iter()
+        .map(|c| c.ci)
+        .chain(p.advantage.iter().map(|a| a.ci));
+    assert!(cis
+        .chain(p.mode_gap.iter().map(|g| g.ci))
+        .all(|c| c != Ci::Pending));
+}
+
 /// The panel on screen is computed first once its inputs are in
 /// (`Settings::focus`, set by the workbench to the panel's parts), and no
 /// figure changes: the Steps panel's matched states right after the rollout

@@ -289,18 +289,13 @@ pub fn cluster_bootstrap_families(families: &[Family], cfg: &Bootstrap) -> Vec<V
     bootstrap_classes(families.iter().map(Classes::new).collect(), cfg)
 }
 
-/// [`cluster_bootstrap_families`] of families made one after another: each
-/// is reduced to its classes as it comes (4 bytes a cluster when its values
-/// repeat, where the family holds 8 a cluster and statistic), so only one is
-/// ever held whole — what a batch of many statistics over many tasks needs.
-pub fn cluster_bootstrap_made(
-    families: impl IntoIterator<Item = Family>,
-    cfg: &Bootstrap,
-) -> Vec<Vec<Estimate>> {
-    bootstrap_classes(
-        families.into_iter().map(|f| Classes::new(&f)).collect(),
-        cfg,
-    )
+/// [`cluster_bootstrap_families`] of families reduced beforehand, each as
+/// it came (4 bytes a cluster when its values repeat, where the family
+/// holds 8 a cluster and statistic), so only one is ever held whole — what
+/// a batch of many statistics over many tasks needs;
+/// [`Reduced::points`] gives their values meanwhile.
+pub fn cluster_bootstrap_reduced(families: Vec<Reduced>, cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
+    bootstrap_classes(families.into_iter().map(|r| r.0).collect(), cfg)
 }
 
 fn bootstrap_classes(classes: Vec<Classes>, cfg: &Bootstrap) -> Vec<Vec<Estimate>> {
@@ -411,6 +406,22 @@ impl Reduced {
     /// How many clusters (m).
     pub fn clusters(&self) -> usize {
         self.0.clusters()
+    }
+    /// Each statistic's estimate before its interval is drawn: the value
+    /// the bootstrap gives it (the same sums, so the same bits), the
+    /// interval [`Ci::Pending`]; undefined where it would be.
+    pub fn points(&self) -> Vec<Estimate> {
+        let c = &self.0;
+        let live = c.clusters() > 0 && c.is_live();
+        (0..c.stats)
+            .map(|s| match live {
+                true => Estimate {
+                    value: c.value(s),
+                    ci: Ci::Pending,
+                },
+                false => Estimate::UNDEFINED,
+            })
+            .collect()
     }
 }
 

@@ -286,10 +286,16 @@ impl Audit {
     }
 
     /// Whether Pass@(K,T)'s rows of `bench` are in: the part is, or it has
-    /// handed on that benchmark's ([`passkt::analyse_staged`]; their §4.2
+    /// handed on that benchmark's ([`passkt::analyse_staged`]: their values
+    /// first, intervals [`stats::Ci::Pending`], then whole; their §4.2
     /// tests come with the part).
     pub fn pass_in(&self, bench: &str) -> bool {
-        !self.is_pending(Part::Pass) || self.pass.benchmarks_in.iter().any(|b| b == bench)
+        let p = &self.pass;
+        !self.is_pending(Part::Pass)
+            || p.benchmarks_in
+                .iter()
+                .chain(&p.values_in)
+                .any(|b| b == bench)
     }
 
     /// How many of the [`Part::ALL`] parts are in.

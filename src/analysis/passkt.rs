@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use super::bootstrap::{cluster_bootstrap_made, Family};
+use super::bootstrap::{self, Family};
 use super::ragged::Ragged;
 use super::stats::{nearest_rank, pass_all_k, pass_at_k, Bootstrap, Ci, Estimate};
 use super::{Pair, Settings};
@@ -420,6 +420,10 @@ pub struct PassReport {
     /// The benchmarks whose rows are in: every one once the analysis is
     /// done; while it computes ([`analyse_staged`]), those done so far.
     pub benchmarks_in: Vec<String>,
+    /// While it computes, the benchmarks whose rows are in with their
+    /// values alone (not yet in `benchmarks_in`): every interval
+    /// [`Ci::Pending`], the §4.2 tests to come. Empty once done.
+    pub values_in: Vec<String>,
 }
 
 /// Per-task (n, c) per seed of every task in a cell, in task-id order:
@@ -661,6 +665,32 @@ impl Column {
     }
 }
 
+/// What a finished row reads of a [`Column`], the values gone to the batch.
+struct ColumnSummary {
+    tasks: Rc<[Id]>,
+    len: usize,
+    mean: Option<f64>,
+}
+
+impl ColumnSummary {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn mean(&self) -> Option<f64> {
+        self.mean
+    }
+}
+
+impl Column {
+    fn summary(&self) -> ColumnSummary {
+        ColumnSummary {
+            tasks: Rc::clone(&self.tasks),
+            len: self.len(),
+            mean: self.mean(),
+        }
+    }
+}
+
 /// Two runs' (or modes') per-task values over the tasks where both have
 /// ≥ K rollouts ([`paired_values`] in columns).
 struct Paired {
@@ -739,10 +769,11 @@ impl Batch {
         start..self.items.len()
     }
 
-    /// Every statistic's estimate. Each statistic's values are let go once
-    /// its family is made (a section may still hold them through its own
-    /// `Rc`): the batch is not held through the sections' finishing.
-    fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
+    /// Every statistic's family, reduced to its classes: each statistic's
+    /// values are let go once its family is made (a section may still hold
+    /// them through its own `Rc`), and families are made one at a time,
+    /// each reduced before the next (never all of them whole at once).
+    fn reduce(self) -> ReducedBatch {
         // task list → group → members
         type Groups = BTreeMap<GroupTag, Vec<usize>>;
         let mut sets: BTreeMap<Rc<[Id]>, Groups> = BTreeMap::new();
@@ -753,27 +784,66 @@ impl Batch {
                 .or_default()
                 .push(i);
         }
-        let mut out = vec![Estimate::UNDEFINED; self.items.len()];
+        let statistics = self.items.len();
         let mut values: Vec<Option<PerTask>> =
             self.items.into_iter().map(|(_, v)| Some(v)).collect();
-        for (tasks, groups) in sets {
-            let groups: Vec<Vec<usize>> = groups.into_values().collect();
-            // Families made one at a time, each reduced to its classes
-            // before the next (never all of them whole at once).
-            let families = groups.iter().map(|members| Family {
-                sums: members
+        let sets = sets
+            .into_iter()
+            .map(|(tasks, groups)| {
+                let groups: Vec<Vec<usize>> = groups.into_values().collect();
+                let families = groups
                     .iter()
-                    .map(|&i| {
-                        let v = values[i].take().expect("a statistic is in one family");
-                        match Rc::try_unwrap(v) {
-                            Ok(c) => c.values,
-                            Err(v) => v.values.clone(),
-                        }
+                    .map(|members| {
+                        bootstrap::Reduced::new(&Family {
+                            sums: members
+                                .iter()
+                                .map(|&i| {
+                                    let v = values[i].take().expect("a statistic is in one family");
+                                    match Rc::try_unwrap(v) {
+                                        Ok(c) => c.values,
+                                        Err(v) => v.values.clone(),
+                                    }
+                                })
+                                .collect(),
+                            weights: vec![1.0; tasks.len()],
+                        })
                     })
-                    .collect(),
-                weights: vec![1.0; tasks.len()],
-            });
-            let ests = cluster_bootstrap_made(families, boot);
+                    .collect();
+                (groups, families)
+            })
+            .collect();
+        ReducedBatch { statistics, sets }
+    }
+}
+
+/// A [`Batch`]'s statistics, their families reduced: per set of families
+/// over one task list, each family's members (positions in the batch) and
+/// its classes.
+struct ReducedBatch {
+    statistics: usize,
+    sets: Vec<(Vec<Vec<usize>>, Vec<bootstrap::Reduced>)>,
+}
+
+impl ReducedBatch {
+    /// Every statistic's value, its interval [`Ci::Pending`]: what the
+    /// bootstrap will give it, the interval to come.
+    fn points(&self) -> Vec<Estimate> {
+        let mut out = vec![Estimate::UNDEFINED; self.statistics];
+        for (groups, families) in &self.sets {
+            for (members, f) in groups.iter().zip(families) {
+                for (&i, e) in members.iter().zip(f.points()) {
+                    out[i] = e;
+                }
+            }
+        }
+        out
+    }
+
+    /// Every statistic's estimate, in the batch's order.
+    fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
+        let mut out = vec![Estimate::UNDEFINED; self.statistics];
+        for (groups, families) in self.sets {
+            let ests = bootstrap::cluster_bootstrap_reduced(families, boot);
             for (members, es) in groups.iter().zip(ests) {
                 for (&i, e) in members.iter().zip(es) {
                     out[i] = e;
@@ -789,12 +859,17 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
 }
 
 /// [`analyse`], handing a copy of the report so far to `progress` after each
-/// benchmark: that benchmark's and the earlier ones' rows whole — values
-/// and intervals final — but for their §4.2 tests (most are drawn jointly
-/// once every benchmark is in; each row's `test` is the placeholder
+/// benchmark is counted and again after its intervals are drawn. Counted,
+/// a benchmark's rows come with their final values and every interval
+/// [`Ci::Pending`] (`values_in` names those); drawn, whole (named in
+/// `benchmarks_in`) — but for their §4.2 tests (most are drawn jointly once
+/// every benchmark is in; each row's `test` is the placeholder
 /// [`CellTest::DEGENERATE`](super::multiplicity::CellTest) until then); the
-/// pass curves once their thread is done (empty before). `benchmarks_in`
-/// names the benchmarks in so far.
+/// pass curves once their thread is done (empty before). A benchmark with
+/// a run of several seeds (§4.3: its values come from the two-stage
+/// bootstrap) comes whole only. Holding every benchmark's statistics
+/// reduced until their intervals are drawn costs 127 MiB more at the peak
+/// at 11 M rollouts (1,859 MiB; was 1,732).
 pub fn analyse_staged(
     input: &PassInput,
     pairs: &[Pair],
@@ -823,21 +898,29 @@ pub fn analyse_staged(
         let mut tokens: Option<TokenScan> = None;
         // Every pair's rows, their §4.2 tests waiting for the joint draws.
         let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
-        // One benchmark at a time. Its statistics share resample draws only
-        // with one another (every draw is made from the same seeds, so which
-        // statistics are batched together changes no result), and only one
-        // benchmark's counts and per-task values are ever held.
+        // A benchmark's statistics share resample draws only with one
+        // another (every draw is made from the same seeds, so which
+        // statistics are batched together changes no result).
         // The benchmark on screen first (`Settings::focus`), then the others
         // in order; the rows are put back in that order below, so none
         // changes.
         let order: Vec<Id> = input.benchmarks().into_iter().collect();
+        // Of the benchmarks left, the one on screen, else the first.
+        let on_screen = |left: &[Id]| {
+            s.focus
+                .benchmark()
+                .and_then(|name| left.iter().position(|b| input.name(*b) == name))
+                .unwrap_or(0)
+        };
+        // First every benchmark's cells counted and its statistics
+        // registered, reduced to their classes: their values are handed on
+        // (the preview, intervals pending) before any interval is drawn —
+        // the bootstraps are three quarters of the part.
+        let mut preview = Preview::default();
+        let mut registered = Vec::new();
         let mut left = order.clone();
         while !left.is_empty() {
-            let on_screen = s.focus.benchmark();
-            let at = on_screen
-                .and_then(|name| left.iter().position(|b| input.name(*b) == name))
-                .unwrap_or(0);
-            let b = left.remove(at);
+            let b = left.remove(on_screen(&left));
             let cache = CountsCache::default();
             cache.fill(input, b, &s.levels);
             let mut batch = Batch::default();
@@ -851,13 +934,47 @@ pub fn analyse_staged(
             let tokens = tokens
                 .get_or_insert_with(|| finished(&mut scan, true).expect("the scan is joined once"));
             let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
-            let all = batch.run(&s.boot);
+            let batch = batch.reduce();
             if let Some(u) = finished(&mut bounds, true) {
                 (rep.upper, rep.upper_curve) = u;
             }
+            if let Some(c) = finished(&mut curves, false) {
+                rep.curve = c;
+            }
+            // A benchmark with a run of several seeds takes its values from
+            // the two-stage bootstrap (§4.3): no preview, its rows come whole.
+            if !input.any_multi_seed(b, input.runs(b)) {
+                let points = batch.points();
+                preview.rep.cells.extend(finish_cells(&points));
+                for (i, f) in &finish_advantages {
+                    preview
+                        .advantage
+                        .push((*i, f(&points, &rep.upper, Draw::ValuesOnly).0));
+                }
+                preview.rep.mode_gap.extend(finish_gaps(&points));
+                finish_tokens(&points, &mut preview.rep);
+                preview.rep.benchmarks_in.push(input.name(b));
+                progress(so_far(&rep, &pending, &preview));
+            }
+            registered.push((
+                b,
+                batch,
+                finish_cells,
+                finish_advantages,
+                finish_gaps,
+                finish_tokens,
+            ));
+        }
+        drop(tokens);
+        // Then the intervals, a benchmark at a time, the one on screen first.
+        while !registered.is_empty() {
+            let names: Vec<Id> = registered.iter().map(|r| r.0).collect();
+            let (b, batch, finish_cells, finish_advantages, finish_gaps, finish_tokens) =
+                registered.remove(on_screen(&names));
+            let all = batch.run(&s.boot);
             rep.cells.extend(finish_cells(&all));
             pending.extend(finish_advantages.into_iter().map(|(i, f)| {
-                let (rows, tests) = f(&all, &rep.upper);
+                let (rows, tests) = f(&all, &rep.upper, Draw::Whole);
                 (i, rows, tests)
             }));
             rep.mode_gap.extend(finish_gaps(&all));
@@ -866,9 +983,8 @@ pub fn analyse_staged(
             if let Some(c) = finished(&mut curves, false) {
                 rep.curve = c;
             }
-            progress(so_far(&rep, &pending));
+            progress(so_far(&rep, &pending, &preview));
         }
-        drop(tokens);
         if let (Some(bounds), Some(scan)) = (bounds, scan) {
             // No benchmark: nothing to bound, the scan let go unread.
             (rep.upper, rep.upper_curve) = joined(bounds.join());
@@ -894,11 +1010,56 @@ pub fn analyse_staged(
     rep
 }
 
-/// The report so far, as [`analyse`] will order it.
-fn so_far(rep: &PassReport, pending: &[(usize, Vec<Advantage>, FamilyTests)]) -> PassReport {
+/// A benchmark's rows before their intervals are drawn: the values
+/// ([`ReducedBatch::points`]), every interval [`Ci::Pending`], no §4.2 test.
+#[derive(Default)]
+struct Preview {
+    /// Cells, mode gaps and token budgets; `benchmarks_in` names the
+    /// benchmarks previewed.
+    rep: PassReport,
+    /// Each pair's Δ rows.
+    advantage: Vec<(usize, Vec<Advantage>)>,
+}
+
+/// The report so far, as [`analyse`] will order it: the benchmarks whose
+/// intervals are in, and the others previewed (named in `values_in`).
+fn so_far(
+    rep: &PassReport,
+    pending: &[(usize, Vec<Advantage>, FamilyTests)],
+    preview: &Preview,
+) -> PassReport {
     let mut out = rep.clone();
+    let early = |b: &String| !rep.benchmarks_in.contains(b);
+    let p = &preview.rep;
+    out.cells
+        .extend(p.cells.iter().filter(|c| early(&c.benchmark)).cloned());
     sort_cells(&mut out.cells);
-    out.advantage = in_pair_order(pending.iter().map(|(i, rows, _)| (*i, rows)));
+    out.mode_gap
+        .extend(p.mode_gap.iter().filter(|g| early(&g.benchmark)).cloned());
+    out.token
+        .extend(p.token.iter().filter(|t| early(&t.benchmark)).cloned());
+    for (b, x) in p.token_budgets.iter().filter(|(b, _)| early(b)) {
+        out.token_budgets.insert(b.clone(), x.clone());
+    }
+    for (b, n) in p.token_left_out.iter().filter(|(b, _)| early(b)) {
+        out.token_left_out.insert(b.clone(), *n);
+    }
+    out.values_in = p
+        .benchmarks_in
+        .iter()
+        .filter(|b| early(b))
+        .cloned()
+        .collect();
+    let previewed = preview
+        .advantage
+        .iter()
+        .filter(|(_, rows)| rows.first().is_some_and(|r| early(&r.benchmark)));
+    out.advantage = in_pair_order(
+        pending
+            .iter()
+            .map(|(i, rows, _)| (*i, rows))
+            .chain(previewed.map(|(i, rows)| (*i, rows))),
+    );
     // A pair whose tests need no joint draw (several seeds, say) has them
     // already; every row's come with the part, all at once.
     for r in &mut out.advantage {
@@ -936,7 +1097,7 @@ fn cells<'a>(
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
-) -> impl FnOnce(&[Estimate]) -> Vec<PassCell> + 'a {
+) -> impl Fn(&[Estimate]) -> Vec<PassCell> + 'a {
     let mut jobs = Vec::new();
     for r in input.runs(b) {
         for &l in &s.levels {
@@ -952,20 +1113,23 @@ fn cells<'a>(
             }
         }
     }
-    let values: Grouped<(Id, u32, Mode)> = jobs
+    let columns: Grouped<(Id, u32, Mode)> = jobs
         .iter()
         .map(|(r, k, l, m, counts)| {
             let col = Column::new(&mut batch.lists, pass_values(counts, *k).0);
             ((*r, *l, *m), Rc::new(col))
         })
         .collect();
-    let range = batch.add(values.clone());
+    // What the rows read of the columns: the values go to the batch alone
+    // (held from the preview until their intervals are drawn).
+    let values: Vec<ColumnSummary> = columns.iter().map(|(_, c)| c.summary()).collect();
+    let range = batch.add(columns);
     let boot = s.boot;
     move |all| {
         jobs.iter()
-            .zip(values)
-            .zip(all[range].iter().copied())
-            .map(|(((r, k, l, m, counts), (_, vals)), est)| {
+            .zip(&values)
+            .zip(all[range.clone()].iter().copied())
+            .map(|(((r, k, l, m, counts), vals), est)| {
                 let tasks = || vals.tasks.to_vec();
                 let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 let seeds = contributing_seeds(input, b, *r, counts, *k);
@@ -1162,7 +1326,7 @@ fn advantages<'a>(
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
-) -> impl FnOnce(&[Estimate], &[UpperBound]) -> (Vec<Advantage>, FamilyTests) + 'a {
+) -> impl Fn(&[Estimate], &[UpperBound], Draw) -> (Vec<Advantage>, FamilyTests) + 'a {
     let mut jobs = Vec::new();
     for &l in &s.levels {
         for m in Mode::BOTH {
@@ -1184,10 +1348,10 @@ fn advantages<'a>(
     let range = batch.add(diffs);
     let boot = s.boot;
     let (adjust, min_effect) = (s.adjust, s.min_effect);
-    move |all, upper| {
+    move |all, upper, draw| {
         let mut rows: Vec<Advantage> = jobs
             .iter()
-            .zip(all[range].iter().copied())
+            .zip(all[range.clone()].iter().copied())
             .map(|((k, l, m, v, base_c, rl_c), est)| {
                 let est = seed_aware(
                     input,
@@ -1233,6 +1397,9 @@ fn advantages<'a>(
                 }
             })
             .collect();
+        if draw == Draw::ValuesOnly {
+            return (rows, FamilyTests::Done(Vec::new()));
+        }
         // §4.2: the pair's cells are one family, with joint replicates over
         // the union of their tasks.
         let fam: Vec<FamilyCell> = jobs
@@ -1275,6 +1442,15 @@ fn cell_tests<'r>(
         })
         .collect();
     family_tests(&inputs, boot.resamples, adjust, min_effect, single_seed)
+}
+
+/// What a pair's rows are made with: their values alone, the estimates'
+/// intervals still [`Ci::Pending`] and no test drawn (the preview of
+/// [`analyse_staged`]), or whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Draw {
+    ValuesOnly,
+    Whole,
 }
 
 /// A pair's §4.2 tests: done, or its family's cells reduced and waiting for
@@ -1396,8 +1572,9 @@ fn mode_gaps<'a>(
     levels: &[u32],
     boot: &Bootstrap,
     batch: &mut Batch,
-) -> impl FnOnce(&[Estimate]) -> Vec<ModeGap> + 'a {
+) -> impl Fn(&[Estimate]) -> Vec<ModeGap> + 'a {
     let mut jobs = Vec::new();
+    let mut diffs: Grouped<(Id, u32)> = Vec::new();
     for r in input.runs(b) {
         for &l in levels {
             let native = cache.get(input, b, r, l, Mode::Native);
@@ -1405,21 +1582,20 @@ fn mode_gaps<'a>(
             for &k in ks {
                 let v = paired_values(&native, &trunc, k);
                 if !v.is_empty() {
-                    let v = Paired::new(&mut batch.lists, v);
-                    jobs.push((r, k, l, v, Rc::clone(&native), Rc::clone(&trunc)));
+                    // The differences go to the batch; the row reads their
+                    // tasks and count.
+                    let d = Paired::new(&mut batch.lists, v).diffs();
+                    jobs.push((r, k, l, d.summary(), Rc::clone(&native), Rc::clone(&trunc)));
+                    diffs.push(((r, l), d));
                 }
             }
         }
     }
-    let diffs: Grouped<(Id, u32)> = jobs
-        .iter()
-        .map(|(r, _, l, v, _, _)| ((*r, *l), v.diffs()))
-        .collect();
     let range = batch.add(diffs);
     let boot = *boot;
     move |all| {
         jobs.iter()
-            .zip(all[range].iter().copied())
+            .zip(all[range.clone()].iter().copied())
             .map(|((r, k, l, v, nat, tr), est)| {
                 // Native and truncated rollouts share the run's seed draw.
                 let tasks = || v.tasks.to_vec();
@@ -1536,7 +1712,7 @@ fn token_budgets<'a>(
     ks: &[u64],
     s: &Settings,
     batch: &mut Batch,
-) -> impl FnOnce(&[Estimate], &mut PassReport) + 'a {
+) -> impl Fn(&[Estimate], &mut PassReport) + 'a {
     let mut jobs = Vec::new();
     let mut budgets = BTreeMap::new();
     let mut lefts = BTreeMap::new();
@@ -1577,21 +1753,27 @@ fn token_budgets<'a>(
     if let Some(n) = scan.left_out.get(&b) {
         lefts.insert(input.name(b), *n);
     }
-    let values: Grouped<(Id, u64)> = jobs
+    let columns: Grouped<(Id, u64)> = jobs
         .iter()
         .map(|(r, k, x, counts)| {
             let col = Column::new(&mut batch.lists, pass_values(counts, *k).0);
             ((*r, *x), Rc::new(col))
         })
         .collect();
-    let range = batch.add(values.clone());
+    // What the rows read of the columns: the values go to the batch alone
+    // (held from the preview until their intervals are drawn).
+    let values: Vec<ColumnSummary> = columns.iter().map(|(_, c)| c.summary()).collect();
+    let range = batch.add(columns);
     let boot = s.boot;
     move |all, rep| {
-        rep.token_budgets.extend(budgets);
-        rep.token_left_out.extend(lefts);
-        let cells = jobs.iter().zip(values).zip(all[range].iter().copied());
+        rep.token_budgets.extend(budgets.clone());
+        rep.token_left_out.extend(lefts.clone());
+        let cells = jobs
+            .iter()
+            .zip(&values)
+            .zip(all[range.clone()].iter().copied());
         rep.token
-            .extend(cells.map(|(((r, k, x, counts), (_, vals)), est)| {
+            .extend(cells.map(|(((r, k, x, counts), vals), est)| {
                 let tasks = || vals.tasks.to_vec();
                 let est = seed_aware(input, b, vec![(*r, &**counts)], tasks, *k, &boot, || est);
                 TokenCell {

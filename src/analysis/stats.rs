@@ -51,6 +51,10 @@ pub enum Ci {
     Degenerate,
     /// No data to resample.
     Undefined,
+    /// Still being drawn: the workbench shows a part's values before its
+    /// intervals ([`passkt::analyse_staged`](super::passkt::analyse_staged));
+    /// a finished audit, and so every report, has none.
+    Pending,
 }
 
 impl Ci {

@@ -15,6 +15,7 @@ pub fn pct_ci(ci: Ci) -> String {
         Ci::Interval(l, h) => format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h),
         Ci::Degenerate => "[degenerate]".into(),
         Ci::Undefined => "[–]".into(),
+        Ci::Pending => "[…]".into(),
     }
 }
 
@@ -52,6 +53,7 @@ pub fn signed_ci_prec(ci: Ci, scale: f64, prec: usize) -> String {
         Ci::Interval(l, h) => format!("[{:+.prec$}, {:+.prec$}]", scale * l, scale * h),
         Ci::Degenerate => "[degenerate]".into(),
         Ci::Undefined => "[–]".into(),
+        Ci::Pending => "[…]".into(),
     }
 }
 

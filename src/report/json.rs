@@ -31,7 +31,8 @@ impl Serialize for CiKeys<'_> {
                 m.serialize_entry(self.0, &())?;
                 m.serialize_entry(&format!("{}_degenerate", self.0), &true)?;
             }
-            Ci::Undefined => m.serialize_entry(self.0, &())?,
+            // Pending: never in a finished audit.
+            Ci::Undefined | Ci::Pending => m.serialize_entry(self.0, &())?,
         }
         m.end()
     }

@@ -296,13 +296,18 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             .computing_secs()
             .filter(|s| *s >= COUNT_FROM)
             .map_or(String::new(), |s| format!(" {s} s"));
-        // Pass@(K,T) hands on each benchmark's rows as they come: how many
-        // first (a narrow screen cuts the line's end).
-        let benchmarks = match a.pass.benchmarks_in.len() {
+        // Pass@(K,T) hands on each benchmark's rows as they come, values
+        // first: how many first (a narrow screen cuts the line's end).
+        let (whole, values) = (a.pass.benchmarks_in.len(), a.pass.values_in.len());
+        let benchmarks = match (whole + values, whole) {
             _ if *now != crate::analysis::Part::Pass => String::new(),
-            0 => String::new(),
-            1 => "1 benchmark in · ".into(),
-            n => format!("{n} benchmarks in · "),
+            (0, _) => String::new(),
+            (n, k) if values > 0 => format!(
+                "{n} benchmark{} in, {k} with intervals · ",
+                if n == 1 { "" } else { "s" }
+            ),
+            (1, _) => "1 benchmark in · ".into(),
+            (n, _) => format!("{n} benchmarks in · "),
         };
         format!(
             "{benchmarks}computing {}…{secs} ({} of {} analyses ready)",

@@ -29,13 +29,22 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
             Mark::None,
             Target::None,
         );
-        let done = &a.pass.benchmarks_in;
-        if *p == Part::Pass && a.is_pending(*p) && !done.is_empty() {
+        if *p != Part::Pass || !a.is_pending(*p) {
+            continue;
+        }
+        let rows = [
+            (
+                "  values in, intervals to come (Budget shows each)",
+                &a.pass.values_in,
+            ),
+            (
+                "  benchmarks in (Budget shows each as it comes)",
+                &a.pass.benchmarks_in,
+            ),
+        ];
+        for (what, names) in rows.into_iter().filter(|(_, n)| !n.is_empty()) {
             t.push_text(
-                vec![
-                    "  benchmarks in (Budget shows each as it comes)".into(),
-                    done.join(", "),
-                ],
+                vec![what.into(), names.join(", ")],
                 Mark::None,
                 Target::None,
             );
