@@ -201,6 +201,11 @@ fn main() {
     let steps_first = focused(Panel::Steps, None, &|a| {
         !rl_audit::tui::views::pending::is_waiting(a, Panel::Steps, &first)
     });
+    // The Cost panel on screen from the start: the frontier reads
+    // Pass@(K,T)'s values alone, so it comes before their intervals.
+    let cost_first = focused(Panel::Cost, None, &|a| {
+        !rl_audit::tui::views::pending::is_waiting(a, Panel::Cost, &first)
+    });
     let last = audit.pass.benchmarks_in.last().cloned();
     let last_first = last.as_deref().and_then(|b| {
         let at = focused(Panel::Budget, Some(b), &|a| a.pass_in(b))?;
@@ -331,6 +336,9 @@ fn main() {
             "{:<40} {s:>9.2}",
             "TUI Steps on screen: shown, s after load"
         );
+    }
+    if let Some(s) = cost_first {
+        println!("{:<40} {s:>9.2}", "TUI Cost on screen: shown, s after load");
     }
     if let (Some((_, last)), Some((b, first))) = (benchmarks_in.last(), last_first) {
         println!(

@@ -1154,6 +1154,7 @@ fn hand_over_at(
     a.llr_by_turn.clear();
     a.natural_recovery.clear();
     a.natural_recovery_diff.clear();
+    a.natural_values_in = false;
     a
 }
 
@@ -1161,16 +1162,29 @@ fn hand_over_at(
 fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     use rl_audit::analysis::Part;
     let (_, all) = demo_staged();
-    // Pass@(K,T) hands on each benchmark's rows before its part is in (the
-    // demo has one benchmark): that hand-over comes right after the rollout
-    // counts, and is checked below.
-    let within_pass = |a: &rl_audit::analysis::Audit| {
-        a.is_pending(Part::Pass) && !a.pass.benchmarks_in.is_empty()
+    // Two hand-overs come within a part, none leaving: Pass@(K,T)'s rows of
+    // the demo's one benchmark before its part is in (checked below), and
+    // natural recovery's values before its intervals, while it runs beside
+    // the main sequence, whenever that is (checked in
+    // `natural_recovery_values_come_before_their_intervals`).
+    let within: Vec<usize> = (1..all.len())
+        .filter(|&i| all[i].pending == all[i - 1].pending)
+        .collect();
+    assert_eq!(within.len(), 2, "{within:?}");
+    let rows = |i: &&usize| {
+        all[**i].is_pending(Part::Pass)
+            && !all[**i].pass.benchmarks_in.is_empty()
+            && all[**i - 1].pass.benchmarks_in.is_empty()
     };
-    let mid: Vec<usize> = (0..all.len()).filter(|&i| within_pass(&all[i])).collect();
-    assert_eq!(mid, vec![3]);
-    let seen: Vec<rl_audit::analysis::Audit> =
-        all.iter().filter(|a| !within_pass(a)).cloned().collect();
+    let values = |i: &&usize| all[**i].natural_values_in && !all[**i - 1].natural_values_in;
+    let rows_at = *within.iter().find(rows).expect("the benchmark's rows");
+    assert!(within.iter().any(|i| values(&i) && !rows(&i)), "{within:?}");
+    // Right after the rollout counts' hand-over and Pass@(K,T)'s named.
+    assert_eq!(rows_at, 3);
+    let seen: Vec<rl_audit::analysis::Audit> = (0..all.len())
+        .filter(|i| !within.contains(i))
+        .map(|i| all[i].clone())
+        .collect();
     // Before the first part, then after each: one part leaves at each
     // hand-over, the pending ones always in Part::ALL's order.
     assert_eq!(seen.len(), Part::ALL.len() + 1);
@@ -1209,8 +1223,7 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     let last = seen.last().unwrap();
     // The benchmark's rows, final but for their §4.2 tests (not drawn yet);
     // the pass curves once their thread is done.
-    let so_far = &all[3];
-    assert_eq!(so_far.pending, all[2].pending);
+    let so_far = &all[rows_at];
     assert_eq!(so_far.pass.benchmarks_in, vec!["frozenlake".to_string()]);
     assert_eq!(last.pass.benchmarks_in, so_far.pass.benchmarks_in);
     let untested = |rows: &[rl_audit::analysis::passkt::Advantage]| {
@@ -1245,7 +1258,9 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     for a in &seen {
         let pass = format!("{:?}", a.pass);
         if a.is_pending(Part::Pass) {
-            assert!(a.pass.cells.is_empty());
+            // Empty, or the benchmark's rows (a part computed beside may
+            // end while Pass@(K,T) draws its tests).
+            assert!(a.pass.cells.is_empty() || pass == format!("{:?}", so_far.pass));
         } else {
             assert_eq!(pass, format!("{:?}", last.pass));
         }
@@ -1454,13 +1469,15 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
                 Part::Grep,
             ],
         ),
+        // The frontier reads Pass@(K,T)'s values alone: it comes once every
+        // benchmark's are in, before their intervals are drawn.
         (
             Panel::Cost,
             [
                 Part::Dynamics,
                 Part::Aggregates,
-                Part::Pass,
                 Part::Cost,
+                Part::Pass,
                 Part::Categories,
                 Part::Failures,
                 Part::BudgetMix,
@@ -1478,8 +1495,12 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
         .expect("audit");
         assert_eq!(main_order(&seen), want, "{panel:?}");
         // The first part after the counts is named as computing before it
-        // begins.
-        let next = want[2];
+        // begins (the Cost panel's: Pass@(K,T), whose values it reads).
+        let next = if panel == Panel::Cost {
+            Part::Pass
+        } else {
+            want[2]
+        };
         let before = seen
             .iter()
             .find(|a| !a.is_pending(Part::Aggregates))
@@ -1491,8 +1512,21 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
         );
         assert!(!before.is_running(Part::Categories));
         // Waiting for Pass@(K,T), the Cost panel's stand-in says its
-        // frontier comes next.
+        // frontier comes next; it is computed once every benchmark's values
+        // are in, before any benchmark's intervals, and named as computing
+        // in the hand-over before.
         if panel == Panel::Cost {
+            let at = seen
+                .iter()
+                .position(|a| !a.is_pending(Part::Cost))
+                .expect("the frontier's hand-over");
+            let (ran, came) = (&seen[at - 1], &seen[at]);
+            assert!(ran.is_running(Part::Cost) && !ran.is_running(Part::Pass));
+            assert!(came.is_running(Part::Pass), "{:?}", came.pending);
+            // The demo's one benchmark has a run of several seeds: its
+            // values come with its intervals (§4.3), the §4.2 tests after.
+            assert_eq!(came.pass.benchmarks_in, full.audit.pass.benchmarks_in);
+            assert_eq!(came.cost_frontier, full.audit.cost_frontier);
             assert!(before.is_next(Part::Cost) && !before.is_next(Part::Categories));
             let t =
                 rl_audit::tui::views::pending::waiting(before, panel, &Default::default(), false)
@@ -1503,6 +1537,62 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
             );
         }
         assert_eq!(render(&done), render(&full.audit), "{panel:?}");
+    }
+}
+
+/// A panel opened while Pass@(K,T) draws its intervals is computed before
+/// the next draw once its inputs are in (on the test set of several
+/// benchmarks, one seed a run, so their values come before their
+/// intervals): the Cost panel on screen from the start, its frontier once
+/// every benchmark's values are in and before any interval; the Budget
+/// panel on screen, then the Steps panel as soon as the first benchmark's
+/// values are shown, its matched states before that benchmark's intervals.
+/// Each named as computing in the hand-over before; the report the default
+/// order's, to the byte.
+#[test]
+fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
+    use rl_audit::analysis::{Audit, Part};
+    use rl_audit::tui::panel::Panel;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let full = run_audit(&set, &quick()).expect("audit");
+    let render = |a: &Audit| {
+        rl_audit::report::render(&set, a, false, None)
+            .expect("render")
+            .0
+    };
+    let order = full.pass.benchmarks_in.clone();
+    assert!(order.len() >= 3, "{order:?}");
+    for (first, then, part, values) in [
+        (Panel::Cost, Panel::Cost, Part::Cost, order.clone()),
+        (
+            Panel::Budget,
+            Panel::Steps,
+            Part::Matched,
+            order[..1].to_vec(),
+        ),
+    ] {
+        let settings = quick();
+        settings.focus.set(first.parts());
+        let focus = settings.focus.clone();
+        let mut seen: Vec<Audit> = Vec::new();
+        let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+            if a.is_running(Part::Pass) && !a.pass.values_in.is_empty() {
+                focus.set(then.parts());
+            }
+            seen.push(a.clone())
+        })
+        .expect("audit");
+        let at = seen
+            .iter()
+            .position(|a| !a.is_pending(part))
+            .expect("the part's hand-over");
+        let (ran, came) = (&seen[at - 1], &seen[at]);
+        assert!(ran.is_running(part), "{then:?}: {:?}", ran.pending);
+        assert!(came.is_running(Part::Pass), "{then:?}: {:?}", came.pending);
+        assert_eq!(came.pass.values_in, values, "{then:?}");
+        assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");
+        assert_eq!(render(&done), render(&full), "{then:?}");
     }
 }
 
@@ -1529,6 +1619,7 @@ fn the_recovery_panel_shows_before_natural_recovery_is_in() {
     partial.pending = vec![Part::NaturalRecovery, Part::Grep];
     partial.natural_recovery.clear();
     partial.natural_recovery_diff.clear();
+    partial.natural_values_in = false;
     let first = Selection::default();
     assert!(!pending::is_waiting(&partial, Panel::Recovery, &first));
     let (whole, part) = (
@@ -1568,6 +1659,71 @@ fn the_recovery_panel_shows_before_natural_recovery_is_in() {
     assert!(!pending::is_waiting(&unpaired, Panel::Recovery, &first));
 }
 
+/// Natural recovery hands on its rows before their intervals are drawn: in
+/// that hand-over the part is pending, every estimate has its final value
+/// (to the bit) and count and its interval pending; the pair's Recovery
+/// panel shows those values with `[…]` for their intervals (whole screen),
+/// and without a pair the panel no longer waits.
+#[test]
+fn natural_recovery_values_come_before_their_intervals() {
+    use rl_audit::analysis::stats::{Ci, Estimate};
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::select::Selection;
+    use rl_audit::tui::views::pending;
+    let (set, seen) = demo_staged();
+    let last = seen.last().unwrap();
+    let values = seen
+        .iter()
+        .find(|a| a.natural_values_in)
+        .expect("natural recovery's values")
+        .clone();
+    assert!(values.is_pending(Part::NaturalRecovery));
+    assert!(last.natural_values_in && !last.natural_recovery.is_empty());
+    let bits = |e: &Option<Estimate>| e.map(|e| e.value.to_bits());
+    let pending = |e: &Option<Estimate>| e.is_none_or(|e| e.ci == Ci::Pending);
+    assert_eq!(values.natural_recovery.len(), last.natural_recovery.len());
+    for (v, f) in values.natural_recovery.iter().zip(&last.natural_recovery) {
+        assert_eq!((&v.benchmark, &v.run), (&f.benchmark, &f.run));
+        assert_eq!(
+            (v.rollouts, v.rollouts_with_error, v.error_events),
+            (f.rollouts, f.rollouts_with_error, f.error_events)
+        );
+        assert_eq!(bits(&v.next_ok), bits(&f.next_ok));
+        assert_eq!(bits(&v.recovered), bits(&f.recovered));
+        assert!(pending(&v.next_ok) && pending(&v.recovered));
+        assert!(f.next_ok.is_some_and(|e| e.ci != Ci::Pending));
+    }
+    assert_eq!(
+        values.natural_recovery_diff.len(),
+        last.natural_recovery_diff.len()
+    );
+    for (v, f) in values
+        .natural_recovery_diff
+        .iter()
+        .zip(&last.natural_recovery_diff)
+    {
+        assert_eq!(v.tasks, f.tasks);
+        assert_eq!(bits(&v.next_ok), bits(&f.next_ok));
+        assert_eq!(bits(&v.recovered), bits(&f.recovered));
+        assert!(pending(&v.next_ok) && pending(&v.recovered));
+    }
+    // On screen as the matched states' hand-over would show it with these
+    // rows: the other parts the complete audit's.
+    let mut partial = last.clone();
+    partial.pending = vec![Part::NaturalRecovery];
+    partial.natural_recovery = values.natural_recovery.clone();
+    partial.natural_recovery_diff = values.natural_recovery_diff.clone();
+    let first = Selection::default();
+    assert!(!pending::is_waiting(&partial, Panel::Recovery, &first));
+    let mut unpaired = partial.clone();
+    unpaired.pairs.clear();
+    assert!(!pending::is_waiting(&unpaired, Panel::Recovery, &first));
+    unpaired.natural_values_in = false;
+    assert!(pending::is_waiting(&unpaired, Panel::Recovery, &first));
+    snapshot(&on_screen(&set, &partial), "partial-5-recovery-values", "5");
+}
+
 /// Which parts a partial audit says are being computed: the main sequence's
 /// next, natural recovery once the rollouts are counted, the likelihood and its LLR by turn
 /// once Pass@(K,T) is in — each until handed on; grep after all of them.
@@ -1578,21 +1734,21 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     let running = |a: &rl_audit::analysis::Audit| -> Vec<Part> {
         Part::ALL.into_iter().filter(|p| a.is_running(*p)).collect()
     };
-    // Up to Pass@(K,T)'s end nothing computed beside is handed on.
-    let want: Vec<Vec<Part>> = vec![
-        vec![Dynamics],
-        vec![Aggregates],
-        vec![Pass, NaturalRecovery],
-        // The demo's one benchmark's Pass@(K,T) rows are in, its tests not.
-        vec![Pass, NaturalRecovery],
-    ];
+    let want: Vec<Vec<Part>> = vec![vec![Dynamics], vec![Aggregates]];
     let got: Vec<Vec<Part>> = seen.iter().map(running).collect();
     assert_eq!(got[..want.len()], want[..]);
+    // Pass@(K,T) named as computing before it begins, and again once the
+    // demo's one benchmark's rows are in, its tests not.
+    let pass: Vec<&rl_audit::analysis::Audit> =
+        seen.iter().filter(|a| a.is_running(Pass)).collect();
+    assert!(pass.len() >= 2 && pass[0].pass.benchmarks_in.is_empty());
+    assert_eq!(pass[pass.len() - 1].pass.benchmarks_in, ["frozenlake"]);
     // Then the main sequence's next part, and the parts computed beside
-    // that are not in yet (they end when they end: the demo's may end
-    // before any of the main sequence's next parts, or after all); grep
-    // once nothing else is pending.
-    let main = [Categories, Failures, Cost, BudgetMix, Matched];
+    // that are not in yet (they end when they end: the demo's natural
+    // recovery may be handed on while Pass@(K,T) computes, or after all
+    // the main sequence; the likelihoods begin once Pass@(K,T) is in);
+    // grep once nothing else is pending.
+    let main = [Pass, Categories, Failures, Cost, BudgetMix, Matched];
     for (i, a) in seen.iter().enumerate().skip(want.len()) {
         let mut expect: Vec<Part> = main
             .iter()
@@ -1600,10 +1756,11 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
             .filter(|p| a.is_pending(*p))
             .take(1)
             .collect();
+        let begun = |p: &Part| *p == NaturalRecovery || !a.is_pending(Pass);
         expect.extend(
             [Likelihood, LlrByTurn, NaturalRecovery]
                 .into_iter()
-                .filter(|p| a.is_pending(*p)),
+                .filter(|p| a.is_pending(*p) && begun(p)),
         );
         if expect.is_empty() && a.is_pending(Grep) {
             expect.push(Grep);
@@ -1612,7 +1769,9 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     }
     // The complete audit: nothing.
     assert!(got.last().unwrap().is_empty());
-    assert_eq!(got.len(), Part::ALL.len() + 2);
+    // One before the first part, one with the benchmark's Pass@(K,T) rows,
+    // one with natural recovery's values (before its intervals).
+    assert_eq!(got.len(), Part::ALL.len() + 3);
 }
 
 /// A partial audit's headline findings are the complete audit's findings of

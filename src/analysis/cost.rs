@@ -16,7 +16,7 @@ use crate::schema::{Id, LogSet};
 
 const REL_TOL: f64 = 1e-9;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CostPoint {
     pub benchmark: String,
     pub run: String,

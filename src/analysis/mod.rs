@@ -214,6 +214,10 @@ pub struct Audit {
     /// §4.6: error recovery in ordinary rollouts, per run and per pair.
     pub natural_recovery: Vec<natural::RunRecovery>,
     pub natural_recovery_diff: Vec<natural::RecoveryDiff>,
+    /// Natural recovery's rows are in: with their values alone (every
+    /// interval [`stats::Ci::Pending`]) while the part is pending
+    /// ([`natural::analyse_staged`]), whole once it is in.
+    pub natural_values_in: bool,
     /// `--grep`: matching rollouts and their success, per pattern.
     pub grep: Vec<grep::GrepRow>,
     /// Shared: a partial audit handed to the workbench after each part is a
@@ -467,6 +471,21 @@ impl Focus {
     }
 
     /// Of the main sequence's parts still to come (`left`, in
+    /// [`Part::ALL`]'s order, Pass@(K,T) among them, drawing its
+    /// intervals), the one to compute before its next draw: none if the
+    /// panel on screen reads Pass@(K,T) (or no panel is), else the first it
+    /// reads whose inputs are in — those reading Pass@(K,T) read its values
+    /// and K grid alone, in once every benchmark's values are (`values`).
+    fn while_pass_draws(&self, left: &[Part], values: bool) -> Option<Part> {
+        if self.wants(Part::Pass) {
+            return None;
+        }
+        left.iter()
+            .copied()
+            .find(|p| *p != Part::Pass && self.wants(*p) && (values || p.reads().is_none()))
+    }
+
+    /// Of the main sequence's parts still to come (`left`, in
     /// [`Part::ALL`]'s order), the next to compute: the first wanted whose
     /// inputs are in, else the first.
     fn next(&self, left: &[Part]) -> Option<Part> {
@@ -571,6 +590,8 @@ pub fn run_audit_staged(
     let agg = std::sync::Arc::clone(&a.agg);
     // The parts computed beside come back on a channel as each is done.
     enum Beside {
+        /// Natural recovery's rows before their intervals are drawn.
+        NaturalValues((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Likelihoods(
             Result<Vec<likelihood::Likelihood>>,
@@ -585,7 +606,9 @@ pub fn run_audit_staged(
         let natural = scope.spawn(move || {
             let n = in_background(|| {
                 beside("natural recovery", || {
-                    natural::analyse(set, agg, pairs, settings)
+                    natural::analyse_staged(set, agg, pairs, settings, &mut |runs, diffs| {
+                        let _ = tx.send(Beside::NaturalValues((runs, diffs)));
+                    })
                 })
             });
             // Err: the main thread is gone (it panicked).
@@ -626,6 +649,11 @@ pub fn run_audit_staged(
             ($next:expr) => {{
                 while let Ok(part) = $next {
                     match part {
+                        Beside::NaturalValues(n) => {
+                            (a.natural_recovery, a.natural_recovery_diff) = n;
+                            a.natural_values_in = true;
+                            staged(&a);
+                        }
                         Beside::Natural(n) => {
                             (a.natural_recovery, a.natural_recovery_diff) = n;
                             done!(Part::NaturalRecovery);
@@ -652,45 +680,78 @@ pub fn run_audit_staged(
                 beside_in!(beside_rx.try_recv());
             }};
         }
+        // A main-sequence part other than Pass@(K,T) (which reads none of
+        // them; those reading Pass@(K,T) read its values and K grid alone).
+        let run_main = |part: Part, a: &mut Audit| match part {
+            Part::Categories => {
+                a.categories = categories::analyse(
+                    &passkt::PassInput { set, agg },
+                    pairs,
+                    &a.pass.ks,
+                    settings,
+                );
+            }
+            Part::Failures => a.failures = failures::analyse(set, agg, &settings.levels),
+            Part::Cost => {
+                (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
+            }
+            Part::BudgetMix => a.budgetmix = budgetmix::analyse(set, &a.pass, settings),
+            Part::Matched => {
+                let mut cache = frozenlake::QCache::default();
+                a.matched = matched::analyse(set, pairs, settings, &mut cache);
+                a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
+            }
+            _ => unreachable!("{part:?} is not of the main sequence"),
+        };
+        // Every benchmark Pass@(K,T) reports on: once each one's values are
+        // in, the parts reading them may run.
+        let benchmarks: Vec<String> = passkt::PassInput { set, agg }
+            .benchmarks()
+            .into_iter()
+            .map(|b| set.name(b).to_string())
+            .collect();
         while let Some(&part) = a.pending.first().filter(|p| left.contains(p)) {
-            match part {
-                Part::Pass => {
-                    // Each benchmark's Pass@(K,T) rows are handed on as they
-                    // come (the Budget panel shows a benchmark once its rows
-                    // are in); the part is in when every benchmark's §4.2
-                    // tests are.
-                    let pass = passkt::analyse_staged(
-                        &passkt::PassInput { set, agg },
-                        pairs,
-                        settings,
-                        &mut |so_far| {
-                            a.pass = so_far;
+            if part == Part::Pass {
+                // Each benchmark's Pass@(K,T) rows are handed on as they
+                // come (the Budget panel shows a benchmark once its values
+                // are in, then once its intervals are); the part is in when
+                // every benchmark's §4.2 tests are. Between two benchmarks'
+                // draws, a part the panel on screen reads comes first if
+                // its inputs are in (`Focus::while_pass_draws`: the Cost
+                // panel's frontier once every benchmark's values are; the
+                // Steps panel's matched states at once) — the workbench
+                // only: with no panel on screen the order is
+                // `Part::ALL`'s.
+                let pass = passkt::analyse_staged(
+                    &passkt::PassInput { set, agg },
+                    pairs,
+                    settings,
+                    &mut |so_far| {
+                        let values = benchmarks.iter().all(|b| {
+                            so_far.values_in.contains(b) || so_far.benchmarks_in.contains(b)
+                        });
+                        a.pass = so_far;
+                        staged(&a);
+                        beside_in!(beside_rx.try_recv());
+                        while let Some(next) = settings.focus.while_pass_draws(&left, values) {
+                            // Named as computing before it begins, then
+                            // Pass@(K,T) again.
+                            a.pending.retain(|p| *p != next);
+                            a.pending.insert(0, next);
                             staged(&a);
-                        },
-                    );
-                    a.pass = pass;
-                    crate::stage::release_freed_memory();
-                    let _ = pass_done.send(());
-                }
-                Part::Categories => {
-                    a.categories = categories::analyse(
-                        &passkt::PassInput { set, agg },
-                        pairs,
-                        &a.pass.ks,
-                        settings,
-                    );
-                }
-                Part::Failures => a.failures = failures::analyse(set, agg, &settings.levels),
-                Part::Cost => {
-                    (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
-                }
-                Part::BudgetMix => a.budgetmix = budgetmix::analyse(set, &a.pass, settings),
-                Part::Matched => {
-                    let mut cache = frozenlake::QCache::default();
-                    a.matched = matched::analyse(set, pairs, settings, &mut cache);
-                    a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
-                }
-                _ => unreachable!("{part:?} is not of the main sequence"),
+                            run_main(next, &mut a);
+                            left.retain(|p| *p != next);
+                            a.pending.retain(|p| *p != next && *p != Part::Pass);
+                            a.pending.insert(0, Part::Pass);
+                            main_done!(next);
+                        }
+                    },
+                );
+                a.pass = pass;
+                crate::stage::release_freed_memory();
+                let _ = pass_done.send(());
+            } else {
+                run_main(part, &mut a);
             }
             left.retain(|p| *p != part);
             a.pending.retain(|p| *p != part);

@@ -147,6 +147,19 @@ pub fn analyse(
     pairs: &[Pair],
     s: &Settings,
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
+    analyse_staged(set, agg, pairs, s, &mut |_, _| {})
+}
+
+/// [`analyse`], handing its rows to `values` before their intervals are
+/// drawn: the final values and counts, every interval [`Ci::Pending`] (the
+/// scan is a fifth of the part; the bootstrap the rest).
+pub fn analyse_staged(
+    set: &LogSet,
+    agg: &EvalAggregates,
+    pairs: &[Pair],
+    s: &Settings,
+    values: &mut dyn FnMut(Vec<RunRecovery>, Vec<RecoveryDiff>),
+) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
     let per = gather(set, agg);
     // Every interval's clusters, in the order the estimates are made: they
     // are bootstrapped together (sets of as many tasks share each
@@ -221,19 +234,30 @@ pub fn analyse(
             recovered,
         });
     }
+    // Every estimate in the order its clusters were queued.
+    fn slots<'a>(
+        runs: &'a mut [RunRecovery],
+        diffs: &'a mut [RecoveryDiff],
+    ) -> impl Iterator<Item = &'a mut Estimate> {
+        runs.iter_mut()
+            .flat_map(|r| [&mut r.next_ok, &mut r.recovered])
+            .chain(
+                diffs
+                    .iter_mut()
+                    .flat_map(|d| [&mut d.next_ok, &mut d.recovered]),
+            )
+            .flatten()
+    }
+    let (mut early, mut early_diffs) = (runs.clone(), diffs.clone());
+    for e in slots(&mut early, &mut early_diffs) {
+        e.ci = Ci::Pending;
+    }
+    values(early, early_diffs);
     // The intervals, in the order their clusters were queued.
     let mut cis = cluster_bootstrap_each(boots, &s.boot)
         .into_iter()
         .map(|e| e.ci);
-    let slots = runs
-        .iter_mut()
-        .flat_map(|r| [&mut r.next_ok, &mut r.recovered])
-        .chain(
-            diffs
-                .iter_mut()
-                .flat_map(|d| [&mut d.next_ok, &mut d.recovered]),
-        );
-    for e in slots.flatten() {
+    for e in slots(&mut runs, &mut diffs) {
         e.ci = cis.next().expect("an interval per estimate");
     }
     (runs, diffs)

@@ -200,7 +200,8 @@ fn natural_rows(
     let (Some(bench), Some(p)) = (bench, pair) else {
         return;
     };
-    if a.is_pending(Part::NaturalRecovery) {
+    // Their values come before their intervals (`[…]` until drawn).
+    if a.is_pending(Part::NaturalRecovery) && !a.natural_values_in {
         let computing = || Cell::text("computing…");
         t.push(
             vec![

@@ -46,7 +46,7 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
         Panel::Steps if a.matched.is_empty() && a.pairs.is_empty() => Some(no_pair),
         Panel::Recovery
             if a.recovery.is_empty()
-                && !a.is_pending(Part::NaturalRecovery)
+                && (!a.is_pending(Part::NaturalRecovery) || a.natural_values_in)
                 && a.natural_recovery.is_empty()
                 && a.natural_recovery_diff.is_empty() =>
         {

@@ -66,7 +66,7 @@ pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
             None => a.is_pending(Part::Pass),
         },
         Panel::Recovery if current(a, sel).1.is_some() => a.is_pending(Part::Matched),
-        Panel::Recovery => a.is_pending(Part::NaturalRecovery),
+        Panel::Recovery => a.is_pending(Part::NaturalRecovery) && !a.natural_values_in,
         _ => panel.parts().iter().any(|p| a.is_pending(*p)),
     }
 }
