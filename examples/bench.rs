@@ -206,6 +206,11 @@ fn main() {
     let cost_first = focused(Panel::Cost, None, &|a| {
         !rl_audit::tui::views::pending::is_waiting(a, Panel::Cost, &first)
     });
+    // The Likelihood panel on screen from the start: the likelihoods begin
+    // once Pass@(K,T)'s values are in, its draws waiting for them.
+    let likelihood_first = focused(Panel::Likelihood, None, &|a| {
+        !rl_audit::tui::views::pending::is_waiting(a, Panel::Likelihood, &first)
+    });
     let last = audit.pass.benchmarks_in.last().cloned();
     let last_first = last.as_deref().and_then(|b| {
         let at = focused(Panel::Budget, Some(b), &|a| a.pass_in(b))?;
@@ -339,6 +344,9 @@ fn main() {
     }
     if let Some(s) = cost_first {
         println!("{:<40} {s:>9.2}", "TUI Cost on screen: shown, s after load");
+    }
+    if let Some(s) = likelihood_first {
+        println!("{:<40} {s:>9.2}", "TUI Likelihood on screen: s after load");
     }
     if let (Some((_, last)), Some((b, first))) = (benchmarks_in.last(), last_first) {
         println!(

@@ -1546,9 +1546,11 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
 /// intervals): the Cost panel on screen from the start, its frontier once
 /// every benchmark's values are in and before any interval; the Budget
 /// panel on screen, then the Steps panel as soon as the first benchmark's
-/// values are shown, its matched states before that benchmark's intervals.
-/// Each named as computing in the hand-over before; the report the default
-/// order's, to the byte.
+/// values are shown, its matched states before that benchmark's intervals;
+/// the Likelihood panel on screen, the likelihoods (computed beside) begun
+/// once every benchmark's values are in, before any interval. Each named
+/// as computing in the hand-over before; the report the default order's,
+/// to the byte.
 #[test]
 fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
     use rl_audit::analysis::{Audit, Part};
@@ -1570,6 +1572,14 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             Panel::Steps,
             Part::Matched,
             order[..1].to_vec(),
+        ),
+        // The likelihoods (computed beside) begin once every benchmark's
+        // values are in, and the draws wait for them.
+        (
+            Panel::Likelihood,
+            Panel::Likelihood,
+            Part::Likelihood,
+            order.clone(),
         ),
     ] {
         let settings = quick();

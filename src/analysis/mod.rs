@@ -218,6 +218,10 @@ pub struct Audit {
     /// interval [`stats::Ci::Pending`]) while the part is pending
     /// ([`natural::analyse_staged`]), whole once it is in.
     pub natural_values_in: bool,
+    /// Parts computed beside begun before the part they wait for is in:
+    /// the likelihoods once Pass@(K,T)'s values are in, when the panel on
+    /// screen reads them.
+    pub begun: Vec<Part>,
     /// `--grep`: matching rollouts and their success, per pattern.
     pub grep: Vec<grep::GrepRow>,
     /// Shared: a partial audit handed to the workbench after each part is a
@@ -267,7 +271,8 @@ impl Audit {
             return false;
         }
         if part.beside() {
-            return part.begins_after().is_none_or(|p| !self.is_pending(p));
+            return part.begins_after().is_none_or(|p| !self.is_pending(p))
+                || self.begun.contains(&part);
         }
         // The first to come ([`Part::ALL`] puts the parts computed beside
         // after the main sequence's but grep, which follows them).
@@ -733,6 +738,33 @@ pub fn run_audit_staged(
                         a.pass = so_far;
                         staged(&a);
                         beside_in!(beside_rx.try_recv());
+                        // The panel on screen reads the likelihoods (and not
+                        // Pass@(K,T)): they begin once every benchmark's
+                        // values are in (Pass@(K,T)'s counting tables are
+                        // freed then), and its draws wait for them, both
+                        // cores theirs, as long as the panel is on screen.
+                        let wants_likelihoods = || {
+                            settings.focus.wants(Part::Likelihood)
+                                && !settings.focus.wants(Part::Pass)
+                        };
+                        if values && wants_likelihoods() && a.is_pending(Part::Likelihood) {
+                            if a.begun.is_empty() {
+                                let _ = pass_done.send(());
+                                a.begun = vec![Part::Likelihood, Part::LlrByTurn];
+                                staged(&a);
+                            }
+                            // Until they are in (or failed, or their thread
+                            // is gone), or another panel is on screen.
+                            let wait = std::time::Duration::from_millis(100);
+                            while a.is_pending(Part::Likelihood)
+                                && failed.is_none()
+                                && !likelihoods.is_finished()
+                                && wants_likelihoods()
+                            {
+                                beside_in!(beside_rx.recv_timeout(wait));
+                            }
+                            beside_in!(beside_rx.try_recv());
+                        }
                         while let Some(next) = settings.focus.while_pass_draws(&left, values) {
                             // Named as computing before it begins, then
                             // Pass@(K,T) again.
