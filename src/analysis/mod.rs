@@ -754,10 +754,12 @@ pub fn run_audit_staged(
                                 staged(&a);
                             }
                             // Until they are in (or failed, or their thread
-                            // is gone), or another panel is on screen.
+                            // is gone), another panel is on screen, or the
+                            // audit is cancelled.
                             let wait = std::time::Duration::from_millis(100);
                             while a.is_pending(Part::Likelihood)
                                 && failed.is_none()
+                                && !settings.boot.cancel.is_cancelled()
                                 && !likelihoods.is_finished()
                                 && wants_likelihoods()
                             {
