@@ -143,7 +143,12 @@ fn main() {
     // Their values come first, the intervals after: when each count of
     // benchmarks with values was first reached.
     let mut with_values: Vec<(usize, f64)> = Vec::new();
+    // Natural recovery's values come before its intervals: when.
+    let mut natural_values = None;
     let audit = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if natural_values.is_none() && a.natural_values_in {
+            natural_values = Some(t.elapsed().as_secs_f64());
+        }
         let n = a.pass.benchmarks_in.len();
         if a.is_pending(rl_audit::analysis::Part::Pass) && n > 0 {
             benchmarks_in.push((n, t.elapsed().as_secs_f64()));
@@ -314,6 +319,9 @@ fn main() {
     if let Some((n, s)) = with_values.iter().rev().find(|w| w.0 > 0) {
         let what = format!("TUI Budget, {n} benchmarks' values in");
         println!("{what:<40} {s:>9.2}");
+    }
+    if let Some(s) = natural_values {
+        println!("{:<40} {s:>9.2}", "TUI natural recovery's values in");
     }
     if let (Some(first), Some(last)) = (benchmarks_in.first(), benchmarks_in.last()) {
         println!(

@@ -1598,7 +1598,9 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             .position(|a| !a.is_pending(part))
             .expect("the part's hand-over");
         let (ran, came) = (&seen[at - 1], &seen[at]);
+        // Named first (the status line's "computing …") while it runs.
         assert!(ran.is_running(part), "{then:?}: {:?}", ran.pending);
+        assert_eq!(ran.pending.first(), Some(&part), "{then:?}");
         assert!(came.is_running(Part::Pass), "{then:?}: {:?}", came.pending);
         assert_eq!(came.pass.values_in, values, "{then:?}");
         assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");

@@ -755,7 +755,12 @@ pub fn run_audit_staged(
                             }
                             // Until they are in (or failed, or their thread
                             // is gone), another panel is on screen, or the
-                            // audit is cancelled.
+                            // audit is cancelled. Named first among those
+                            // pending meanwhile (the status line's
+                            // "computing likelihood…"), Pass@(K,T) again after.
+                            a.pending.retain(|p| *p != Part::Likelihood);
+                            a.pending.insert(0, Part::Likelihood);
+                            staged(&a);
                             let wait = std::time::Duration::from_millis(100);
                             while a.is_pending(Part::Likelihood)
                                 && failed.is_none()
@@ -766,6 +771,13 @@ pub fn run_audit_staged(
                                 beside_in!(beside_rx.recv_timeout(wait));
                             }
                             beside_in!(beside_rx.try_recv());
+                            if a.is_pending(Part::Likelihood) {
+                                a.pending.retain(|p| *p != Part::Likelihood);
+                                let at = a.pending.iter().position(|p| *p == Part::LlrByTurn);
+                                a.pending
+                                    .insert(at.unwrap_or(a.pending.len()), Part::Likelihood);
+                                staged(&a);
+                            }
                         }
                         while let Some(next) = settings.focus.while_pass_draws(&left, values) {
                             // Named as computing before it begins, then
