@@ -216,6 +216,11 @@ fn main() {
     let likelihood_first = focused(Panel::Likelihood, None, &|a| {
         !rl_audit::tui::views::pending::is_waiting(a, Panel::Likelihood, &first)
     });
+    // The Recovery panel on screen from the start: the matched states
+    // first, then the main sequence waits for natural recovery.
+    let recovery_first = focused(Panel::Recovery, None, &|a| {
+        Panel::Recovery.parts().iter().all(|p| !a.is_pending(*p))
+    });
     let last = audit.pass.benchmarks_in.last().cloned();
     let last_first = last.as_deref().and_then(|b| {
         let at = focused(Panel::Budget, Some(b), &|a| a.pass_in(b))?;
@@ -352,6 +357,9 @@ fn main() {
     }
     if let Some(s) = cost_first {
         println!("{:<40} {s:>9.2}", "TUI Cost on screen: shown, s after load");
+    }
+    if let Some(s) = recovery_first {
+        println!("{:<40} {s:>9.2}", "TUI Recovery on screen: whole, s after");
     }
     if let Some(s) = likelihood_first {
         println!("{:<40} {s:>9.2}", "TUI Likelihood on screen: s after load");

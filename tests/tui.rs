@@ -1549,8 +1549,9 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
 /// values are shown, its matched states before that benchmark's intervals;
 /// the Likelihood panel on screen, the likelihoods (computed beside) begun
 /// once every benchmark's values are in, before any interval. Each named
-/// as computing in the hand-over before; the report the default order's,
-/// to the byte.
+/// as computing in the hand-over before; the Recovery panel on screen,
+/// natural recovery (computed beside) in before Pass@(K,T) begins. The
+/// report the default order's, to the byte.
 #[test]
 fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
     use rl_audit::analysis::{Audit, Part};
@@ -1606,6 +1607,26 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");
         assert_eq!(render(&done), render(&full), "{then:?}");
     }
+    // The Recovery panel on screen: the matched states right after the
+    // rollout counts, then the main sequence waits for natural recovery
+    // (computed beside, at a lower priority) before Pass@(K,T) begins.
+    let settings = quick();
+    settings.focus.set(Panel::Recovery.parts());
+    let mut seen: Vec<Audit> = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    let at = seen
+        .iter()
+        .position(|a| !a.is_pending(Part::NaturalRecovery))
+        .expect("natural recovery's hand-over");
+    let came = &seen[at];
+    assert!(!came.is_pending(Part::Matched) && came.is_running(Part::Pass));
+    assert!(came.pass.values_in.is_empty() && came.pass.benchmarks_in.is_empty());
+    // Its values came first, in a hand-over of their own.
+    assert!(seen[..at]
+        .iter()
+        .any(|a| a.natural_values_in && a.is_pending(Part::NaturalRecovery)));
+    assert_eq!(render(&done), render(&full));
 }
 
 /// After the matched states, natural recovery still computing (at 11 M

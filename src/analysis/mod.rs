@@ -685,6 +685,51 @@ pub fn run_audit_staged(
                 beside_in!(beside_rx.try_recv());
             }};
         }
+        // The panel on screen reads a part computed beside that is running,
+        // and every part of the main sequence it reads is in (the Likelihood
+        // panel; the Recovery panel once the matched states are in): the
+        // main sequence waits for it — both cores its, natural recovery's
+        // lower priority then no matter — until it is in (or failed, or its
+        // thread gone), another panel is on screen, or the audit is
+        // cancelled. It is named first among those pending meanwhile (the
+        // status line's "computing natural recovery…"), then put back.
+        macro_rules! wait_beside {
+            () => {{
+                let focus = &settings.focus;
+                let awaited = |a: &Audit| {
+                    let main_left = Part::ALL
+                        .into_iter()
+                        .any(|p| p.in_turn() && focus.wants(p) && a.is_pending(p));
+                    Part::ALL
+                        .into_iter()
+                        .find(|p| p.beside() && focus.wants(*p) && a.is_running(*p))
+                        .filter(|_| !main_left)
+                };
+                if let Some(part) = awaited(&a) {
+                    let at = a.pending.iter().position(|p| *p == part);
+                    a.pending.retain(|p| *p != part);
+                    a.pending.insert(0, part);
+                    staged(&a);
+                    let wait = std::time::Duration::from_millis(100);
+                    while awaited(&a) == Some(part)
+                        && failed.is_none()
+                        && !settings.boot.cancel.is_cancelled()
+                        && !match part {
+                            Part::NaturalRecovery => natural.is_finished(),
+                            _ => likelihoods.is_finished(),
+                        }
+                    {
+                        beside_in!(beside_rx.recv_timeout(wait));
+                    }
+                    beside_in!(beside_rx.try_recv());
+                    if let (Some(at), true) = (at, a.is_pending(part)) {
+                        a.pending.retain(|p| *p != part);
+                        a.pending.insert(at.min(a.pending.len()), part);
+                        staged(&a);
+                    }
+                }
+            }};
+        }
         // A main-sequence part other than Pass@(K,T) (which reads none of
         // them; those reading Pass@(K,T) read its values and K grid alone).
         let run_main = |part: Part, a: &mut Audit| match part {
@@ -715,7 +760,11 @@ pub fn run_audit_staged(
             .into_iter()
             .map(|b| set.name(b).to_string())
             .collect();
-        while let Some(&part) = a.pending.first().filter(|p| left.contains(p)) {
+        loop {
+            wait_beside!();
+            let Some(&part) = a.pending.first().filter(|p| left.contains(p)) else {
+                break;
+            };
             if part == Part::Pass {
                 // Each benchmark's Pass@(K,T) rows are handed on as they
                 // come (the Budget panel shows a benchmark once its values
@@ -741,44 +790,20 @@ pub fn run_audit_staged(
                         // The panel on screen reads the likelihoods (and not
                         // Pass@(K,T)): they begin once every benchmark's
                         // values are in (Pass@(K,T)'s counting tables are
-                        // freed then), and its draws wait for them, both
-                        // cores theirs, as long as the panel is on screen.
-                        let wants_likelihoods = || {
-                            settings.focus.wants(Part::Likelihood)
-                                && !settings.focus.wants(Part::Pass)
-                        };
-                        if values && wants_likelihoods() && a.is_pending(Part::Likelihood) {
-                            if a.begun.is_empty() {
-                                let _ = pass_done.send(());
-                                a.begun = vec![Part::Likelihood, Part::LlrByTurn];
-                                staged(&a);
-                            }
-                            // Until they are in (or failed, or their thread
-                            // is gone), another panel is on screen, or the
-                            // audit is cancelled. Named first among those
-                            // pending meanwhile (the status line's
-                            // "computing likelihood…"), Pass@(K,T) again after.
-                            a.pending.retain(|p| *p != Part::Likelihood);
-                            a.pending.insert(0, Part::Likelihood);
+                        // freed then), and its draws wait for them
+                        // (`wait_beside!`).
+                        let focus = &settings.focus;
+                        if values
+                            && a.begun.is_empty()
+                            && a.is_pending(Part::Likelihood)
+                            && focus.wants(Part::Likelihood)
+                            && !focus.wants(Part::Pass)
+                        {
+                            let _ = pass_done.send(());
+                            a.begun = vec![Part::Likelihood, Part::LlrByTurn];
                             staged(&a);
-                            let wait = std::time::Duration::from_millis(100);
-                            while a.is_pending(Part::Likelihood)
-                                && failed.is_none()
-                                && !settings.boot.cancel.is_cancelled()
-                                && !likelihoods.is_finished()
-                                && wants_likelihoods()
-                            {
-                                beside_in!(beside_rx.recv_timeout(wait));
-                            }
-                            beside_in!(beside_rx.try_recv());
-                            if a.is_pending(Part::Likelihood) {
-                                a.pending.retain(|p| *p != Part::Likelihood);
-                                let at = a.pending.iter().position(|p| *p == Part::LlrByTurn);
-                                a.pending
-                                    .insert(at.unwrap_or(a.pending.len()), Part::Likelihood);
-                                staged(&a);
-                            }
                         }
+                        wait_beside!();
                         while let Some(next) = settings.focus.while_pass_draws(&left, values) {
                             // Named as computing before it begins, then
                             // Pass@(K,T) again.
