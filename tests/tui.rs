@@ -1607,6 +1607,35 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");
         assert_eq!(render(&done), render(&full), "{then:?}");
     }
+    // Before the likelihoods begin, the Likelihood panel's stand-in says
+    // they come next.
+    let settings = quick();
+    settings.focus.set(Panel::Likelihood.parts());
+    let mut before = None;
+    rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if before.is_none() && !a.is_pending(Part::Aggregates) {
+            before = Some(a.clone());
+        }
+    })
+    .expect("audit");
+    let before = before.expect("the counts' hand-over");
+    assert!(before.is_running(Part::Pass) && !before.is_running(Part::Likelihood));
+    let t = rl_audit::tui::views::pending::waiting(
+        &before,
+        Panel::Likelihood,
+        &Default::default(),
+        false,
+    )
+    .expect("a stand-in");
+    assert_eq!(
+        (t.text(0, 0), t.text(0, 1), t.text(1, 0), t.text(1, 1)),
+        (
+            "likelihood",
+            "next (on screen)",
+            "likelihood by turn",
+            "next (on screen)"
+        )
+    );
     // The Recovery panel on screen: the matched states right after the
     // rollout counts, then the main sequence waits for natural recovery
     // (computed beside, at a lower priority) before Pass@(K,T) begins.

@@ -282,10 +282,15 @@ impl Audit {
     /// Whether `part`, waiting its turn, is the main sequence's next once
     /// the part running is in, the panel on screen reading it
     /// (`settings.focus`, which the audit's settings share with the
-    /// workbench's).
+    /// workbench's); or, computed beside, begins once Pass@(K,T)'s values
+    /// are in for that panel (the likelihoods: [`run_audit_staged`]).
     pub fn is_next(&self, part: Part) -> bool {
-        if !self.settings.focus.wants(part) || !self.is_pending(part) || self.is_running(part) {
+        let focus = &self.settings.focus;
+        if !focus.wants(part) || !self.is_pending(part) || self.is_running(part) {
             return false;
+        }
+        if part.beside() {
+            return part.begins_after() == Some(Part::Pass) && !focus.wants(Part::Pass);
         }
         let left: Vec<Part> = Part::ALL
             .into_iter()
