@@ -2373,9 +2373,7 @@ mod tests {
     #[test]
     fn steps_without_texts_are_not_read_for_a_search() {
         let texts: &[&str] = &["action", "observation"];
-        let mut df = frame(300);
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        let raw = written(&mut frame(300), None);
         // Whether a file's steps may hold a text, from its footer.
         let may_hold = |raw: &[u8]| {
             let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(raw)).unwrap();
@@ -2424,12 +2422,7 @@ mod tests {
                     .into_column(),
             )
             .unwrap();
-            let mut raw = Vec::new();
-            ParquetWriter::new(&mut raw)
-                .with_row_group_size(Some(1))
-                .finish(&mut df)
-                .unwrap();
-            raw
+            written(&mut df, Some(1))
         };
         // With an action among the step fields, the steps are read.
         let raw = two_rows(Series::new("action".into(), ["go", "stop"]));
@@ -2568,12 +2561,7 @@ mod tests {
         let mut df = df!("run" => ["a", "a"], "task" => ["t", "u"]).unwrap();
         df.with_column(steps.into_series().with_name("steps".into()).into_column())
             .unwrap();
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw)
-            .with_row_group_size(Some(1))
-            .finish(&mut df)
-            .unwrap();
-        let file = TrajectoryFile::new(raw).unwrap();
+        let file = TrajectoryFile::new(written(&mut df, Some(1))).unwrap();
         assert_eq!(file.meta.row_groups.len(), 2);
         let (field, keep) = file.columns.iter().find(|c| c.0.name == "steps").unwrap();
         let (ArrowDataType::List(item) | ArrowDataType::LargeList(item)) = &field.dtype else {
@@ -2813,9 +2801,7 @@ mod tests {
         let (dense, all) = dense_leaves_are_what_polars_decodes(&nulls);
         assert!(0 < dense && dense < all && all >= 25, "{dense} of {all}");
         // Nulls and empty lists in most windows: polars decodes those.
-        let mut df = frame(300);
-        let mut raw = Vec::new();
-        ParquetWriter::new(&mut raw).finish(&mut df).unwrap();
+        let raw = written(&mut frame(300), None);
         let (dense, all) = dense_leaves_are_what_polars_decodes(&raw);
         assert!(dense < all && all == 25, "{dense} of {all}");
     }
@@ -2861,6 +2847,16 @@ mod tests {
         // The flags' windows (each decodes up to four windows' rows, the
         // next three read from those), not the turns'.
         assert!((1..file.windows()).contains(&straight), "{straight}");
+    }
+
+    /// `df` as a Parquet file's bytes (polars' writer; `rows` a row group).
+    fn written(df: &mut DataFrame, rows: Option<usize>) -> Vec<u8> {
+        let mut raw = Vec::new();
+        ParquetWriter::new(&mut raw)
+            .with_row_group_size(rows)
+            .finish(df)
+            .unwrap();
+        raw
     }
 
     fn written_in_small_pages(df: &mut DataFrame, rows: usize, page: usize) -> Vec<u8> {
