@@ -59,6 +59,18 @@ pub struct Finding {
     pub at: Option<Place>,
 }
 
+/// Where a cell of a pair's grid is, as a finding names it: the cell first
+/// (a narrow column cuts the end), then the pair, which tells apart the
+/// same cell of two pairs.
+fn cell_place(
+    (benchmark, base, rl): (&str, &str, &str),
+    k: u64,
+    level: u32,
+    mode: crate::analysis::passkt::Mode,
+) -> String {
+    format!("{benchmark} K={k} {level}% {}, {base} → {rl}", mode.name())
+}
+
 /// The headline, in a fixed order. Each finding reads one part of the
 /// audit, and a part once in is final (`run_audit_staged`; none is read
 /// before), so a partial
@@ -68,24 +80,20 @@ pub struct Finding {
 pub fn findings(a: &Audit) -> Vec<Finding> {
     let mut out = Vec::new();
     let delta = |adv: &crate::analysis::passkt::Advantage| {
-        // Numbers first: a narrow terminal cuts the end of the line.
         format!(
-            "Δ {} {}, n={} tasks: {} → {}",
+            "Δ {} {}, n={} tasks",
             pp(adv.delta),
             signed_ci(adv.ci, 100.0),
-            adv.tasks,
-            adv.base,
-            adv.rl
+            adv.tasks
         )
     };
     use crate::analysis::multiplicity::Verdict;
     let place = |adv: &crate::analysis::passkt::Advantage| {
-        format!(
-            "{} K={} {}% {}",
-            adv.benchmark,
+        cell_place(
+            (&adv.benchmark, &adv.base, &adv.rl),
             adv.k,
             adv.level,
-            adv.mode.name()
+            adv.mode,
         )
     };
     let p_adj = |adv: &crate::analysis::passkt::Advantage| {
@@ -154,14 +162,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             }
             out.push(Finding {
                 kind: "inconclusive at a tight budget",
-                place: format!(
-                    "{} {} → {} K=1 {}% {}",
-                    adv.benchmark,
-                    adv.base,
-                    adv.rl,
-                    adv.level,
-                    adv.mode.name()
-                ),
+                place: place(adv),
                 detail: format!(
                     "Δ {} {}, n={}, mde {:.1} pp{}",
                     pp(adv.delta),
@@ -188,7 +189,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     {
         out.push(Finding {
             kind: "RL ahead",
-            place: format!("{} K=1 {}% {}", adv.benchmark, adv.level, adv.mode.name()),
+            place: place(adv),
             detail: delta(adv),
             severity: Severity::Good,
             section: Section::Budget,
@@ -234,7 +235,14 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             };
             out.push(Finding {
                 kind: "failure causes",
-                place: format!("{} {}% {}", p.benchmark, level, fb.mode.name()),
+                place: format!(
+                    "{} {}% {}, {} → {}",
+                    p.benchmark,
+                    level,
+                    fb.mode.name(),
+                    p.base,
+                    p.rl
+                ),
                 detail: format!(
                     "{} fails by {what} in {:.0}% of its {nb} failures, {} {:.0}% of {nr}",
                     p.base,
@@ -295,9 +303,9 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     {
         out.push(Finding {
             kind: "categories differ",
-            place: format!("{} K={} {}% {}", c.benchmark, c.k, c.level, c.mode.name()),
+            place: cell_place((&c.benchmark, &c.base, &c.rl), c.k, c.level, c.mode),
             detail: format!(
-                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}: {} → {}",
+                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}",
                 c.a,
                 c.b,
                 pp(c.diff),
@@ -305,8 +313,6 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 c.tasks_a,
                 c.tasks_b,
                 c.p_adjusted.unwrap_or(f64::NAN),
-                c.base,
-                c.rl
             ),
             severity: Severity::Info,
             section: Section::Budget,
