@@ -207,6 +207,21 @@ fn shares_rollouts_costs_and_report_agree_everywhere() {
             })
             .collect();
         close(&p["cost"], costs.iter().sum::<f64>() / costs.len() as f64);
+        // The point's pass is its Pass@(K,T) cell's value over those same
+        // tasks: the Cost panel shows that cell's interval and n beside it.
+        let cell = rows(
+            &report,
+            "pass_at_kt",
+            &[
+                ("run", json!(run)),
+                ("k", json!(k)),
+                ("level", json!(level)),
+                ("t_mode", p["t_mode"].clone()),
+            ],
+        );
+        assert_eq!(cell.len(), 1, "{p}");
+        assert_eq!(cell[0]["tasks"], costs.len(), "{p}");
+        assert_eq!(cell[0]["value"], p["pass"], "{p}");
     }
     assert!(report["cost_frontier"]
         .as_array()

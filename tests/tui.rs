@@ -158,6 +158,98 @@ fn budget_cell_drills_to_tasks_rollouts_and_trajectory() {
 }
 
 #[test]
+fn a_cells_tasks_come_in_the_direction_of_its_delta() {
+    // Every cell of the default pair's grid (fl-base → fl-budgetmix, its
+    // preferred mode): the tasks that push Δ the way it points come first —
+    // shares descending where Δ > 0, ascending where Δ ≤ 0 (a flip's losses
+    // first) — and tasks Δ leaves out last. Both directions occur.
+    let d = demo();
+    let a = &d.audit;
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("2");
+    let (mut up, mut down) = (0, 0);
+    for (ki, &k) in a.pass.ks.iter().enumerate() {
+        for (li, &level) in a.settings.levels.iter().enumerate() {
+            let adv = a
+                .pass
+                .advantage_at(("frozenlake", "fl-base", "fl-budgetmix"), k, level, None)
+                .expect("the cell");
+            s.keys("\n");
+            let t = s.app.table().unwrap();
+            assert!(
+                t.title.contains(&format!("tasks at K={k}, {level}%")),
+                "{}",
+                t.title
+            );
+            let shares: Vec<Option<f64>> = t.rows.iter().map(|r| r.cells[9].value).collect();
+            let known: Vec<f64> = shares.iter().map_while(|x| *x).collect();
+            assert!(shares[known.len()..].iter().all(Option::is_none));
+            // The shares add up to the cell's Δ (SPEC §2.1's task mean).
+            let sum: f64 = known.iter().sum();
+            assert!((sum - adv.delta).abs() < 1e-12, "{sum} vs {}", adv.delta);
+            let ordered = if adv.delta > 0.0 {
+                up += 1;
+                known.windows(2).all(|w| w[0] >= w[1])
+            } else {
+                down += 1;
+                known.windows(2).all(|w| w[0] <= w[1])
+            };
+            assert!(ordered, "K={k} {level}%: Δ {} but {known:?}", adv.delta);
+            s.keys("\x1b");
+            if li + 1 < a.settings.levels.len() {
+                s.keys("l");
+            } else if ki + 1 < a.pass.ks.len() {
+                s.keys(&format!("{}j", "h".repeat(li)));
+            }
+        }
+    }
+    assert!(
+        up > 0 && down > 0,
+        "{up} cells with Δ > 0, {down} with Δ ≤ 0"
+    );
+}
+
+#[test]
+fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
+    // Each row of the Cost panel's table: the point's pass, and beside it
+    // the interval and task count of the Pass@(K,T) cell it is (the same
+    // cell of the Budget panel), not a figure of its own.
+    let d = demo();
+    let a = &d.audit;
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("3");
+    let t = s.app.table().unwrap();
+    assert_eq!(
+        t.header,
+        ["run", "K", "level", "mode", "Pass", "95% CI", "n tasks", "cost", ""]
+    );
+    assert!(!t.rows.is_empty());
+    for r in &t.rows {
+        let text = |i: usize| r.cells[i].text.clone();
+        let run = text(0);
+        let k: u64 = text(1).parse().unwrap();
+        let level: u32 = text(2).trim_end_matches('%').parse().unwrap();
+        let point = a
+            .cost_frontier
+            .iter()
+            .find(|p| p.run == run && p.k == k && p.level == level && p.mode.name() == text(3))
+            .expect("a frontier point");
+        let cell = a
+            .pass
+            .cell("frozenlake", &run, k, level, Some(point.mode))
+            .expect("its cell");
+        assert_eq!(cell.value, Some(point.pass));
+        let rounded = |x: f64| format!("{:.1}", 100.0 * x);
+        assert_eq!(text(4), format!("{}%", rounded(point.pass)));
+        let rl_audit::analysis::stats::Ci::Interval(lo, hi) = cell.ci else {
+            panic!("{run} K={k} {level}%: {:?}", cell.ci)
+        };
+        assert_eq!(text(5), format!("[{}, {}]", rounded(lo), rounded(hi)));
+        assert_eq!(text(6), cell.tasks.to_string());
+    }
+}
+
+#[test]
 fn help_overlay_lists_the_real_key_map() {
     let mut s = Screen::new(160, 48, demo());
     let screen = s.keys("2?");
@@ -1059,7 +1151,23 @@ fn a_frozenlake_trajectory_is_drawn_on_its_lake() {
     use rl_audit::tui::app::View;
     let d = demo();
     let mut s = Screen::new(120, 40, d.clone());
-    s.keys_then_read("2ll\n\n\n");
+    // A task of the K=1 75% cell whose first rollout there is 5 turns or
+    // more: fl-05-5x5s, found by its name in the tasks table.
+    let mut screen = s.keys_then_read("2ll\n");
+    for i in 0..=48 {
+        assert!(i < 48, "fl-05-5x5s not in the cell's tasks:\n{screen}");
+        let selected = screen
+            .lines()
+            .find_map(|l| l.split_once("│▶"))
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .unwrap_or_default()
+            .to_string();
+        if selected == "fl-05-5x5s" {
+            break;
+        }
+        screen = s.keys_then_read("j");
+    }
+    s.keys_then_read("\n\n");
     let screen = s.keys("jjjj");
     let Some(View::Trajectory(loc)) = s.app.stack.last().cloned() else {
         panic!("no trajectory:\n{screen}");

@@ -5,7 +5,7 @@
 
 use crate::analysis::failures::Causes;
 use crate::analysis::multiplicity::Verdict;
-use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode};
+use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{pct, pct_ci, pp, share_pp, signed_ci};
@@ -351,16 +351,23 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
 }
 
 /// Drill-down from a cell: its tasks, by share of Δ (the shares add up to
-/// Δ; a task Δ leaves out has none).
+/// Δ; a task Δ leaves out has none), those that push Δ the way it points
+/// first: a flip's losses, an advantage's gains.
 pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> TableData {
     let (a, set) = (&l.audit, &l.set);
     let (bench, pair) = current(a, sel);
     let bench = bench.unwrap_or_default();
+    let gains_first = pair.as_ref().is_some_and(|p| {
+        a.pass
+            .advantage_at((&bench, &p.base, &p.rl), k, level, Some(mode))
+            .is_some_and(|adv| adv.delta > 0.0)
+    });
     let mut t = TableData::new(
         "tasks",
         format!(
-            "{bench}: tasks at K={k}, {level}% ({}) — sorted by share of Δ",
-            mode.name()
+            "{bench}: tasks at K={k}, {level}% ({}) — sorted by share of Δ, {} first",
+            mode.name(),
+            if gains_first { "largest" } else { "smallest" }
         ),
         &[
             "task",
@@ -384,10 +391,12 @@ pub fn tasks(l: &Loaded, sel: &Selection, k: u64, level: u32, mode: Mode) -> Tab
     };
     let mut rows = delta_by_task(&a.agg, b, (base, rl), k, level, mode);
     let causes = crate::analysis::failures::task_causes(set, &a.agg, b, [base, rl], level, mode);
+    // Toward Δ's sign first; a task Δ leaves out last either way.
+    let sign = if gains_first { -1.0 } else { 1.0 };
     rows.sort_by(|x, y| {
-        x.contribution
-            .unwrap_or(f64::INFINITY)
-            .total_cmp(&y.contribution.unwrap_or(f64::INFINITY))
+        // (+ 0.0: a zero share of either sign ties, keeping task order.)
+        let key = |r: &TaskDelta| r.contribution.map_or(f64::INFINITY, |c| sign * c + 0.0);
+        key(x).total_cmp(&key(y))
     });
     let counts = |x: Option<(u64, u64)>| match x {
         Some((n, c)) => (Cell::count(n), Cell::count(c)),

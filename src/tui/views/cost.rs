@@ -1,9 +1,11 @@
 //! Cost panel: each run's best cell under the ceiling and the winner, read
-//! from the cost frontier and `cost_winners`.
+//! from the cost frontier and `cost_winners`; each cell's interval and n
+//! from its Pass@(K,T) cell (the point's pass is that cell's value, its cost
+//! the mean over the same tasks).
 
 use crate::analysis::cost::{approx_eq, best_per_run, winner_at};
 use crate::analysis::Audit;
-use crate::report::format::pct;
+use crate::report::format::{pct, pct_ci};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
 /// Distinct costs of a benchmark's points, ascending: the ceiling cursor's stops.
@@ -23,13 +25,16 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
     let mut t = TableData::new(
         "cost",
         format!("{bench}: best cell per run under a cost of {ceiling:.2} (←→ moves the ceiling)"),
-        &["run", "K", "level", "mode", "Pass", "cost", ""],
+        &[
+            "run", "K", "level", "mode", "Pass", "95% CI", "n tasks", "cost", "",
+        ],
     );
     let winner = winner_at(&a.cost_winners, bench, ceiling);
     for b in best_per_run(&a.cost_frontier, bench, ceiling) {
         let win = winner.is_some_and(|w| {
             w.run == b.run && w.k == b.k && w.level == b.level && w.mode == b.mode
         });
+        let cell = a.pass.cell(bench, &b.run, b.k, b.level, Some(b.mode));
         t.push(
             vec![
                 Cell::text(&*b.run),
@@ -37,6 +42,8 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
                 Cell::num(format!("{}%", b.level), Some(b.level as f64)),
                 Cell::text(b.mode.name()),
                 Cell::num(pct(Some(b.pass)), Some(b.pass)),
+                cell.map_or(Cell::text("–"), |c| Cell::text(pct_ci(c.ci))),
+                cell.map_or(Cell::text("–"), |c| Cell::count(c.tasks as u64)),
                 Cell::num(format!("{:.2}", b.cost), Some(b.cost)),
                 Cell::text(if win { "winner" } else { "" }),
             ],
