@@ -92,6 +92,96 @@ fn demo_report_has_every_section_figures_and_csv() {
     assert!(pass.starts_with("benchmark,"), "{}", &pass[..80]);
 }
 
+/// A Pass@(K,T) cell of report.json as report.md writes it beside another
+/// figure: value, 95% interval and n, in percent with one decimal.
+fn cell_md(c: &serde_json::Value) -> (String, String, String) {
+    let p = |v: &serde_json::Value| format!("{:.1}", 100.0 * v.as_f64().unwrap());
+    (
+        format!("{}%", p(&c["value"])),
+        format!("[{}, {}]", p(&c["ci"][0]), p(&c["ci"][1])),
+        c["tasks"].to_string(),
+    )
+}
+
+#[test]
+fn report_md_gives_cost_winners_and_gains_their_cells_interval_and_n() {
+    let d = temp_dir("report_md_cells");
+    let o = demo_report(&d.join("a"), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("a/report.json")).unwrap()).unwrap();
+    let md = std::fs::read_to_string(d.join("a/report.md")).unwrap();
+    let cell = |bench: &serde_json::Value, run: &serde_json::Value, k, level, mode| {
+        let c = rows(
+            &r,
+            "pass_at_kt",
+            &[
+                ("benchmark", bench.clone()),
+                ("run", run.clone()),
+                ("k", k),
+                ("level", level),
+                ("t_mode", mode),
+            ],
+        );
+        assert_eq!(c.len(), 1);
+        c[0].clone()
+    };
+    // Cost winners: | … | mode | Pass | 95% CI | n tasks |.
+    let winners = r["cost_winners"].as_array().unwrap();
+    assert!(!winners.is_empty());
+    for w in winners {
+        let c = cell(
+            &w["benchmark"],
+            &w["run"],
+            w["k"].clone(),
+            w["level"].clone(),
+            w["t_mode"].clone(),
+        );
+        let (v, ci, n) = cell_md(&c);
+        let row = format!(
+            "| {} | {} | {} | {} |\n",
+            w["t_mode"].as_str().unwrap(),
+            v,
+            ci,
+            n
+        );
+        assert!(md.contains(&row), "{row:?} not in report.md");
+    }
+    // BudgetMix gains: both cells, each `value [lo, hi] n=… mode`.
+    let b = &r["budgetmix"][0];
+    let gains = b["gains"].as_array().unwrap();
+    assert!(!gains.is_empty());
+    for g in gains {
+        let side = |run: &serde_json::Value| {
+            let mode = g["modes"][run.as_str().unwrap()].clone();
+            let (v, ci, n) = cell_md(&cell(
+                &g["benchmark"],
+                run,
+                json!(1),
+                g["level"].clone(),
+                mode.clone(),
+            ));
+            format!("{v} {ci} n={n} {}", mode.as_str().unwrap())
+        };
+        let row = format!(
+            "| {} | {}% | ",
+            g["benchmark"].as_str().unwrap(),
+            g["level"]
+        );
+        let tail = format!(
+            " | {} | {} | {} |\n",
+            side(&b["run"]),
+            g["vs"].as_str().unwrap(),
+            side(&g["vs"])
+        );
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with(&row) && format!("{l}\n").ends_with(&tail)),
+            "{row}…{tail:?} not in report.md"
+        );
+    }
+}
+
 /// Every file under `dir`, as paths relative to it, sorted.
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();

@@ -11,6 +11,7 @@ use serde_json::json;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
+use rl_audit::analysis::stats::Ci;
 use rl_audit::analysis::{run_audit, Settings};
 use rl_audit::jobs::Loaded;
 use rl_audit::schema::load::Progress;
@@ -241,12 +242,65 @@ fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
         assert_eq!(cell.value, Some(point.pass));
         let rounded = |x: f64| format!("{:.1}", 100.0 * x);
         assert_eq!(text(4), format!("{}%", rounded(point.pass)));
-        let rl_audit::analysis::stats::Ci::Interval(lo, hi) = cell.ci else {
+        let Ci::Interval(lo, hi) = cell.ci else {
             panic!("{run} K={k} {level}%: {:?}", cell.ci)
         };
         assert_eq!(text(5), format!("[{}, {}]", rounded(lo), rounded(hi)));
         assert_eq!(text(6), cell.tasks.to_string());
     }
+}
+
+#[test]
+fn a_budgetmix_gains_sides_are_the_cells_it_subtracts() {
+    // Each gain row shows the two Pass@(1,T) cells whose difference it is:
+    // their values differ by exactly the gain, each with its interval and n.
+    let d = demo();
+    let a = &d.audit;
+    let b = &a.budgetmix[0];
+    assert!(!b.gains.is_empty());
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("8");
+    // The panel's lower table, as drawn.
+    let t = rl_audit::tui::views::analyses::gains(a, &s.app.sel);
+    assert_eq!(t.rows.len(), b.gains.len() + b.mean_gain.len());
+    for (g, row) in b.gains.iter().zip(&t.rows) {
+        let (x, y) = (
+            g.cell(&a.pass, &b.run).expect("the audited run's cell"),
+            g.cell(&a.pass, &g.vs).expect("the other run's cell"),
+        );
+        assert_eq!(x.k, 1);
+        assert_eq!((x.level, y.level), (g.level, g.level));
+        assert_eq!(x.value.unwrap() - y.value.unwrap(), g.gain);
+        for (cell, text) in [(x, &row.cells[3].text), (y, &row.cells[5].text)] {
+            let Ci::Interval(lo, hi) = cell.ci else {
+                panic!("{:?}", cell.ci)
+            };
+            let p = |v: f64| format!("{:.1}", 100.0 * v);
+            assert_eq!(
+                *text,
+                format!(
+                    "{}% [{}, {}] n={} {}",
+                    p(cell.value.unwrap()),
+                    p(lo),
+                    p(hi),
+                    cell.tasks,
+                    cell.mode.name()
+                )
+            );
+        }
+    }
+    // The mean rows: over how many benchmarks.
+    let means: Vec<&str> = t
+        .rows
+        .iter()
+        .filter(|r| r.cells[0].text == "mean")
+        .map(|r| r.cells[3].text.as_str())
+        .collect();
+    assert_eq!(means.len(), b.mean_gain.len());
+    assert!(
+        means.iter().all(|m| *m == "over n=1 benchmark(s)"),
+        "{means:?}"
+    );
 }
 
 #[test]

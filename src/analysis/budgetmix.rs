@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 
-use super::passkt::{Mode, PassReport};
+use super::passkt::{Mode, PassCell, PassReport};
 use super::Settings;
 use crate::schema::{Id, LogSet, Trajectory};
 
@@ -71,6 +71,25 @@ pub struct BudgetMixAudit {
     pub gains: Vec<Gain>,
     pub mean_gain: Vec<(u32, f64)>,
     pub notes: Vec<String>,
+}
+
+impl Gain {
+    /// The Pass@(1,T) cell one side of the gain reads (`run`: the audited
+    /// run or `vs`), in the mode the gain took it.
+    pub fn cell<'a>(&self, pass: &'a PassReport, run: &str) -> Option<&'a PassCell> {
+        let mode = Mode::BOTH
+            .into_iter()
+            .find(|m| self.modes.get(run).is_some_and(|n| *n == m.name()))?;
+        pass.cell(&self.benchmark, run, 1, self.level, Some(mode))
+    }
+}
+
+impl BudgetMixAudit {
+    /// The n of `mean_gain` at a level: the benchmarks whose gains it
+    /// averages.
+    pub fn benchmarks_at(&self, level: u32) -> usize {
+        self.gains.iter().filter(|g| g.level == level).count()
+    }
 }
 
 /// ceil(B·i/10) in integers.

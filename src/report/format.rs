@@ -2,11 +2,24 @@
 //! workbench): a leaf module — it imports no renderer, so none of them
 //! import each other for it.
 
+use crate::analysis::passkt::PassCell;
 use crate::analysis::stats::{Ci, Estimate};
 
 /// `12.3%`, or `–` for no value.
 pub fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+/// A Pass@(K,T) cell read beside another figure: `21.2% [13.0, 29.8] n=48
+/// native`.
+pub fn pass_cell(c: &PassCell) -> String {
+    format!(
+        "{} {} n={} {}",
+        pct(c.value),
+        pct_ci(c.ci),
+        c.tasks,
+        c.mode.name()
+    )
 }
 
 /// `[10.2, 14.0]` in percent, or why there is no interval.

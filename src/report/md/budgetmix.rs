@@ -36,19 +36,33 @@ pub fn budgetmix(md: &mut String, audit: &Audit) {
             );
         }
         if !b.gains.is_empty() {
-            let _ = writeln!(md, "\n| benchmark | level | gain | vs |\n|---|---|---|---|");
+            let _ = writeln!(
+                md,
+                "\n| benchmark | level | gain | {} Pass@(1,T) | vs | its Pass@(1,T) |\n|---|---|---|---|---|---|",
+                esc(&b.run)
+            );
+            let side = |g: &crate::analysis::budgetmix::Gain, run: &str| {
+                g.cell(&audit.pass, run).map_or("–".into(), pass_cell)
+            };
             for g in &b.gains {
                 let _ = writeln!(
                     md,
-                    "| {} | {}% | {} | {} |",
+                    "| {} | {}% | {} | {} | {} | {} |",
                     esc(&g.benchmark),
                     g.level,
                     pp(g.gain),
-                    esc(&g.vs)
+                    side(g, &b.run),
+                    esc(&g.vs),
+                    side(g, &g.vs)
                 );
             }
             for (l, g) in &b.mean_gain {
-                let _ = writeln!(md, "| mean | {l}% | {} | |", pp(*g));
+                let _ = writeln!(
+                    md,
+                    "| mean | {l}% | {} | over n={} benchmark(s) | | |",
+                    pp(*g),
+                    b.benchmarks_at(*l)
+                );
             }
         }
         for n in &b.notes {

@@ -20,11 +20,15 @@ pub fn cost(md: &mut String, audit: &Audit) {
         let _ = writeln!(md, "_No Pass@(K,T) cells to price._\n");
         return;
     }
-    let _ = writeln!(md, "| benchmark | cost from | cost to | winner | K | level | mode | Pass |\n|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "| benchmark | cost from | cost to | winner | K | level | mode | Pass | 95% CI | n tasks |\n|---|---|---|---|---|---|---|---|---|---|");
     for w in &audit.cost_winners {
+        // The winning point's Pass@(K,T) cell: its interval and n.
+        let cell = audit
+            .pass
+            .cell(&w.benchmark, &w.run, w.k, w.level, Some(w.mode));
         let _ = writeln!(
             md,
-            "| {} | {:.2} | {} | {} | {} | {}% | {} | {} |",
+            "| {} | {:.2} | {} | {} | {} | {}% | {} | {} | {} | {} |",
             esc(&w.benchmark),
             w.from_cost,
             w.to_cost.map_or("∞".into(), |t| format!("{t:.2}")),
@@ -32,7 +36,9 @@ pub fn cost(md: &mut String, audit: &Audit) {
             w.k,
             w.level,
             w.mode.name(),
-            pct(Some(w.pass))
+            pct(Some(w.pass)),
+            cell.map_or("–".into(), |c| pct_ci(c.ci)),
+            cell.map_or("–".into(), |c| c.tasks.to_string())
         );
     }
     md.push('\n');

@@ -3,7 +3,7 @@
 
 use crate::analysis::stats::Estimate;
 use crate::analysis::{for_pair, Audit, Part};
-use crate::report::format::{pct, pct_ci, pp, score_diff, signed_ci, wilson_pct};
+use crate::report::format::{pass_cell, pct, pct_ci, pp, score_diff, signed_ci, wilson_pct};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -451,37 +451,47 @@ pub fn gains(a: &Audit, sel: &Selection) -> TableData {
     let mut t = TableData::new(
         "budgetmix-gains",
         "Gain over the full-budget RL run, Pass@(1,T)",
-        &["benchmark", "level", "gain", "vs", "modes"],
+        &[
+            "benchmark",
+            "level",
+            "gain",
+            "BudgetMix Pass@(1,T)",
+            "vs",
+            "its Pass@(1,T)",
+        ],
     );
     if a.budgetmix.is_empty() {
         return t;
     }
     let b = &a.budgetmix[sel.pair % a.budgetmix.len()];
+    // Each side of a gain: the Pass@(1,T) cell it reads, with its interval,
+    // n and mode (the gain itself is a point figure, SPEC §3.1).
+    let side = |g: &crate::analysis::budgetmix::Gain, run: &str| match g.cell(&a.pass, run) {
+        Some(c) => Cell::num(pass_cell(c), c.value),
+        None => Cell::text("–"),
+    };
     for g in &b.gains {
         t.push(
             vec![
                 Cell::text(&*g.benchmark),
                 Cell::num(format!("{}%", g.level), Some(g.level as f64)),
                 Cell::num(pp(g.gain), Some(g.gain)),
+                side(g, &b.run),
                 Cell::text(&*g.vs),
-                Cell::text(
-                    g.modes
-                        .iter()
-                        .map(|(r, m)| format!("{r}:{m}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
+                side(g, &g.vs),
             ],
             if g.gain < 0.0 { Mark::Bad } else { Mark::None },
             Target::None,
         );
     }
     for (l, g) in &b.mean_gain {
+        let benchmarks = b.benchmarks_at(*l);
         t.push(
             vec![
                 Cell::text("mean"),
                 Cell::num(format!("{l}%"), Some(*l as f64)),
                 Cell::num(pp(*g), Some(*g)),
+                Cell::text(format!("over n={benchmarks} benchmark(s)")),
                 Cell::text(""),
                 Cell::text(""),
             ],
