@@ -132,6 +132,22 @@ fn matched_states_by_hand() {
     close(&m["early"]["mean_diff"], (0.2 + 0.0 - 0.6) / 3.0);
     assert_eq!(m["late"]["states"], 2);
     close(&m["late"]["mean_diff"], 0.5);
+    // Every share per turn and early vs late with its Wilson interval
+    // (SPEC §2.2; `better_ci`, a key added to schema version 1).
+    let (lo, hi) = wilson(1.0, 3.0);
+    close(&m["early"]["better_ci"][0], lo);
+    close(&m["early"]["better_ci"][1], hi);
+    let (lo, hi) = wilson(1.0, 2.0);
+    close(&m["late"]["better"], 0.5);
+    close(&m["late"]["better_ci"][0], lo);
+    close(&m["late"]["better_ci"][1], hi);
+    // One state a turn: better at turns 1 (s1) and 4, not at 2, 3 and 5.
+    for (t, k) in by_turn.iter().zip([1.0, 0.0, 0.0, 1.0, 0.0]) {
+        assert_eq!(t["states"], 1);
+        let (lo, hi) = wilson(k, 1.0);
+        close(&t["better_ci"][0], lo.max(0.0));
+        close(&t["better_ci"][1], hi.min(1.0));
+    }
 }
 
 #[test]
@@ -228,6 +244,14 @@ fn error_recovery_by_hand() {
     let by_turn = e["by_turn"].as_array().unwrap();
     assert_eq!(by_turn.len(), 2);
     assert_eq!(by_turn[1]["turn"], 3);
+    // Each row's share with its Wilson interval: the rl-source states and
+    // turn 3 are x2 (worse) and x3 (tie), 0 of 2 better.
+    let (lo, hi) = wilson(0.0, 2.0);
+    for row in [&by_source[1], &by_turn[1]] {
+        close(&row["better"], 0.0);
+        close(&row["better_ci"][0], lo.max(0.0));
+        close(&row["better_ci"][1], hi);
+    }
 }
 
 #[test]

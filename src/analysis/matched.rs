@@ -16,6 +16,8 @@ pub struct TurnRow {
     pub turn: u32,
     pub states: u64,
     pub better: Option<f64>,
+    /// Wilson interval of `better`.
+    pub better_ci: Option<(f64, f64)>,
     pub mean_diff: Option<f64>,
 }
 
@@ -23,6 +25,8 @@ pub struct TurnRow {
 pub struct Half {
     pub states: u64,
     pub better: Option<f64>,
+    /// Wilson interval of `better`.
+    pub better_ci: Option<(f64, f64)>,
     pub mean_diff: Option<Estimate>,
 }
 
@@ -53,6 +57,7 @@ fn half(states: &[&PairState], mean_diff: Option<Estimate>) -> Half {
     Half {
         states: n,
         better: share_of(better, n),
+        better_ci: wilson(better, n),
         mean_diff,
     }
 }
@@ -86,6 +91,7 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
                     turn,
                     states: n,
                     better: share_of(b, n),
+                    better_ci: wilson(b, n),
                     mean_diff: super::stats::mean(&diffs),
                 }
             })

@@ -20,6 +20,8 @@ pub struct Breakdown {
     /// States with scores for both runs (the denominator of `better`).
     pub scored: u64,
     pub better: Option<f64>,
+    /// Wilson interval of `better`.
+    pub better_ci: Option<(f64, f64)>,
     /// [base, RL]
     pub correction: [Option<f64>; 2],
     pub terminal_success: [Option<f64>; 2],
@@ -68,6 +70,7 @@ fn breakdown(key: String, turn: Option<u32>, states: &[&PairState]) -> Breakdown
         states: states.len() as u64,
         scored: n,
         better: share_of(b, n),
+        better_ci: wilson(b, n),
         correction: [
             mean_field(states, |s| s.corrects[0]),
             mean_field(states, |s| s.corrects[1]),

@@ -85,6 +85,15 @@ pub fn score_diff(e: &Option<Estimate>) -> String {
     })
 }
 
+/// A share and its Wilson interval: `56.1% [43.0, 68.4]`, `–` without a
+/// denominator.
+pub fn share_ci(x: Option<f64>, ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some(_) => format!("{} {}", pct(x), wilson_pct(ci)),
+        None => pct(x),
+    }
+}
+
 /// A Wilson interval in percent, or nothing.
 pub fn wilson_pct(ci: Option<(f64, f64)>) -> String {
     ci.map_or("".into(), |(l, h)| {

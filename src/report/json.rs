@@ -240,6 +240,8 @@ struct TurnOut {
     turn: u32,
     states: u64,
     better: Option<f64>,
+    /// Added in schema version 1 (a new key): Wilson interval of `better`.
+    better_ci: Option<(f64, f64)>,
     mean_diff: Option<f64>,
 }
 
@@ -247,6 +249,8 @@ struct TurnOut {
 struct HalfHead {
     states: u64,
     better: Option<f64>,
+    /// A new key: Wilson interval of `better`.
+    better_ci: Option<(f64, f64)>,
 }
 
 fn half(h: &Half) -> Named<HalfHead> {
@@ -254,6 +258,7 @@ fn half(h: &Half) -> Named<HalfHead> {
         HalfHead {
             states: h.states,
             better: h.better,
+            better_ci: h.better_ci,
         },
         "mean_diff",
         &h.mean_diff,
@@ -284,6 +289,8 @@ struct BreakdownOut<'a> {
     key: BTreeMap<&'static str, Value>,
     states: u64,
     better: Option<f64>,
+    /// A new key: Wilson interval of `better`.
+    better_ci: Option<(f64, f64)>,
     correction: BTreeMap<&'a str, f64>,
     terminal_success: BTreeMap<&'a str, f64>,
 }
@@ -297,6 +304,7 @@ fn breakdown<'a>(names: [&'a str; 2], b: &Breakdown, key: &'static str) -> Break
         key: BTreeMap::from([(key, k)]),
         states: b.states,
         better: b.better,
+        better_ci: b.better_ci,
         correction: per_run(names, &b.correction),
         terminal_success: per_run(names, &b.terminal_success),
     }
@@ -809,6 +817,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                             turn: t.turn,
                             states: t.states,
                             better: t.better,
+                            better_ci: t.better_ci,
                             mean_diff: t.mean_diff,
                         })
                         .collect(),

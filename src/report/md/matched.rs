@@ -61,7 +61,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 "| {} | {} | {} | {} |",
                 t.turn,
                 t.states,
-                pct(t.better),
+                share_ci(t.better, t.better_ci),
                 t.mean_diff.map_or("–".into(), |d| format!("{d:+.4}"))
             );
         }
@@ -70,7 +70,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 md,
                 "| {name} | {} | {} | {} |",
                 h.states,
-                pct(h.better),
+                share_ci(h.better, h.better_ci),
                 score_diff(&h.mean_diff)
             );
         }

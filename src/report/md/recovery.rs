@@ -74,7 +74,7 @@ pub fn recovery(md: &mut String, audit: &Audit) {
                 "| {} | {} | {} | {} / {} | {} / {} |",
                 esc(&label),
                 b.states,
-                pct(b.better),
+                share_ci(b.better, b.better_ci),
                 pct(b.correction[0]),
                 pct(b.correction[1]),
                 pct(b.terminal_success[0]),

@@ -3,7 +3,9 @@
 
 use crate::analysis::stats::Estimate;
 use crate::analysis::{for_pair, Audit, Part};
-use crate::report::format::{pass_cell, pct, pct_ci, pp, score_diff, signed_ci, wilson_pct};
+use crate::report::format::{
+    pass_cell, pct, pct_ci, pp, score_diff, share_ci, signed_ci, wilson_pct,
+};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -72,7 +74,7 @@ pub fn matched_turns(a: &Audit, row: usize) -> TableData {
             vec![
                 Cell::count(r.turn),
                 Cell::count(r.states),
-                Cell::num(pct(r.better), r.better),
+                Cell::num(share_ci(r.better, r.better_ci), r.better),
                 Cell::num(
                     r.mean_diff.map_or("–".into(), |d| format!("{d:+.4}")),
                     r.mean_diff,
@@ -87,7 +89,7 @@ pub fn matched_turns(a: &Audit, row: usize) -> TableData {
             vec![
                 Cell::text(name),
                 Cell::count(h.states),
-                Cell::num(pct(h.better), h.better),
+                Cell::num(share_ci(h.better, h.better_ci), h.better),
                 Cell::num(score_diff(&h.mean_diff), h.mean_diff.map(|e| e.value)),
             ],
             Mark::None,
@@ -181,7 +183,20 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
                     pct(b.correction[1]),
                     pct(b.terminal_success[1])
                 ),
-                format!("n={}, RL better {}", b.states, pct(b.better)),
+                if b.scored == b.states {
+                    format!(
+                        "n={}, RL better {}",
+                        b.states,
+                        share_ci(b.better, b.better_ci)
+                    )
+                } else {
+                    format!(
+                        "n={} ({} scored), RL better {}",
+                        b.states,
+                        b.scored,
+                        share_ci(b.better, b.better_ci)
+                    )
+                },
             ],
             Mark::None,
             Target::None,
