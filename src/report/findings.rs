@@ -294,37 +294,6 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             });
         }
     }
-    // Categories that differ (Holm over the pair's contrasts).
-    for c in a
-        .categories
-        .contrast
-        .iter()
-        .filter(|c| c.p_adjusted.is_some_and(|p| p < 0.05))
-    {
-        out.push(Finding {
-            kind: "categories differ",
-            place: cell_place((&c.benchmark, &c.base, &c.rl), c.k, c.level, c.mode),
-            detail: format!(
-                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}",
-                c.a,
-                c.b,
-                pp(c.diff),
-                signed_ci(c.ci, 100.0),
-                c.tasks_a,
-                c.tasks_b,
-                c.p_adjusted.unwrap_or(f64::NAN),
-            ),
-            severity: Severity::Info,
-            section: Section::Budget,
-            part: Part::Categories,
-            at: Some(Place::Budget {
-                pair: PairNames::of((&c.benchmark, &c.base, &c.rl)),
-                k: c.k,
-                level: c.level,
-                mode: Some(c.mode),
-            }),
-        });
-    }
     // "RL better in x% [l, h] of n states", for matched and error states.
     let share = |kind, place, better, ci, n: u64, states, section, at| Finding {
         kind,
@@ -407,6 +376,39 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 at: Some(Place::BudgetMix { run, row }),
             });
         }
+    }
+    // Categories that differ (Holm over the pair's contrasts), last: a
+    // grid of categories can hold dozens, and the headline's other lines
+    // are one or two an analysis.
+    for c in a
+        .categories
+        .contrast
+        .iter()
+        .filter(|c| c.p_adjusted.is_some_and(|p| p < 0.05))
+    {
+        out.push(Finding {
+            kind: "categories differ",
+            place: cell_place((&c.benchmark, &c.base, &c.rl), c.k, c.level, c.mode),
+            detail: format!(
+                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}",
+                c.a,
+                c.b,
+                pp(c.diff),
+                signed_ci(c.ci, 100.0),
+                c.tasks_a,
+                c.tasks_b,
+                c.p_adjusted.unwrap_or(f64::NAN),
+            ),
+            severity: Severity::Info,
+            section: Section::Budget,
+            part: Part::Categories,
+            at: Some(Place::Budget {
+                pair: PairNames::of((&c.benchmark, &c.base, &c.rl)),
+                k: c.k,
+                level: c.level,
+                mode: Some(c.mode),
+            }),
+        });
     }
     // A part still computing may hold some of its rows (Pass@(K,T) hands
     // on each benchmark's before their §4.2 tests): its findings come when
