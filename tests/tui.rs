@@ -304,6 +304,65 @@ fn a_budgetmix_gains_sides_are_the_cells_it_subtracts() {
 }
 
 #[test]
+fn a_likelihood_row_drills_to_its_llr_turn_by_turn() {
+    // Enter on a Likelihood row: one row a turn, each run's rollouts' step
+    // LLR with its n and interval — every `llr_by_turn` row of the pair,
+    // each once, in its place.
+    let d = demo();
+    let a = &d.audit;
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("6j\n");
+    let t = s.app.table().unwrap();
+    let l = &a.likelihood[1];
+    assert_eq!(t.name, "llr-by-turn");
+    assert_eq!(
+        t.header,
+        [
+            "turn".to_string(),
+            format!("steps ({}'s)", l.base),
+            format!("LLR ({}'s rollouts)", l.base),
+            format!("steps ({}'s)", l.rl),
+            format!("LLR ({}'s rollouts)", l.rl),
+        ]
+    );
+    let want: Vec<_> = a
+        .llr_by_turn
+        .iter()
+        .filter(|x| x.benchmark == l.benchmark && x.base == l.base && x.rl == l.rl)
+        .collect();
+    assert!(want.len() > 10, "{}", want.len());
+    let mut seen = 0;
+    for x in &want {
+        let row = t
+            .rows
+            .iter()
+            .find(|r| r.cells[0].text == x.turn.to_string())
+            .unwrap_or_else(|| panic!("turn {} missing", x.turn));
+        let at = if x.run == l.rl { 3 } else { 1 };
+        assert_eq!(row.cells[at].text, x.steps.to_string());
+        // A turn of one task has no spread to resample (§2: degenerate).
+        let ci = match x.ci {
+            Ci::Interval(lo, hi) => format!("[{lo:+.2}, {hi:+.2}]"),
+            Ci::Degenerate => "[degenerate]".into(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(row.cells[at + 1].text, format!("{:+.2} {ci}", x.mean));
+        seen += 1;
+    }
+    assert_eq!(seen, want.len());
+    // Turns ascending, each once.
+    let turns: Vec<u32> = t
+        .rows
+        .iter()
+        .map(|r| r.cells[0].text.parse().unwrap())
+        .collect();
+    assert!(turns.windows(2).all(|w| w[0] < w[1]), "{turns:?}");
+    // Esc goes back to the panel.
+    let screen = s.keys("\x1b");
+    assert!(screen.contains("length-matched LLR difference"), "{screen}");
+}
+
+#[test]
 fn help_overlay_lists_the_real_key_map() {
     let mut s = Screen::new(160, 48, demo());
     let screen = s.keys("2?");
@@ -820,6 +879,7 @@ fn whole_screens_match_their_snapshots() {
         ("1-overview-enter", "1j\n"),
         ("5-recovery", "5"),
         ("6-likelihood", "6"),
+        ("6-likelihood-by-turn", "6\n"),
         ("7-training", "7"),
         ("8-budgetmix", "8"),
         ("8-budgetmix-records", "8jjj\n"),

@@ -38,6 +38,12 @@ pub enum View {
         run: String,
         rule: usize,
     },
+    /// Enter on a Likelihood row: the pair's step LLR turn by turn.
+    LlrTurns {
+        benchmark: String,
+        base: String,
+        rl: String,
+    },
 }
 
 /// What the background work is doing.
@@ -568,6 +574,11 @@ impl App {
                         }
                     }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
+                    View::LlrTurns {
+                        benchmark,
+                        base,
+                        rl,
+                    } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
@@ -917,6 +928,15 @@ impl App {
                 return;
             }
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
+            Target::LlrTurns {
+                benchmark,
+                base,
+                rl,
+            } => View::LlrTurns {
+                benchmark,
+                base,
+                rl,
+            },
         };
         self.open(view);
     }

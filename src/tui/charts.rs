@@ -359,7 +359,7 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
         .collect();
     let by_turn = match (turns.first(), turns.last()) {
         (Some(f0), Some(f1)) => format!(
-            "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={})",
+            "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={}) — Enter: every turn",
             l.rl, f0.turn, f0.mean, f0.steps, f1.turn, f1.mean, f1.steps
         ),
         _ => "by turn: no steps with both log-probabilities".into(),

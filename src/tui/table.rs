@@ -86,6 +86,12 @@ pub enum Target {
         run: String,
         rule: usize,
     },
+    /// A pair's step log-likelihood ratio by turn (SPEC §4.5).
+    LlrTurns {
+        benchmark: String,
+        base: String,
+        rl: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -362,7 +362,11 @@ pub fn likelihood(a: &Audit) -> TableData {
             } else {
                 Mark::None
             },
-            Target::None,
+            Target::LlrTurns {
+                benchmark: l.benchmark.clone(),
+                base: l.base.clone(),
+                rl: l.rl.clone(),
+            },
         );
     }
     t

@@ -4,7 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::analysis::likelihood::LlrTurn;
+use crate::analysis::Audit;
 use crate::jobs::Loaded;
+use crate::report::format::signed_ci_prec;
 use crate::schema::{at_loc, Loc, LogSet};
 use crate::tui::app::Appended;
 use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
@@ -118,6 +121,50 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
             Mark::Bad,
             Target::None,
         ),
+    }
+    t
+}
+
+/// A pair's step log-likelihood ratio logp[RL] − logp[base] turn by turn
+/// (SPEC §4.5, `llr_by_turn`): one row a turn, over the base run's
+/// rollouts and over the RL run's, each the pooled mean over the steps at
+/// that turn with its cluster-bootstrap interval over tasks and its n.
+pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableData {
+    let mut t = TableData::new(
+        "llr-by-turn",
+        format!("{benchmark}: step LLR (log π_RL − log π_base) by turn, {base} → {rl}"),
+        &[
+            "turn",
+            &format!("steps ({base}'s)"),
+            &format!("LLR ({base}'s rollouts)"),
+            &format!("steps ({rl}'s)"),
+            &format!("LLR ({rl}'s rollouts)"),
+        ],
+    );
+    let mut turns: std::collections::BTreeMap<u32, [Option<&LlrTurn>; 2]> = Default::default();
+    for x in a
+        .llr_by_turn
+        .iter()
+        .filter(|x| x.benchmark == benchmark && x.base == base && x.rl == rl)
+    {
+        let side = usize::from(x.run == rl);
+        turns.entry(x.turn).or_default()[side] = Some(x);
+    }
+    for (turn, sides) in turns {
+        let mut cells = vec![Cell::count(turn)];
+        for x in sides {
+            match x {
+                Some(x) => {
+                    cells.push(Cell::count(x.steps));
+                    cells.push(Cell::num(
+                        format!("{:+.2} {}", x.mean, signed_ci_prec(x.ci, 1.0, 2)),
+                        Some(x.mean),
+                    ));
+                }
+                None => cells.extend([Cell::text("–"), Cell::text("–")]),
+            }
+        }
+        t.push(cells, Mark::None, Target::None);
     }
     t
 }
