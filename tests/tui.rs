@@ -363,6 +363,53 @@ fn a_likelihood_row_drills_to_its_llr_turn_by_turn() {
 }
 
 #[test]
+fn a_natural_recovery_row_drills_to_its_runs_turn_by_turn() {
+    // Enter on the Recovery panel's natural-recovery row: one row a turn,
+    // each run's two rates with their n — every `by_turn` row of the pair's
+    // two runs, each once, in its place.
+    let d = demo();
+    let a = &d.audit;
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys("5\n");
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "natural-recovery-by-turn");
+    let runs = ["fl-base", "fl-budgetmix"];
+    let mut seen = 0;
+    for (i, run) in runs.iter().enumerate() {
+        let n = a
+            .natural_recovery
+            .iter()
+            .find(|n| n.run == *run)
+            .expect("the run's natural recovery");
+        assert!(n.by_turn.len() > 5);
+        for x in &n.by_turn {
+            let row = t
+                .rows
+                .iter()
+                .find(|r| r.cells[0].text == x.turn.to_string())
+                .unwrap_or_else(|| panic!("turn {} missing", x.turn));
+            let share = |v: Option<f64>, k: u64| {
+                if k == 0 {
+                    "–".to_string()
+                } else {
+                    format!("{:.1}% (n={k})", 100.0 * v.unwrap())
+                }
+            };
+            assert_eq!(row.cells[1 + 2 * i].text, share(x.next_ok, x.error_events));
+            assert_eq!(row.cells[2 + 2 * i].text, share(x.recovered, x.rollouts));
+            seen += 1;
+        }
+    }
+    assert!(seen > 10);
+    let turns: Vec<u32> = t
+        .rows
+        .iter()
+        .map(|r| r.cells[0].text.parse().unwrap())
+        .collect();
+    assert!(turns.windows(2).all(|w| w[0] < w[1]), "{turns:?}");
+}
+
+#[test]
 fn help_overlay_lists_the_real_key_map() {
     let mut s = Screen::new(160, 48, demo());
     let screen = s.keys("2?");
@@ -880,6 +927,7 @@ fn whole_screens_match_their_snapshots() {
         ("5-recovery", "5"),
         ("6-likelihood", "6"),
         ("6-likelihood-by-turn", "6\n"),
+        ("5-recovery-by-turn", "5\n"),
         ("7-training", "7"),
         ("8-budgetmix", "8"),
         ("8-budgetmix-records", "8jjj\n"),

@@ -38,6 +38,11 @@ pub enum View {
         run: String,
         rule: usize,
     },
+    /// Enter on a natural-recovery row: its runs' rates turn by turn.
+    NaturalTurns {
+        benchmark: String,
+        runs: Vec<String>,
+    },
     /// Enter on a Likelihood row: the pair's step LLR turn by turn.
     LlrTurns {
         benchmark: String,
@@ -574,6 +579,9 @@ impl App {
                         }
                     }
                     View::RuleRecords { run, rule } => drill::rule_records(&d, run, *rule),
+                    View::NaturalTurns { benchmark, runs } => {
+                        drill::natural_turns(&d.audit, benchmark, runs)
+                    }
                     View::LlrTurns {
                         benchmark,
                         base,
@@ -928,6 +936,7 @@ impl App {
                 return;
             }
             Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
+            Target::NaturalTurns { benchmark, runs } => View::NaturalTurns { benchmark, runs },
             Target::LlrTurns {
                 benchmark,
                 base,

@@ -149,6 +149,7 @@ fn drill_title(app: &App) -> String {
             View::Trajectory(l) => format!("record {}", l.line()),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
             View::LlrTurns { base, rl, .. } => format!("{base} → {rl} by turn"),
+            View::NaturalTurns { runs, .. } => format!("{} by turn", runs.join(" → ")),
             View::Compare(x, y) => format!("records {} | {}", x.line(), y.line()),
             View::Search(p) => format!("search /{p}/"),
             View::Appended => "appended".into(),

@@ -86,6 +86,12 @@ pub enum Target {
         run: String,
         rule: usize,
     },
+    /// Natural recovery turn by turn (SPEC §4.6's `by_turn`) of one or two
+    /// runs of a benchmark.
+    NaturalTurns {
+        benchmark: String,
+        runs: Vec<String>,
+    },
     /// A pair's step log-likelihood ratio by turn (SPEC §4.5).
     LlrTurns {
         benchmark: String,

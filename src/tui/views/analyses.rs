@@ -243,6 +243,10 @@ fn natural_rows(
         .natural_recovery_diff
         .iter()
         .find(|d| d.benchmark == bench && d.base == p.base && d.rl == p.rl);
+    let by_turn = || Target::NaturalTurns {
+        benchmark: bench.to_string(),
+        runs: vec![p.base.clone(), p.rl.clone()],
+    };
     t.push(
         vec![
             Cell::text("rollouts: next step clean after an error"),
@@ -251,7 +255,7 @@ fn natural_rows(
             diff(&d.and_then(|d| d.next_ok)),
         ],
         Mark::None,
-        Target::None,
+        by_turn(),
     );
     t.push(
         vec![
@@ -267,7 +271,7 @@ fn natural_rows(
             diff(&d.and_then(|d| d.recovered)),
         ],
         Mark::None,
-        Target::None,
+        by_turn(),
     );
 }
 
@@ -307,7 +311,10 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
                 with_n(n.recovered, Some(n.rollouts_with_error)),
             ],
             Mark::None,
-            Target::None,
+            Target::NaturalTurns {
+                benchmark: n.benchmark.clone(),
+                runs: vec![n.run.clone()],
+            },
         );
     }
     t

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::analysis::likelihood::LlrTurn;
 use crate::analysis::Audit;
 use crate::jobs::Loaded;
-use crate::report::format::signed_ci_prec;
+use crate::report::format::{pct, signed_ci_prec};
 use crate::schema::{at_loc, Loc, LogSet};
 use crate::tui::app::Appended;
 use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
@@ -160,6 +160,58 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
                         format!("{:+.2} {}", x.mean, signed_ci_prec(x.ci, 1.0, 2)),
                         Some(x.mean),
                     ));
+                }
+                None => cells.extend([Cell::text("–"), Cell::text("–")]),
+            }
+        }
+        t.push(cells, Mark::None, Target::None);
+    }
+    t
+}
+
+/// Natural recovery turn by turn (SPEC §4.6's `by_turn`), one row a turn,
+/// for each run: the share of error events at that turn whose next step is
+/// clean, and the share of rollouts whose first error event is at that turn
+/// that succeeded — point figures, each with its n.
+pub fn natural_turns(a: &Audit, benchmark: &str, runs: &[String]) -> TableData {
+    let mut header = vec!["turn".to_string()];
+    for r in runs {
+        header.push(format!("{r} next_ok"));
+        header.push(format!("{r} recovered"));
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = TableData::new(
+        "natural-recovery-by-turn",
+        format!("{benchmark}: natural recovery by turn — next_ok (n error events), recovered (n rollouts, by first error)"),
+        &header,
+    );
+    let of: Vec<Option<&crate::analysis::natural::RunRecovery>> = runs
+        .iter()
+        .map(|r| {
+            a.natural_recovery
+                .iter()
+                .find(|n| n.benchmark == benchmark && &n.run == r)
+        })
+        .collect();
+    let turns: BTreeSet<u32> = of
+        .iter()
+        .flatten()
+        .flat_map(|n| n.by_turn.iter().map(|t| t.turn))
+        .collect();
+    let share = |x: Option<f64>, n: u64| {
+        if n == 0 {
+            Cell::text("–")
+        } else {
+            Cell::num(format!("{} (n={n})", pct(x)), x)
+        }
+    };
+    for turn in turns {
+        let mut cells = vec![Cell::count(turn)];
+        for n in &of {
+            match n.and_then(|n| n.by_turn.iter().find(|t| t.turn == turn)) {
+                Some(x) => {
+                    cells.push(share(x.next_ok, x.error_events));
+                    cells.push(share(x.recovered, x.rollouts));
                 }
                 None => cells.extend([Cell::text("–"), Cell::text("–")]),
             }
