@@ -180,6 +180,45 @@ fn report_md_gives_cost_winners_and_gains_their_cells_interval_and_n() {
             "{row}…{tail:?} not in report.md"
         );
     }
+    // Natural recovery by turn (§4.6's `by_turn`): each run's table, every
+    // turn's two point figures with their n, under the run's heading.
+    let share = |x: &serde_json::Value, n: &serde_json::Value| {
+        if n == 0 {
+            "–".to_string()
+        } else {
+            format!("{:.1}% (n={n})", 100.0 * x.as_f64().unwrap())
+        }
+    };
+    let naturals = r["natural_recovery"].as_array().unwrap();
+    assert!(!naturals.is_empty());
+    for n in naturals {
+        let heading = format!(
+            "**{}: {} by turn**",
+            n["benchmark"].as_str().unwrap(),
+            n["run"].as_str().unwrap()
+        );
+        let at = md
+            .find(&heading)
+            .unwrap_or_else(|| panic!("{heading} not in report.md"));
+        let rest = &md[at..];
+        let table = &rest[..rest.find("\n\n|").map_or(rest.len(), |i| {
+            i + rest[i + 2..].find("\n\n").map_or(rest.len() - i, |j| j + 2)
+        })];
+        let turns = n["by_turn"].as_array().unwrap();
+        assert!(turns.len() > 5);
+        for t in turns {
+            let line = format!(
+                "| {} | {} | {} |",
+                t["turn"],
+                share(&t["next_ok"], &t["error_events"]),
+                share(&t["recovered"], &t["rollouts"])
+            );
+            assert!(
+                table.lines().any(|l| l == line),
+                "{line} not under {heading}"
+            );
+        }
+    }
 }
 
 /// Every file under `dir`, as paths relative to it, sorted.

@@ -85,6 +85,15 @@ pub fn score_diff(e: &Option<Estimate>) -> String {
     })
 }
 
+/// A point share with its n: `76.4% (n=123)`, `–` with nothing to share.
+pub fn share_n(x: Option<f64>, n: u64) -> String {
+    if n == 0 {
+        "–".into()
+    } else {
+        format!("{} (n={n})", pct(x))
+    }
+}
+
 /// A share and its Wilson interval: `56.1% [43.0, 68.4]`, `–` without a
 /// denominator.
 pub fn share_ci(x: Option<f64>, ci: Option<(f64, f64)>) -> String {

@@ -61,6 +61,30 @@ pub fn natural(md: &mut String, audit: &Audit) {
         }
         md.push('\n');
     }
+    // §4.6's `by_turn`: next step clean by the turn of the error event,
+    // recovered by the turn of a rollout's first error event.
+    for n in audit
+        .natural_recovery
+        .iter()
+        .filter(|n| !n.by_turn.is_empty())
+    {
+        let _ = writeln!(
+            md,
+            "**{}: {} by turn** (point figures, each with its n):\n\n| turn | next step clean (n error events) | recovered (n rollouts, by first error) |\n|---|---|---|",
+            esc(&n.benchmark),
+            esc(&n.run)
+        );
+        for t in &n.by_turn {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                t.turn,
+                share_n(t.next_ok, t.error_events),
+                share_n(t.recovered, t.rollouts)
+            );
+        }
+        md.push('\n');
+    }
 }
 
 /// `--grep`: the behaviour split.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::analysis::likelihood::LlrTurn;
 use crate::analysis::Audit;
 use crate::jobs::Loaded;
-use crate::report::format::{pct, signed_ci_prec};
+use crate::report::format::{share_n, signed_ci_prec};
 use crate::schema::{at_loc, Loc, LogSet};
 use crate::tui::app::Appended;
 use crate::tui::table::{Cell, LakeDraw, Mark, TableData, Target};
@@ -198,13 +198,7 @@ pub fn natural_turns(a: &Audit, benchmark: &str, runs: &[String]) -> TableData {
         .flatten()
         .flat_map(|n| n.by_turn.iter().map(|t| t.turn))
         .collect();
-    let share = |x: Option<f64>, n: u64| {
-        if n == 0 {
-            Cell::text("–")
-        } else {
-            Cell::num(format!("{} (n={n})", pct(x)), x)
-        }
-    };
+    let share = |x: Option<f64>, n: u64| Cell::num(share_n(x, n), x.filter(|_| n > 0));
     for turn in turns {
         let mut cells = vec![Cell::count(turn)];
         for n in &of {
