@@ -240,7 +240,8 @@ struct TurnOut {
     turn: u32,
     states: u64,
     better: Option<f64>,
-    /// Added in schema version 1 (a new key): Wilson interval of `better`.
+    /// A key added within schema version 1 (SPEC §3.1 allows it): the
+    /// Wilson interval of `better`.
     better_ci: Option<(f64, f64)>,
     mean_diff: Option<f64>,
 }
@@ -249,7 +250,7 @@ struct TurnOut {
 struct HalfHead {
     states: u64,
     better: Option<f64>,
-    /// A new key: Wilson interval of `better`.
+    /// A key added within schema version 1: the Wilson interval of `better`.
     better_ci: Option<(f64, f64)>,
 }
 
@@ -289,7 +290,7 @@ struct BreakdownOut<'a> {
     key: BTreeMap<&'static str, Value>,
     states: u64,
     better: Option<f64>,
-    /// A new key: Wilson interval of `better`.
+    /// A key added within schema version 1: the Wilson interval of `better`.
     better_ci: Option<(f64, f64)>,
     correction: BTreeMap<&'a str, f64>,
     terminal_success: BTreeMap<&'a str, f64>,
