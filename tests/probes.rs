@@ -141,9 +141,13 @@ fn matched_states_by_hand() {
     close(&m["late"]["better"], 0.5);
     close(&m["late"]["better_ci"][0], lo);
     close(&m["late"]["better_ci"][1], hi);
-    // One state a turn: better at turns 1 (s1) and 4, not at 2, 3 and 5.
+    // One state a turn: better at turns 1 (s1) and 4, not at 2, 3 and 5;
+    // one task, nothing to resample: each turn's mean_diff interval is
+    // degenerate (SPEC §2).
     for (t, k) in by_turn.iter().zip([1.0, 0.0, 0.0, 1.0, 0.0]) {
         assert_eq!(t["states"], 1);
+        assert_eq!(t["ci"], Value::Null, "{t}");
+        assert_eq!(t["ci_degenerate"], true, "{t}");
         let (lo, hi) = wilson(k, 1.0);
         close(&t["better_ci"][0], lo.max(0.0));
         close(&t["better_ci"][1], hi.min(1.0));
@@ -274,4 +278,59 @@ fn missing_fields_leave_figures_out() {
     assert_eq!(e["terminal_success"], json!({}));
     let md = std::fs::read_to_string(d.join("out/report.md")).unwrap();
     assert!(md.contains("no candidate has `corrects`"), "{md}");
+}
+
+#[test]
+fn a_turns_mean_difference_has_its_own_cluster_bootstrap() {
+    // Turn 2 holds four states of three tasks: t1 +0.25, t2 −0.5, t3 +0.125
+    // and +0.375 (exact in binary). Its mean difference is the mean over
+    // states, 0.0625, and its interval the cluster bootstrap over those
+    // three tasks alone (SPEC §2.2: per turn too), as
+    // `cluster_bootstrap` gives it for the clusters (sum, states) in task
+    // order: (0.25, 1), (−0.5, 1), (0.5, 2).
+    let d = temp_dir("matched_turn_ci");
+    let mut v = runs();
+    let diff = |task: &str, state: &str, turn: u32, base: f64, rl: f64| {
+        probe(
+            task,
+            state,
+            "base",
+            turn,
+            false,
+            vec![cand("base", base), cand("rl", rl)],
+        )
+    };
+    v.push(diff("t1", "a", 2, 0.0, 0.25));
+    v.push(diff("t2", "b", 2, 0.5, 0.0));
+    v.push(diff("t3", "c", 2, 0.0, 0.125));
+    v.push(diff("t3", "d", 2, 0.0, 0.375));
+    v.push(diff("t1", "e", 5, 0.0, 0.5));
+    write_lines(&d.join("p.jsonl"), &v);
+    let r = audit_json(&d.join("p.jsonl"), &d.join("out"), &["--resamples", "300"]);
+    let m = one(&r, "matched_states", &[("rl", json!("rl"))]);
+    let turn2 = m["by_turn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["turn"] == 2)
+        .unwrap()
+        .clone();
+    assert_eq!(turn2["states"], 4);
+    close(&turn2["mean_diff"], 0.0625);
+    use rl_audit::analysis::stats::{Bootstrap, Ci, Cluster};
+    let clusters =
+        [(0.25, 1.0), (-0.5, 1.0), (0.5, 2.0)].map(|(sum, weight)| Cluster { sum, weight });
+    let alone = rl_audit::analysis::bootstrap::cluster_bootstrap(
+        &clusters,
+        &Bootstrap {
+            resamples: 300,
+            ..Default::default()
+        },
+    );
+    let Ci::Interval(lo, hi) = alone.ci else {
+        panic!("{alone:?}")
+    };
+    assert!(lo < 0.0625 && 0.0625 < hi, "{lo} {hi}");
+    close(&turn2["ci"][0], lo);
+    close(&turn2["ci"][1], hi);
 }

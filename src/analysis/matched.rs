@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use super::bootstrap::cluster_bootstrap_each;
 use super::frozenlake::QCache;
 use super::probes::{
     clustered_means, clusters_of, pair_states, share_of, verdict_counts, PairState,
 };
-use super::stats::{median, wilson, Estimate};
+use super::stats::{median, wilson, Ci, Estimate};
 use super::{Pair, Settings};
 use crate::schema::LogSet;
 
@@ -19,6 +20,16 @@ pub struct TurnRow {
     /// Wilson interval of `better`.
     pub better_ci: Option<(f64, f64)>,
     pub mean_diff: Option<f64>,
+    /// Cluster-bootstrap interval over tasks of `mean_diff` (SPEC §2.2:
+    /// per turn too), `Undefined` without a value.
+    pub ci: Ci,
+}
+
+impl TurnRow {
+    /// The turn's mean difference with its interval.
+    pub fn estimate(&self) -> Option<Estimate> {
+        self.mean_diff.map(|value| Estimate { value, ci: self.ci })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -82,17 +93,27 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
         for st in &scored {
             turns.entry(st.turn).or_default().push(st);
         }
+        // Each turn's interval as alone, the turns' bootstraps at once
+        // (every turn holds scored states, so none is empty).
+        let sets: Vec<_> = turns
+            .values()
+            .map(|sts| clusters_of(sts, PairState::diff))
+            .collect();
+        debug_assert!(sets.iter().all(|c| !c.is_empty()));
+        let mut turn_cis = cluster_bootstrap_each(sets, &s.boot).into_iter();
         let by_turn = turns
             .iter()
             .map(|(&turn, sts)| {
                 let (n, b, _, _) = verdict_counts(sts);
                 let diffs: Vec<f64> = sts.iter().filter_map(|x| x.diff()).collect();
+                let ci = turn_cis.next().map_or(Ci::Undefined, |e| e.ci);
                 TurnRow {
                     turn,
                     states: n,
                     better: share_of(b, n),
                     better_ci: wilson(b, n),
                     mean_diff: super::stats::mean(&diffs),
+                    ci,
                 }
             })
             .collect();

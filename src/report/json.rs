@@ -244,6 +244,10 @@ struct TurnOut {
     /// Wilson interval of `better`.
     better_ci: Option<(f64, f64)>,
     mean_diff: Option<f64>,
+    /// Added within schema version 1: `mean_diff`'s cluster-bootstrap
+    /// interval (`ci`, or `ci_degenerate`), as early and late carry.
+    #[serde(flatten)]
+    ci: CiKeys<'static>,
 }
 
 #[derive(Serialize)]
@@ -820,6 +824,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                             better: t.better,
                             better_ci: t.better_ci,
                             mean_diff: t.mean_diff,
+                            ci: ci(t.ci),
                         })
                         .collect(),
                     median_turn: m.median_turn,

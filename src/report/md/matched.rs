@@ -62,7 +62,7 @@ pub fn matched(md: &mut String, audit: &Audit) {
                 t.turn,
                 t.states,
                 share_ci(t.better, t.better_ci),
-                t.mean_diff.map_or("–".into(), |d| format!("{d:+.4}"))
+                score_diff(&t.estimate())
             );
         }
         for (name, h) in [("early", &m.early), ("late", &m.late)] {

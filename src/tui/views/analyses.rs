@@ -75,10 +75,7 @@ pub fn matched_turns(a: &Audit, row: usize) -> TableData {
                 Cell::count(r.turn),
                 Cell::count(r.states),
                 Cell::num(share_ci(r.better, r.better_ci), r.better),
-                Cell::num(
-                    r.mean_diff.map_or("–".into(), |d| format!("{d:+.4}")),
-                    r.mean_diff,
-                ),
+                Cell::num(score_diff(&r.estimate()), r.mean_diff),
             ],
             Mark::None,
             Target::None,
