@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::bootstrap::cluster_bootstrap_each;
 use super::frozenlake::QCache;
 use super::probes::{
-    clustered_means, clusters_of, pair_states, share_of, verdict_counts, PairState,
+    clustered_means_each, clusters_of, pair_states, share_of, verdict_counts, PairState,
 };
 use super::stats::{median, wilson, Ci, Estimate};
 use super::{Pair, Settings};
@@ -93,30 +92,6 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
         for st in &scored {
             turns.entry(st.turn).or_default().push(st);
         }
-        // Each turn's interval as alone, the turns' bootstraps at once
-        // (every turn holds scored states, so none is empty).
-        let sets: Vec<_> = turns
-            .values()
-            .map(|sts| clusters_of(sts, PairState::diff))
-            .collect();
-        debug_assert!(sets.iter().all(|c| !c.is_empty()));
-        let mut turn_cis = cluster_bootstrap_each(sets, &s.boot).into_iter();
-        let by_turn = turns
-            .iter()
-            .map(|(&turn, sts)| {
-                let (n, b, _, _) = verdict_counts(sts);
-                let diffs: Vec<f64> = sts.iter().filter_map(|x| x.diff()).collect();
-                let ci = turn_cis.next().map_or(Ci::Undefined, |e| e.ci);
-                TurnRow {
-                    turn,
-                    states: n,
-                    better: share_of(b, n),
-                    better_ci: wilson(b, n),
-                    mean_diff: super::stats::mean(&diffs),
-                    ci,
-                }
-            })
-            .collect();
         let turn_values: Vec<f64> = scored.iter().map(|x| x.turn as f64).collect();
         let med = median(&turn_values);
         let m = med.unwrap_or(0.0);
@@ -130,11 +105,38 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             .copied()
             .filter(|x| x.turn as f64 > m)
             .collect();
-        // The three means' bootstraps at once (each as alone).
-        let [whole_diff, early_diff, late_diff] = clustered_means(
-            [&scored, &early, &late].map(|sts| clusters_of(sts, PairState::diff)),
-            &s.boot,
+        // The mean differences' bootstraps at once, each as alone: all
+        // states, early, late, then each turn's (a set equal to another —
+        // the only turn, or early's only turn — drawn once).
+        let mut sets = vec![
+            clusters_of(&scored, PairState::diff),
+            clusters_of(&early, PairState::diff),
+            clusters_of(&late, PairState::diff),
+        ];
+        sets.extend(turns.values().map(|sts| clusters_of(sts, PairState::diff)));
+        let mut means = clustered_means_each(sets, &s.boot).into_iter();
+        let (whole_diff, early_diff, late_diff) = (
+            means.next().flatten(),
+            means.next().flatten(),
+            means.next().flatten(),
         );
+        let mut turn_cis = means;
+        let by_turn = turns
+            .iter()
+            .map(|(&turn, sts)| {
+                let (n, b, _, _) = verdict_counts(sts);
+                let diffs: Vec<f64> = sts.iter().filter_map(|x| x.diff()).collect();
+                let ci = turn_cis.next().flatten().map_or(Ci::Undefined, |e| e.ci);
+                TurnRow {
+                    turn,
+                    states: n,
+                    better: share_of(b, n),
+                    better_ci: wilson(b, n),
+                    mean_diff: super::stats::mean(&diffs),
+                    ci,
+                }
+            })
+            .collect();
         out.push(Matched {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),

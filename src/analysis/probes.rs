@@ -160,11 +160,39 @@ pub fn clustered_means<const N: usize>(
     sets: [Vec<Cluster>; N],
     boot: &Bootstrap,
 ) -> [Option<Estimate>; N] {
-    let live = sets.each_ref().map(|c| !c.is_empty());
-    let mut each =
-        cluster_bootstrap_each(sets.into_iter().filter(|c| !c.is_empty()).collect(), boot)
-            .into_iter();
-    live.map(|l| if l { each.next() } else { None })
+    let mut each = clustered_means_each(sets.into(), boot).into_iter();
+    std::array::from_fn(|_| each.next().flatten())
+}
+
+/// [`clustered_means`] for any number of sets. A set equal to one before it
+/// (the same clusters in the same order, to the bit: a pair's only turn and
+/// all its states, say) is drawn once — alone it would give the same
+/// estimate.
+pub fn clustered_means_each(sets: Vec<Vec<Cluster>>, boot: &Bootstrap) -> Vec<Option<Estimate>> {
+    let same = |x: &[Cluster], y: &[Cluster]| {
+        x.len() == y.len()
+            && x.iter().zip(y).all(|(a, b)| {
+                a.sum.to_bits() == b.sum.to_bits() && a.weight.to_bits() == b.weight.to_bits()
+            })
+    };
+    let mut unique: Vec<Vec<Cluster>> = Vec::new();
+    let slots: Vec<Option<usize>> = sets
+        .into_iter()
+        .map(|c| {
+            if c.is_empty() {
+                return None;
+            }
+            Some(match unique.iter().position(|u| same(u, &c)) {
+                Some(i) => i,
+                None => {
+                    unique.push(c);
+                    unique.len() - 1
+                }
+            })
+        })
+        .collect();
+    let each = cluster_bootstrap_each(unique, boot);
+    slots.into_iter().map(|i| i.map(|i| each[i])).collect()
 }
 
 /// (states with a verdict, better, tie, worse).
@@ -211,5 +239,40 @@ mod tests {
             .collect();
         assert_eq!(got.to_vec(), want);
         assert!(got[1].is_none() && got.iter().filter(|e| e.is_some()).count() == 3);
+    }
+
+    #[test]
+    fn a_set_repeated_is_drawn_once_and_gives_its_own_estimate() {
+        let set = |n: usize, step: f64| -> Vec<Cluster> {
+            (0..n)
+                .map(|i| Cluster {
+                    sum: (i as f64 * step).fract() * 3.0,
+                    weight: 1.0 + (i % 3) as f64,
+                })
+                .collect()
+        };
+        // The same clusters twice, a set of the same size that differs in
+        // one cluster's weight, and a prefix.
+        let mut near = set(30, 0.618);
+        near[29].weight += 1.0;
+        let sets = vec![
+            set(30, 0.618),
+            near,
+            set(30, 0.618),
+            Vec::new(),
+            set(29, 0.618),
+        ];
+        let boot = Bootstrap {
+            resamples: 500,
+            ..Default::default()
+        };
+        let got = clustered_means_each(sets.clone(), &boot);
+        let want: Vec<Option<Estimate>> = sets
+            .iter()
+            .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, &boot)))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(got[0], got[2]);
+        assert_ne!(got[0], got[1]);
     }
 }
