@@ -167,9 +167,16 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         Target::None,
     );
     for (label, b) in r.breakdowns() {
+        // The row's n in its label: the last column keeps RL better's
+        // interval whole at 120 columns.
+        let n = if b.scored == b.states {
+            format!("n={}", b.states)
+        } else {
+            format!("n={}, {} scored", b.states, b.scored)
+        };
         t.push_text(
             vec![
-                label,
+                format!("{label} ({n})"),
                 format!(
                     "corr {} term {}",
                     pct(b.correction[0]),
@@ -180,20 +187,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
                     pct(b.correction[1]),
                     pct(b.terminal_success[1])
                 ),
-                if b.scored == b.states {
-                    format!(
-                        "n={}, RL better {}",
-                        b.states,
-                        share_ci(b.better, b.better_ci)
-                    )
-                } else {
-                    format!(
-                        "n={} ({} scored), RL better {}",
-                        b.states,
-                        b.scored,
-                        share_ci(b.better, b.better_ci)
-                    )
-                },
+                format!("RL better {}", share_ci(b.better, b.better_ci)),
             ],
             Mark::None,
             Target::None,
