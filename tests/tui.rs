@@ -49,6 +49,25 @@ struct Screen {
     progress: Progress,
 }
 
+/// A by-turn table's turns (its first column) ascend, each once.
+fn turns_ascend(t: &rl_audit::tui::table::TableData) {
+    let turns: Vec<u32> = t
+        .rows
+        .iter()
+        .map(|r| r.cells[0].text.parse().unwrap())
+        .collect();
+    assert!(turns.windows(2).all(|w| w[0] < w[1]), "{turns:?}");
+}
+
+/// The demo at 160 × 48 after `keys`, and the table then on screen.
+fn demo_table(keys: &str) -> (Arc<Loaded>, Screen, Arc<rl_audit::tui::table::TableData>) {
+    let d = demo();
+    let mut s = Screen::new(160, 48, d.clone());
+    s.keys(keys);
+    let t = s.app.table().unwrap();
+    (d, s, t)
+}
+
 impl Screen {
     fn new(w: u16, h: u16, data: Arc<Loaded>) -> Screen {
         let mut app = App::new(true, false);
@@ -215,11 +234,8 @@ fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
     // Each row of the Cost panel's table: the point's pass, and beside it
     // the interval and task count of the Pass@(K,T) cell it is (the same
     // cell of the Budget panel), not a figure of its own.
-    let d = demo();
+    let (d, _, t) = demo_table("3");
     let a = &d.audit;
-    let mut s = Screen::new(160, 48, d.clone());
-    s.keys("3");
-    let t = s.app.table().unwrap();
     assert_eq!(
         t.header,
         ["run", "K", "level", "mode", "Pass", "95% CI", "n tasks", "cost", ""]
@@ -308,11 +324,8 @@ fn a_likelihood_row_drills_to_its_llr_turn_by_turn() {
     // Enter on a Likelihood row: one row a turn, each run's rollouts' step
     // LLR with its n and interval — every `llr_by_turn` row of the pair,
     // each once, in its place.
-    let d = demo();
+    let (d, mut s, t) = demo_table("6j\n");
     let a = &d.audit;
-    let mut s = Screen::new(160, 48, d.clone());
-    s.keys("6j\n");
-    let t = s.app.table().unwrap();
     let l = &a.likelihood[1];
     assert_eq!(t.name, "llr-by-turn");
     assert_eq!(
@@ -350,13 +363,7 @@ fn a_likelihood_row_drills_to_its_llr_turn_by_turn() {
         seen += 1;
     }
     assert_eq!(seen, want.len());
-    // Turns ascending, each once.
-    let turns: Vec<u32> = t
-        .rows
-        .iter()
-        .map(|r| r.cells[0].text.parse().unwrap())
-        .collect();
-    assert!(turns.windows(2).all(|w| w[0] < w[1]), "{turns:?}");
+    turns_ascend(&t);
     // Esc goes back to the panel.
     let screen = s.keys("\x1b");
     assert!(screen.contains("length-matched LLR difference"), "{screen}");
@@ -367,11 +374,8 @@ fn a_natural_recovery_row_drills_to_its_runs_turn_by_turn() {
     // Enter on the Recovery panel's natural-recovery row: one row a turn,
     // each run's two rates with their n — every `by_turn` row of the pair's
     // two runs, each once, in its place.
-    let d = demo();
+    let (d, _, t) = demo_table("5\n");
     let a = &d.audit;
-    let mut s = Screen::new(160, 48, d.clone());
-    s.keys("5\n");
-    let t = s.app.table().unwrap();
     assert_eq!(t.name, "natural-recovery-by-turn");
     let runs = ["fl-base", "fl-budgetmix"];
     let mut seen = 0;
@@ -401,12 +405,7 @@ fn a_natural_recovery_row_drills_to_its_runs_turn_by_turn() {
         }
     }
     assert!(seen > 10);
-    let turns: Vec<u32> = t
-        .rows
-        .iter()
-        .map(|r| r.cells[0].text.parse().unwrap())
-        .collect();
-    assert!(turns.windows(2).all(|w| w[0] < w[1]), "{turns:?}");
+    turns_ascend(&t);
 }
 
 #[test]

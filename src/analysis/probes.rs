@@ -218,39 +218,37 @@ mod tests {
     use super::*;
     use crate::analysis::bootstrap::cluster_bootstrap;
 
+    /// n clusters of varied sums and weights.
+    fn set(n: usize, step: f64) -> Vec<Cluster> {
+        (0..n)
+            .map(|i| Cluster {
+                sum: (i as f64 * step).fract() * 3.0,
+                weight: 1.0 + (i % 3) as f64,
+            })
+            .collect()
+    }
+
+    /// Each set's estimate bootstrapped alone; none for an empty set.
+    fn alone(sets: &[Vec<Cluster>], boot: &Bootstrap) -> Vec<Option<Estimate>> {
+        sets.iter()
+            .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, boot)))
+            .collect()
+    }
+
     #[test]
     fn means_bootstrapped_together_are_each_alone_and_none_without_clusters() {
         // Two sets over 40 tasks (they share each resample's draw of ids)
         // and one over 7, around an empty one.
-        let set = |n: usize, step: f64| -> Vec<Cluster> {
-            (0..n)
-                .map(|i| Cluster {
-                    sum: (i as f64 * step).fract() * 3.0,
-                    weight: 1.0 + (i % 3) as f64,
-                })
-                .collect()
-        };
         let sets = [set(40, 0.618), Vec::new(), set(40, 0.414), set(7, 0.732)];
         let boot = Bootstrap::default();
         let got = clustered_means(sets.clone(), &boot);
-        let want: Vec<Option<Estimate>> = sets
-            .iter()
-            .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, &boot)))
-            .collect();
+        let want = alone(&sets, &boot);
         assert_eq!(got.to_vec(), want);
         assert!(got[1].is_none() && got.iter().filter(|e| e.is_some()).count() == 3);
     }
 
     #[test]
     fn a_set_repeated_is_drawn_once_and_gives_its_own_estimate() {
-        let set = |n: usize, step: f64| -> Vec<Cluster> {
-            (0..n)
-                .map(|i| Cluster {
-                    sum: (i as f64 * step).fract() * 3.0,
-                    weight: 1.0 + (i % 3) as f64,
-                })
-                .collect()
-        };
         // The same clusters twice, a set of the same size that differs in
         // one cluster's weight, and a prefix.
         let mut near = set(30, 0.618);
@@ -267,10 +265,7 @@ mod tests {
             ..Default::default()
         };
         let got = clustered_means_each(sets.clone(), &boot);
-        let want: Vec<Option<Estimate>> = sets
-            .iter()
-            .map(|c| (!c.is_empty()).then(|| cluster_bootstrap(c, &boot)))
-            .collect();
+        let want = alone(&sets, &boot);
         assert_eq!(got, want);
         assert_eq!(got[0], got[2]);
         assert_ne!(got[0], got[1]);

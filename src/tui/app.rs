@@ -935,17 +935,7 @@ impl App {
                 self.set_row(step);
                 return;
             }
-            Target::RuleRecords { run, rule } => View::RuleRecords { run, rule },
-            Target::NaturalTurns { benchmark, runs } => View::NaturalTurns { benchmark, runs },
-            Target::LlrTurns {
-                benchmark,
-                base,
-                rl,
-            } => View::LlrTurns {
-                benchmark,
-                base,
-                rl,
-            },
+            Target::Open(view) => view,
         };
         self.open(view);
     }

@@ -82,22 +82,9 @@ pub enum Target {
     Trajectory(Loc),
     /// A trajectory, opened at a step (0-based).
     Step(Loc, usize),
-    RuleRecords {
-        run: String,
-        rule: usize,
-    },
-    /// Natural recovery turn by turn (SPEC §4.6's `by_turn`) of one or two
-    /// runs of a benchmark.
-    NaturalTurns {
-        benchmark: String,
-        runs: Vec<String>,
-    },
-    /// A pair's step log-likelihood ratio by turn (SPEC §4.5).
-    LlrTurns {
-        benchmark: String,
-        base: String,
-        rl: String,
-    },
+    /// A drill-down view that needs nothing of the view below it (a
+    /// rule's records, a pair's figures turn by turn).
+    Open(crate::tui::app::View),
 }
 
 #[derive(Debug, Clone, PartialEq)]

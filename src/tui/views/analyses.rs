@@ -6,6 +6,7 @@ use crate::analysis::{for_pair, Audit, Part};
 use crate::report::format::{
     pass_cell, pct, pct_ci, pp, score_diff, share_ci, signed_ci, wilson_pct,
 };
+use crate::tui::app::View;
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -234,9 +235,11 @@ fn natural_rows(
         .natural_recovery_diff
         .iter()
         .find(|d| d.benchmark == bench && d.base == p.base && d.rl == p.rl);
-    let by_turn = || Target::NaturalTurns {
-        benchmark: bench.to_string(),
-        runs: vec![p.base.clone(), p.rl.clone()],
+    let by_turn = || {
+        Target::Open(View::NaturalTurns {
+            benchmark: bench.to_string(),
+            runs: vec![p.base.clone(), p.rl.clone()],
+        })
     };
     t.push(
         vec![
@@ -302,10 +305,10 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
                 with_n(n.recovered, Some(n.rollouts_with_error)),
             ],
             Mark::None,
-            Target::NaturalTurns {
+            Target::Open(View::NaturalTurns {
                 benchmark: n.benchmark.clone(),
                 runs: vec![n.run.clone()],
-            },
+            }),
         );
     }
     t
@@ -360,11 +363,11 @@ pub fn likelihood(a: &Audit) -> TableData {
             } else {
                 Mark::None
             },
-            Target::LlrTurns {
+            Target::Open(View::LlrTurns {
                 benchmark: l.benchmark.clone(),
                 base: l.base.clone(),
                 rl: l.rl.clone(),
-            },
+            }),
         );
     }
     t
@@ -452,10 +455,10 @@ pub fn budgetmix(a: &Audit, sel: &Selection) -> TableData {
                 Mark::Good
             },
             if r.violations > 0 && !r.trajectories.is_empty() {
-                Target::RuleRecords {
+                Target::Open(View::RuleRecords {
                     run: b.run.clone(),
                     rule: i,
-                }
+                })
             } else {
                 Target::None
             },

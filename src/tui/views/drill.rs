@@ -125,7 +125,7 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
     t
 }
 
-/// A pair's step log-likelihood ratio logp[RL] − logp[base] turn by turn
+/// A pair's step log-likelihood ratio log π_RL − log π_base turn by turn
 /// (SPEC §4.5, `llr_by_turn`): one row a turn, over the base run's
 /// rollouts and over the RL run's, each the pooled mean over the steps at
 /// that turn with its cluster-bootstrap interval over tasks and its n.
