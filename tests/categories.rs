@@ -163,3 +163,81 @@ fn category_tables_and_contrasts_match_an_independent_computation() {
         "{findings:#?}"
     );
 }
+
+/// Holm over m contrasts cannot go below m × 2/(B+1) (the smallest
+/// bootstrap p-value times m): each row carries that floor, a p at it reads
+/// `≤`, and where it reaches 0.05 the headline says no contrast can be
+/// found — and names none.
+#[test]
+fn holms_floor_is_m_times_the_smallest_p_and_a_floor_at_alpha_is_said() {
+    let d = temp_dir("categories-floor");
+    let f = write(&d);
+    let run = |b: usize, out: &str| {
+        let r = audit_json(
+            &f,
+            &d.join(out),
+            &["--resamples", &b.to_string(), "--k", "1"],
+        );
+        let md = std::fs::read_to_string(d.join(out).join("report.md")).unwrap();
+        (r, md)
+    };
+    let (r, md) = run(4000, "b4000");
+    let rows = r["category_contrast"].as_array().unwrap().clone();
+    let m = rows.iter().filter(|x| x["p_value"].is_number()).count();
+    assert!(m >= 2, "{rows:#?}");
+    let floor = (m as f64 * 2.0 / 4001.0).min(1.0);
+    let mut at_floor = 0;
+    for x in &rows {
+        let got = x["p_adjusted_floor"].as_f64().unwrap();
+        assert!((got - floor).abs() < 1e-15, "{got} vs {floor}");
+        let p = x["p_adjusted"].as_f64().unwrap();
+        assert!(p >= got, "{p} below the floor {got}");
+        // report.md's K=1 table writes it with `≤` exactly when at it.
+        let cell = format!(
+            "| {}% | {} | {} − {} |",
+            x["level"],
+            x["t_mode"].as_str().unwrap(),
+            x["a"].as_str().unwrap(),
+            x["b"].as_str().unwrap()
+        );
+        let line = md.lines().find(|l| l.contains(&cell)).expect(&cell);
+        let shown = line.trim_end_matches(" |").rsplit("| ").next().unwrap();
+        if p == got {
+            at_floor += 1;
+            assert_eq!(shown, format!("≤{p:.4}"), "{line}");
+        } else {
+            assert_eq!(shown, format!("{p:.4}"), "{line}");
+        }
+    }
+    // The 0.3 gain against none: no resample of the 100% contrast crosses 0.
+    assert!(at_floor >= 1, "{rows:#?}");
+    assert!(md.contains(&format!(
+        "Holm over {m} contrasts at 4000 resamples cannot give an adjusted p below **{floor:.4}**;"
+    )));
+    // B = 40m − 1: the floor is 2m/(40m) = 0.05 exactly — nothing can be
+    // below 0.05, whatever the data; B = 40m is the fewest that can.
+    let b = 40 * m - 1;
+    let (r, _) = run(b, "floor");
+    let findings = r["findings"].as_array().unwrap();
+    assert!(
+        !findings.iter().any(|f| f["kind"] == "categories differ"),
+        "{findings:#?}"
+    );
+    let warn: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["kind"] == "contrasts cannot reach 0.05")
+        .collect();
+    assert_eq!(warn.len(), 1, "{findings:#?}");
+    assert_eq!(warn[0]["severity"], "warning");
+    assert_eq!(warn[0]["where"], "b base → rl");
+    assert_eq!(
+        warn[0]["detail"],
+        format!("m={m}, B={b}: p≥0.0500; --resamples ≥{}", 40 * m)
+    );
+    let (r, _) = run(40 * m, "above");
+    assert!(!r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "contrasts cannot reach 0.05"));
+}

@@ -745,6 +745,13 @@ fn every_finding_lands_where_it_is_shown() {
             "error recovery" | "error recovery in rollouts" => {
                 assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Recovery);
             }
+            // A pair's family of category contrasts (these tests' 200
+            // resamples are too few for its 210): the pair's grid, whose
+            // cells list the contrasts.
+            "contrasts cannot reach 0.05" => {
+                assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget);
+                assert!(!cell.is_match(place), "{place}");
+            }
             _ => {
                 assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget);
                 let c = cell.captures(place).unwrap();
@@ -759,6 +766,7 @@ fn every_finding_lands_where_it_is_shown() {
         kinds.into_iter().collect::<Vec<_>>(),
         [
             "RL ahead",
+            "contrasts cannot reach 0.05",
             "error recovery",
             "error recovery in rollouts",
             "inconclusive at a tight budget",
@@ -2181,17 +2189,25 @@ fn panels_show_as_their_parts_come_in() {
         }
     }
     // After Pass@(K,T) alone the Budget panel shows too: the very screen
-    // (the selected cell's box has no room for its last line), and of the
-    // box's lines only the failure causes differ, still being computed.
+    // but for the box's last line where it has room for it (120×40), and
+    // of the box's lines only the failure causes differ, still being
+    // computed.
     let after_pass = &at(Part::Categories);
     for (w, h) in [(80u16, 24u16), (120, 40)] {
         let mut p = Screen::new(w, h, loaded(after_pass));
         let mut f = Screen::new(w, h, full.clone());
-        assert_eq!(
-            above_status(&p.keys("2")),
-            above_status(&f.keys("2")),
-            "{w}×{h}"
+        let (ps, fs) = (above_status(&p.keys("2")), above_status(&f.keys("2")));
+        let differ: Vec<(&str, &str)> =
+            ps.lines().zip(fs.lines()).filter(|(a, b)| a != b).collect();
+        assert_eq!(ps.lines().count(), fs.lines().count());
+        assert!(differ.len() <= 1, "{w}×{h}: {differ:#?}");
+        assert!(
+            differ
+                .iter()
+                .all(|(a, _)| a.contains("rollouts — failure causes: computing…")),
+            "{w}×{h}: {differ:#?}"
         );
+        assert_eq!(differ.len(), usize::from(w == 120), "{w}×{h}");
         let (dp, df) = (
             rl_audit::tui::views::budget::detail(after_pass, &p.app.sel),
             rl_audit::tui::views::budget::detail(&full.audit, &f.app.sel),
@@ -2738,4 +2754,59 @@ fn records_read_on_show_before_their_audit() {
         read_on(app);
         app.audited(3);
     });
+}
+
+/// In a category's grid, the selected cell lists that category's contrasts
+/// with their Holm p: `≤` exactly where the report's `p_adjusted` is at
+/// its `p_adjusted_floor` (210 contrasts a pair at 1,000 resamples: 420/1,001).
+#[test]
+fn a_contrast_at_holms_floor_reads_at_most() {
+    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let mut settings = quick();
+    settings.boot.resamples = 1000;
+    let audit = run_audit(&set, &settings).expect("audit");
+    let d = Arc::new(Loaded {
+        set: Arc::new(set),
+        audit,
+    });
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let mut s = Screen::new(160, 80, d.clone());
+    // The native cell (m: preferred → native), whose contrasts it lists.
+    let screen = s.keys("2cm");
+    let status = screen.lines().last().unwrap().to_string();
+    let cell =
+        regex::Regex::new(r"(\S+) │ (\S+)→(\S+) │.*K=(\d+) (\d+)% (native|truncated)$").unwrap();
+    let c = cell.captures(&status).unwrap_or_else(|| panic!("{status}"));
+    let cat = d.audit.categories.categories(&c[1])[0].to_string();
+    let shown: Vec<&str> = screen
+        .lines()
+        .filter_map(|l| l.split(", Holm p ").nth(1))
+        .map(|rest| rest.split_whitespace().next().unwrap())
+        .collect();
+    let mut want: Vec<String> = Vec::new();
+    for x in json["category_contrast"].as_array().unwrap() {
+        let here = x["benchmark"] == c[1]
+            && x["base"] == c[2]
+            && x["rl"] == c[3]
+            && x["k"].as_u64() == c[4].parse().ok()
+            && x["level"].as_u64() == c[5].parse().ok()
+            && x["t_mode"] == c[6]
+            && (x["a"] == cat.as_str() || x["b"] == cat.as_str());
+        if !here {
+            continue;
+        }
+        let (p, floor) = (
+            x["p_adjusted"].as_f64().unwrap(),
+            x["p_adjusted_floor"].as_f64().unwrap(),
+        );
+        assert_eq!(floor, 420.0 / 1001.0);
+        want.push(if p == floor {
+            format!("≤{p:.4}")
+        } else {
+            format!("{p:.4}")
+        });
+    }
+    assert!(want.len() >= 2, "{status}\n{screen}");
+    assert!(want.iter().any(|w| w.starts_with('≤')), "{want:?}");
+    assert_eq!(shown, want, "{screen}");
 }

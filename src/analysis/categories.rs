@@ -9,7 +9,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use super::bootstrap::{cluster_bootstrap, resample_rng};
-use super::multiplicity::{holm, p_value};
+use super::multiplicity::{holm, holm_floor, p_floor, p_value, resamples_to_reach};
 use super::passkt::{paired_values, pass_values, seed_aware, Mode, PassInput};
 use super::stats::{interval_from, Bootstrap, Ci, Cluster, Estimate};
 use super::{Pair, Settings};
@@ -60,6 +60,32 @@ pub struct Contrast {
     pub ci: Ci,
     pub p_value: Option<f64>,
     pub p_adjusted: Option<f64>,
+    /// The smallest `p_adjusted` the resamples allow this contrast: Holm's
+    /// m × 2/(B+1) over the m contrasts of its (benchmark, pair). One at it
+    /// saw no resample cross 0; more resamples would tell how far below.
+    pub p_adjusted_floor: Option<f64>,
+}
+
+impl Contrast {
+    /// Is its `p_adjusted` at the floor the resamples allow (a floor below
+    /// 1: at 1, "at most 1" says nothing)?
+    pub fn at_floor(&self) -> bool {
+        matches!((self.p_adjusted, self.p_adjusted_floor), (Some(p), Some(f)) if p <= f && f < 1.0)
+    }
+}
+
+/// The contrasts of one (benchmark, pair), Holm's family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContrastFamily {
+    pub benchmark: String,
+    pub base: String,
+    pub rl: String,
+    /// Contrasts with a p-value (Holm's m).
+    pub contrasts: usize,
+    /// The smallest `p_adjusted` any of them can have.
+    pub p_floor: f64,
+    /// Resamples that would let one reach 0.05 (B ≥ 40·m).
+    pub resamples_needed: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -67,6 +93,9 @@ pub struct CategoryReport {
     pub pass: Vec<CategoryPass>,
     pub advantage: Vec<CategoryAdvantage>,
     pub contrast: Vec<Contrast>,
+    /// Each (benchmark, pair)'s family of contrasts, in the order of their
+    /// rows.
+    pub families: Vec<ContrastFamily>,
 }
 
 impl CategoryReport {
@@ -202,6 +231,8 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
         // Δ per category, and the contrasts of each pair's cells.
         for p in pairs.iter().filter(|p| p.benchmark == b) {
             let first = out.contrast.len();
+            // The smallest p-value any contrast of the family can have.
+            let mut p_min: Option<f64> = None;
             for &l in &s.levels {
                 for m in Mode::BOTH {
                     let base = input.counts(b, p.base, l, m);
@@ -275,6 +306,10 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                                     .map(|&x| if x.abs() <= 1e-12 { 0.0 } else { x })
                                     .collect();
                                 let p_value = (!r.is_empty()).then(|| p_value(&zeroed));
+                                if p_value.is_some() {
+                                    let f = p_floor(r.len());
+                                    p_min = Some(p_min.map_or(f, |m: f64| m.min(f)));
+                                }
                                 let ci = interval_from(&mut r, diff, boot, || {
                                     // Jackknife: leave one task of either category out.
                                     let (sa, sb) = (da.iter().sum::<f64>(), db.iter().sum::<f64>());
@@ -300,6 +335,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                                     ci,
                                     p_value,
                                     p_adjusted: None,
+                                    p_adjusted_floor: None,
                                 });
                             }
                         }
@@ -316,6 +352,24 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                 .collect();
             for (&i, a) in idx.iter().zip(holm(&ps)) {
                 out.contrast[i].p_adjusted = Some(a);
+            }
+            // Holm multiplies the smallest p by m: no adjusted p is below m
+            // times the smallest p the resamples allow.
+            let m = idx.len();
+            let floor = p_min.map(|p_min| holm_floor(m, p_min));
+            for &i in &idx {
+                out.contrast[i].p_adjusted_floor = floor;
+            }
+            if let Some(p_floor) = floor {
+                let c = &out.contrast[idx[0]];
+                out.families.push(ContrastFamily {
+                    benchmark: c.benchmark.clone(),
+                    base: c.base.clone(),
+                    rl: c.rl.clone(),
+                    contrasts: m,
+                    p_floor,
+                    resamples_needed: resamples_to_reach(m, 0.05),
+                });
             }
         }
     }

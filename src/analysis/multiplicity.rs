@@ -125,6 +125,30 @@ pub fn p_value(reps: &[f64]) -> f64 {
     (2.0 * a.min(b)).min(1.0)
 }
 
+/// The smallest [`p_value`] B replicates can give (no replicate on the
+/// far side of 0): 2/(B+1), in `p_value`'s own arithmetic, so a p-value at
+/// it compares equal.
+pub fn p_floor(b: usize) -> f64 {
+    (2.0 * ((1.0 + 0.0) / (b as f64 + 1.0))).min(1.0)
+}
+
+/// The smallest [`holm`] gives a family of m p-values none of which can be
+/// below `p_min`: its smallest p is multiplied by m (and every adjusted p is
+/// at least that one). In `holm`'s own arithmetic.
+pub fn holm_floor(m: usize, p_min: f64) -> f64 {
+    (m as f64 * p_min).min(1.0)
+}
+
+/// Resamples that let Holm over m p-values reach `alpha` at all: the
+/// smallest B with m·2/(B+1) < alpha.
+pub fn resamples_to_reach(m: usize, alpha: f64) -> usize {
+    let b = (2.0 * m as f64 / alpha - 1.0).floor() as usize + 1;
+    // Floating rounding: step to the exact boundary.
+    (b.saturating_sub(2)..b + 2)
+        .find(|&b| holm_floor(m, p_floor(b)) < alpha)
+        .unwrap_or(b)
+}
+
 /// Holm's step-down adjustment (statsmodels `multipletests(method="holm")`).
 pub fn holm(p: &[f64]) -> Vec<f64> {
     let m = p.len();
@@ -283,6 +307,35 @@ pub fn family_tests(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holms_floor_is_what_holm_gives_p_values_at_theirs() {
+        // 10,000 replicates all above 0: p = 2·(1 + 0)/(10,000 + 1).
+        let reps = vec![0.5; 10_000];
+        assert_eq!(p_value(&reps), 2.0 / 10_001.0);
+        assert_eq!(p_floor(10_000), p_value(&reps));
+        // Holm over 210 such p-values: each times 210 (the demo's contrasts
+        // of a pair): 420/10,001 = 0.041995…; over 300, 600/10,001 > 0.05.
+        let at = holm(&[p_floor(10_000); 210]);
+        assert!(at.iter().all(|&p| p == holm_floor(210, p_floor(10_000))));
+        assert!((holm_floor(210, p_floor(10_000)) - 420.0 / 10_001.0).abs() < 1e-15);
+        assert!(holm_floor(300, p_floor(10_000)) > 0.05);
+        // Below 0.05 needs m·2/(B+1) < 0.05, B ≥ 40·m: 8,400 for 210
+        // (420/8,400 is exactly 0.05, not below it).
+        assert_eq!(resamples_to_reach(210, 0.05), 8_400);
+        assert_eq!(resamples_to_reach(1, 0.05), 40);
+        // In exact arithmetic always 40·m; where m·2/(40m) rounds below
+        // 0.05 (m = 300: 0.049999…), Holm here finds a p at the floor of
+        // 40m − 1 resamples below 0.05, and the answer follows the program.
+        for m in 1..2_000 {
+            let b = resamples_to_reach(m, 0.05);
+            assert!(b == 40 * m || b == 40 * m - 1, "{m}: {b}");
+            assert!(holm_floor(m, p_floor(b)) < 0.05, "{m}: {b}");
+            assert!(holm_floor(m, p_floor(b - 1)) >= 0.05, "{m}: {b}");
+        }
+        assert_eq!(resamples_to_reach(300, 0.05), 11_999);
+        assert_eq!(holm_floor(5, 1.0), 1.0);
+    }
 
     #[test]
     fn holm_and_bh_match_statsmodels() {

@@ -5,7 +5,7 @@
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
-use super::format::{pct, pp, signed_ci, wilson_pct};
+use super::format::{holm_p, pct, pp, signed_ci, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,6 +377,35 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             });
         }
     }
+    // A family of contrasts whose floor is at 0.05 or above: Holm cannot
+    // find any contrast, whatever the data; the resamples are too few for
+    // its size.
+    for f in a.categories.families.iter().filter(|f| f.p_floor >= 0.05) {
+        out.push(Finding {
+            kind: "contrasts cannot reach 0.05",
+            place: format!("{} {} → {}", f.benchmark, f.base, f.rl),
+            detail: format!(
+                "m={}, B={}: p≥{:.4}; --resamples ≥{}",
+                f.contrasts, a.settings.boot.resamples, f.p_floor, f.resamples_needed
+            ),
+            severity: Severity::Warning,
+            section: Section::Budget,
+            part: Part::Categories,
+            // The family's first contrast's cell, where the Budget panel
+            // lists its contrasts.
+            at: a
+                .categories
+                .contrast
+                .iter()
+                .find(|c| (&c.benchmark, &c.base, &c.rl) == (&f.benchmark, &f.base, &f.rl))
+                .map(|c| Place::Budget {
+                    pair: PairNames::of((&c.benchmark, &c.base, &c.rl)),
+                    k: c.k,
+                    level: c.level,
+                    mode: Some(c.mode),
+                }),
+        });
+    }
     // Categories that differ (Holm over the pair's contrasts), last: a
     // grid of categories can hold dozens, and the headline's other lines
     // are one or two an analysis.
@@ -390,14 +419,14 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             kind: "categories differ",
             place: cell_place((&c.benchmark, &c.base, &c.rl), c.k, c.level, c.mode),
             detail: format!(
-                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {:.4}",
+                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {}",
                 c.a,
                 c.b,
                 pp(c.diff),
                 signed_ci(c.ci, 100.0),
                 c.tasks_a,
                 c.tasks_b,
-                c.p_adjusted.unwrap_or(f64::NAN),
+                holm_p(c),
             ),
             severity: Severity::Info,
             section: Section::Budget,

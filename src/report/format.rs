@@ -33,6 +33,16 @@ pub fn pct_ci(ci: Ci) -> String {
 }
 
 /// Signed percentage points: `+2.5 pp`.
+/// A contrast's Holm-adjusted p: `≤` where it sits at the floor the
+/// resamples allow (no resample crossed 0; more would tell how far below).
+pub fn holm_p(c: &crate::analysis::categories::Contrast) -> String {
+    match c.p_adjusted {
+        None => "–".into(),
+        Some(p) if c.at_floor() => format!("≤{p:.4}"),
+        Some(p) => format!("{p:.4}"),
+    }
+}
+
 pub fn pp(x: f64) -> String {
     format!("{:+.1} pp", 100.0 * x)
 }

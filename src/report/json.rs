@@ -508,6 +508,9 @@ struct ContrastRow<'a> {
     ci: CiKeys<'static>,
     p_value: Option<f64>,
     p_adjusted: Option<f64>,
+    /// Beyond SPEC §4.3: the smallest `p_adjusted` the resamples allow
+    /// (Holm over the pair's m contrasts: m × 2/(B+1), at most 1).
+    p_adjusted_floor: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -1048,6 +1051,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 ci: ci(c.ci),
                 p_value: c.p_value,
                 p_adjusted: c.p_adjusted,
+                p_adjusted_floor: c.p_adjusted_floor,
             })
             .collect(),
         failures: audit

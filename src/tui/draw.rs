@@ -613,12 +613,15 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         Panel::Budget => {
             let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
             let detail = budget::detail(a, &app.sel);
-            // The selected cell takes up to 7 lines when a real chart still
-            // fits below, 5 beside a small one, and what there is (no
+            // The selected cell takes all its lines on a tall screen (a
+            // chart of 12 lines still below), else up to 7 when a real chart
+            // still fits below, 5 beside a small one, and what there is (no
             // chart) on a short screen, such as under the tour's box.
             let rest = area.height.saturating_sub(grid_h);
             let want = detail.len() as u16 + 2;
-            let det_h = if rest >= want.min(9) + 8 {
+            let det_h = if rest >= want + 12 {
+                want
+            } else if rest >= want.min(9) + 8 {
                 want.min(9)
             } else if rest >= 7 + 6 {
                 want.min(7)

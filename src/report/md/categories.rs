@@ -71,8 +71,33 @@ pub fn categories(md: &mut String, audit: &Audit) {
             pp(x.diff),
             signed_ci(x.ci, 100.0),
             prob(x.p_value),
-            prob(x.p_adjusted)
+            holm_p(x)
         );
     }
     md.push('\n');
+    // What the resamples allow: Holm multiplies the smallest p-value,
+    // 2/(B+1) at best, by the pair's m contrasts.
+    for f in &c.families {
+        let _ = writeln!(
+            md,
+            "- {}, {} → {}: Holm over {} contrasts at {} resamples cannot give an adjusted p below **{:.4}**{}",
+            esc(&f.benchmark),
+            esc(&f.base),
+            esc(&f.rl),
+            f.contrasts,
+            audit.settings.boot.resamples,
+            f.p_floor,
+            if f.p_floor >= 0.05 {
+                format!(
+                    ": no contrast can be significant at 0.05, whatever the data (`--resamples {}` or more lets one)",
+                    f.resamples_needed
+                )
+            } else {
+                "; a `≤` marks a contrast at that floor: no resample crossed 0, so its adjusted p is at most that, and more resamples would tell how far below it lies".to_string()
+            }
+        );
+    }
+    if !c.families.is_empty() {
+        md.push('\n');
+    }
 }

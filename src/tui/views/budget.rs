@@ -8,7 +8,7 @@ use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
-use crate::report::format::{pct, pct_ci, pp, share_pp, signed_ci};
+use crate::report::format::{holm_p, pct, pct_ci, pp, share_pp, signed_ci};
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -234,6 +234,38 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             None => out.push(format!("{r}: no {mode_name} rollouts at {level}%")),
         }
     }
+    // In one category's grid (`c`), that category's Δ and its contrasts
+    // with the others come next: the grid is about them.
+    let mut cat = Vec::new();
+    if let (Some(name), Some(p)) = (crate::tui::select::category(a, sel), &pair) {
+        if let Some(x) = a.categories.advantage_at(p.key(), &name, k, level, mode) {
+            cat.push(format!(
+                "category {name}: Δ {} {} over n={} tasks",
+                pp(x.delta),
+                signed_ci(x.ci, 100.0),
+                x.tasks
+            ));
+        }
+        for c in a.categories.contrast.iter().filter(|c| {
+            c.benchmark == bench
+                && c.base == p.base
+                && c.rl == p.rl
+                && c.k == k
+                && c.level == level
+                && Some(c.mode) == mode
+                && (c.a == name || c.b == name)
+        }) {
+            cat.push(format!(
+                "Δ({}) − Δ({}) {} {}, Holm p {}",
+                c.a,
+                c.b,
+                pp(c.diff),
+                signed_ci(c.ci, 100.0),
+                holm_p(c)
+            ));
+        }
+    }
+    out.extend(cat);
     let mut later = Vec::new();
     if let Some(x) = pair
         .as_ref()
@@ -299,34 +331,6 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         }
     }
     out.extend(later);
-    if let (Some(cat), Some(p)) = (crate::tui::select::category(a, sel), &pair) {
-        if let Some(x) = a.categories.advantage_at(p.key(), &cat, k, level, mode) {
-            out.push(format!(
-                "category {cat}: Δ {} {} over n={} tasks",
-                pp(x.delta),
-                signed_ci(x.ci, 100.0),
-                x.tasks
-            ));
-        }
-        for c in a.categories.contrast.iter().filter(|c| {
-            c.benchmark == bench
-                && c.base == p.base
-                && c.rl == p.rl
-                && c.k == k
-                && c.level == level
-                && Some(c.mode) == mode
-                && (c.a == cat || c.b == cat)
-        }) {
-            out.push(format!(
-                "Δ({}) − Δ({}) {} {}, Holm p {}",
-                c.a,
-                c.b,
-                pp(c.diff),
-                signed_ci(c.ci, 100.0),
-                c.p_adjusted.map_or("–".into(), |p| format!("{p:.4}"))
-            ));
-        }
-    }
     if a.is_pending(crate::analysis::Part::Failures) {
         out.push("rollouts — failure causes: computing…".into());
     } else if let Some(m) = mode {
