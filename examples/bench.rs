@@ -212,7 +212,7 @@ fn main() {
         !rl_audit::tui::views::pending::is_waiting(a, Panel::Cost, &first)
     });
     // The Likelihood panel on screen from the start: the likelihoods begin
-    // once Pass@(K,T)'s values are in, its draws waiting for them.
+    // with the rollout counts, before Pass@(K,T), which waits for them.
     let likelihood_first = focused(Panel::Likelihood, None, &|a| {
         !rl_audit::tui::views::pending::is_waiting(a, Panel::Likelihood, &first)
     });

@@ -1824,8 +1824,10 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
 /// every benchmark's values are in and before any interval; the Budget
 /// panel on screen, then the Steps panel as soon as the first benchmark's
 /// values are shown, its matched states before that benchmark's intervals;
-/// the Likelihood panel on screen, the likelihoods (computed beside) begun
-/// once every benchmark's values are in, before any interval. Each named
+/// the Likelihood panel opened once Pass@(K,T) has begun, the likelihoods
+/// (computed beside) begun once every benchmark's values are in, before any
+/// interval — on screen from the start, before Pass@(K,T) (which waits for
+/// them even once another panel is opened). Each named
 /// as computing in the hand-over before; the Recovery panel on screen,
 /// natural recovery (computed beside) in before Pass@(K,T) begins. The
 /// report the default order's, to the byte.
@@ -1851,13 +1853,22 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             Part::Matched,
             order[..1].to_vec(),
         ),
-        // The likelihoods (computed beside) begin once every benchmark's
-        // values are in, and the draws wait for them.
+        // The Likelihood panel opened once Pass@(K,T) has begun: the
+        // likelihoods (computed beside) begin once every benchmark's values
+        // are in, and the draws wait for them.
+        (
+            Panel::Budget,
+            Panel::Likelihood,
+            Part::Likelihood,
+            order.clone(),
+        ),
+        // On screen from the start: they begin before Pass@(K,T), which
+        // waits for them.
         (
             Panel::Likelihood,
             Panel::Likelihood,
             Part::Likelihood,
-            order.clone(),
+            Vec::new(),
         ),
     ] {
         let settings = quick();
@@ -1880,12 +1891,46 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         assert!(ran.is_running(part), "{then:?}: {:?}", ran.pending);
         assert_eq!(ran.pending.first(), Some(&part), "{then:?}");
         assert!(came.is_running(Part::Pass), "{then:?}: {:?}", came.pending);
-        assert_eq!(came.pass.values_in, values, "{then:?}");
+        assert_eq!(came.pass.values_in, values, "{first:?} → {then:?}");
         assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");
+        if first == Panel::Likelihood {
+            // Begun with the counts' hand-over, Pass@(K,T) not yet begun:
+            // no benchmark counted, none previewed.
+            let begun = seen.iter().position(|a| a.is_running(part)).expect("begun");
+            assert!(seen[begun..at]
+                .iter()
+                .all(|a| a.pass.values_in.is_empty() && a.pass.benchmarks_in.is_empty()));
+            assert!(!seen[begun].is_pending(Part::Aggregates));
+        }
         assert_eq!(render(&done), render(&full), "{then:?}");
     }
-    // Before the likelihoods begin, the Likelihood panel's stand-in says
-    // they come next.
+    // Begun before Pass@(K,T) for the Likelihood panel, then the Budget
+    // panel opened: Pass@(K,T) still waits for them (its counting tables
+    // never held beside their memory).
+    let settings = quick();
+    settings.focus.set(Panel::Likelihood.parts());
+    let focus = settings.focus.clone();
+    let mut seen: Vec<Audit> = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if a.is_running(Part::Likelihood) {
+            focus.set(Panel::Budget.parts());
+        }
+        seen.push(a.clone())
+    })
+    .expect("audit");
+    let begun = seen
+        .iter()
+        .position(|a| a.is_running(Part::Likelihood))
+        .expect("begun");
+    let counted = seen
+        .iter()
+        .position(|a| !a.pass.values_in.is_empty() || !a.pass.benchmarks_in.is_empty())
+        .expect("a benchmark counted");
+    assert!(begun < counted);
+    assert!(!seen[counted].is_pending(Part::Likelihood));
+    assert_eq!(render(&done), render(&full));
+    // At the counts' hand-over, before the likelihoods begin, the
+    // Likelihood panel's stand-in says they come next.
     let settings = quick();
     settings.focus.set(Panel::Likelihood.parts());
     let mut before = None;

@@ -219,8 +219,9 @@ pub struct Audit {
     /// ([`natural::analyse_staged`]), whole once it is in.
     pub natural_values_in: bool,
     /// Parts computed beside begun before the part they wait for is in:
-    /// the likelihoods once Pass@(K,T)'s values are in, when the panel on
-    /// screen reads them.
+    /// the likelihoods, when the panel on screen reads them — before
+    /// Pass@(K,T) if it is on screen when the rollouts are counted, else
+    /// once Pass@(K,T)'s values are in.
     pub begun: Vec<Part>,
     /// `--grep`: matching rollouts and their success, per pattern.
     pub grep: Vec<grep::GrepRow>,
@@ -765,12 +766,38 @@ pub fn run_audit_staged(
             .into_iter()
             .map(|b| set.name(b).to_string())
             .collect();
+        // The Likelihood panel on screen from the start (and not a panel
+        // reading Pass@(K,T)): the likelihoods begin at once, before
+        // Pass@(K,T), and the main sequence waits for them
+        // (`wait_beside!`) — both cores theirs, and no counting table of
+        // Pass@(K,T) held beside their memory.
+        let focus = &settings.focus;
+        if a.is_pending(Part::Likelihood)
+            && focus.wants(Part::Likelihood)
+            && !focus.wants(Part::Pass)
+        {
+            let _ = pass_done.send(());
+            a.begun = vec![Part::Likelihood, Part::LlrByTurn];
+            staged(&a);
+        }
         loop {
             wait_beside!();
             let Some(&part) = a.pending.first().filter(|p| left.contains(p)) else {
                 break;
             };
             if part == Part::Pass {
+                // Likelihoods begun before it (above) and still computing,
+                // another panel now on screen: Pass@(K,T) waits for them,
+                // so that its peak never holds their memory too.
+                while a.begun.contains(&Part::Likelihood)
+                    && a.is_pending(Part::Likelihood)
+                    && failed.is_none()
+                    && !settings.boot.cancel.is_cancelled()
+                    && !likelihoods.is_finished()
+                {
+                    beside_in!(beside_rx.recv_timeout(std::time::Duration::from_millis(100)));
+                }
+                beside_in!(beside_rx.try_recv());
                 // Each benchmark's Pass@(K,T) rows are handed on as they
                 // come (the Budget panel shows a benchmark once its values
                 // are in, then once its intervals are); the part is in when
