@@ -277,7 +277,13 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
                 for budget in [10, 5] {
                     for _ in 0..6 {
                         let turn = (rng.unit() < p).then(|| 1 + rng.below(budget as usize) as u32);
-                        v.push(traj(run, b, &format!("t{t}"), budget, 10, turn));
+                        let mut x = traj(run, b, &format!("t{t}"), budget, 10, turn);
+                        // Each turn's output tokens: the token budgets too.
+                        let turns = x["turns"].as_u64().unwrap();
+                        x["steps"] = (1..=turns)
+                            .map(|k| json!({"turn": k, "output_tokens": 20 + rng.below(80)}))
+                            .collect();
+                        v.push(x);
                     }
                 }
             }
@@ -304,8 +310,10 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     assert_eq!(format!("{done:?}"), format!("{plain:?}"));
     assert_eq!(done.benchmarks_in, benches);
     assert!(done.values_in.is_empty());
-    // Every benchmark's values, then every benchmark's intervals.
-    assert_eq!(seen.len(), 2 * benches.len());
+    // Every benchmark's values, then their token budgets (registered once
+    // every benchmark's values are in: the first benchmark's values do not
+    // wait for the token scan), then every benchmark's intervals.
+    assert_eq!(seen.len(), 2 * benches.len() + 1);
     // The complete report's rows of the benchmarks in, tests reset.
     let of = |r: &PassReport, n: usize| {
         let inb = |b: &String| benches[..n].contains(&b.as_str());
@@ -372,14 +380,21 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     let n = benches.len();
     for (i, r) in seen.iter().enumerate() {
         // (benchmarks with values, of them with intervals)
-        let (shown, whole) = if i < n { (i + 1, 0) } else { (n, i + 1 - n) };
+        let (shown, whole) = if i <= n {
+            (i.min(n - 1) + 1, 0)
+        } else {
+            (n, i - n)
+        };
         assert_eq!(r.benchmarks_in, benches[..whole], "hand-over {i}");
         assert_eq!(r.values_in, benches[whole..shown], "hand-over {i}");
-        assert_eq!(
-            of(r, shown),
-            of(&with_pending(whole), shown),
-            "hand-over {i}"
-        );
+        let mut want = with_pending(whole);
+        if i < n {
+            // No token budgets yet.
+            want.token.clear();
+            want.token_budgets.clear();
+        }
+        assert_eq!(i < n, r.token.is_empty(), "hand-over {i}");
+        assert_eq!(of(r, shown), of(&want, shown), "hand-over {i}");
         assert!(r.curve.is_empty() || format!("{:?}", r.curve) == format!("{:?}", done.curve));
         // Nothing of the benchmarks to come.
         assert!(r
@@ -393,6 +408,8 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     for b in benches {
         assert!(done.cells.iter().any(|c| c.benchmark == b));
         assert!(done.advantage.iter().any(|x| x.benchmark == b));
+        assert!(done.token.iter().any(|x| x.benchmark == b));
+        assert!(done.token_budgets.contains_key(b));
     }
     assert!(done.advantage.iter().any(|x| x.test.p_value.is_some()));
 }

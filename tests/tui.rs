@@ -1621,11 +1621,16 @@ fn pass_values_come_before_their_intervals_and_are_the_final_values() {
     let order = p.benchmarks_in.clone();
     assert!(order.len() >= 3, "{order:?}");
     assert!(p.values_in.is_empty());
-    // Every benchmark's values in before any benchmark's intervals.
-    let all = previews
+    // Every benchmark's values in before any benchmark's intervals; their
+    // token budgets in the hand-over after (the last before an interval),
+    // none before it: they wait for the token scan, the values do not.
+    let at = previews
         .iter()
-        .find(|v| v.benchmarks_in.is_empty() && v.values_in == order)
+        .rposition(|v| v.benchmarks_in.is_empty() && v.values_in == order)
         .expect("a hand-over with every benchmark's values and no interval");
+    let all = &previews[at];
+    assert!(previews[..at].iter().all(|v| v.token.is_empty()));
+    assert!(previews[at - 1].values_in == order);
     let pending = |c: Ci| matches!(c, Ci::Pending | Ci::Undefined);
     let bits = |x: Option<f64>| x.map(f64::to_bits);
     assert_eq!(all.cells.len(), p.cells.len());

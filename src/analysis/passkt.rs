@@ -751,6 +751,9 @@ struct Batch {
     sections: usize,
     /// The task lists of the columns.
     lists: TaskLists,
+    /// Statistics of the batch this one continues ([`Batch::then`]): its
+    /// positions follow theirs.
+    offset: usize,
 }
 
 impl Batch {
@@ -760,13 +763,24 @@ impl Batch {
         let section = self.sections;
         self.sections += 1;
         let mut ids: BTreeMap<G, usize> = BTreeMap::new();
-        let start = self.items.len();
+        let start = self.offset + self.items.len();
         for (g, vals) in items {
             let next = ids.len();
             let id = *ids.entry(g).or_insert(next);
             self.items.push(((section, id), vals));
         }
-        start..self.items.len()
+        start..self.offset + self.items.len()
+    }
+
+    /// An empty batch whose statistics come after this one's, in sections
+    /// of their own: reduced, it is [`ReducedBatch::merge`]d into this
+    /// one's, as if they had been one batch.
+    fn then(&self) -> Batch {
+        Batch {
+            sections: self.sections,
+            offset: self.offset + self.items.len(),
+            ..Default::default()
+        }
     }
 
     /// Every statistic's family, reduced to its classes: each statistic's
@@ -784,14 +798,15 @@ impl Batch {
                 .or_default()
                 .push(i);
         }
-        let statistics = self.items.len();
+        let statistics = self.offset + self.items.len();
+        let offset = self.offset;
         let mut values: Vec<Option<PerTask>> =
             self.items.into_iter().map(|(_, v)| Some(v)).collect();
         let sets = sets
             .into_iter()
             .map(|(tasks, groups)| {
                 let groups: Vec<Vec<usize>> = groups.into_values().collect();
-                let families = groups
+                let families: Vec<bootstrap::Reduced> = groups
                     .iter()
                     .map(|members| {
                         bootstrap::Reduced::new(&Family {
@@ -809,7 +824,8 @@ impl Batch {
                         })
                     })
                     .collect();
-                (groups, families)
+                let at = |members: Vec<usize>| members.into_iter().map(|i| offset + i).collect();
+                (Some(tasks), groups.into_iter().map(at).collect(), families)
             })
             .collect();
         ReducedBatch { statistics, sets }
@@ -821,15 +837,48 @@ impl Batch {
 /// its classes.
 struct ReducedBatch {
     statistics: usize,
-    sets: Vec<(Vec<Vec<usize>>, Vec<bootstrap::Reduced>)>,
+    /// Per task list (in order), its families' members and classes.
+    sets: Vec<TaskSet>,
 }
 
+/// A task list's families: the list itself until the last merge
+/// ([`ReducedBatch::merged`]), each family's members, its classes.
+type TaskSet = (Option<Rc<[Id]>>, Vec<Vec<usize>>, Vec<bootstrap::Reduced>);
+
 impl ReducedBatch {
+    /// The statistics of a batch made by [`Batch::then`], reduced, added
+    /// to this one's: each family into the set of its task list, so that it
+    /// shares that list's resample draws as one batch would have had it do
+    /// (and, each family's estimates being its own, with the same figures).
+    /// Its task lists are let go: nothing more merges into it.
+    fn merged(mut self, other: ReducedBatch) -> ReducedBatch {
+        assert!(other.statistics >= self.statistics);
+        self.statistics = other.statistics;
+        for (tasks, groups, families) in other.sets {
+            let at = self.sets.binary_search_by(|s| {
+                s.0.as_ref()
+                    .expect("merged once")
+                    .cmp(tasks.as_ref().expect("a fresh batch"))
+            });
+            match at {
+                Ok(i) => {
+                    self.sets[i].1.extend(groups);
+                    self.sets[i].2.extend(families);
+                }
+                Err(i) => self.sets.insert(i, (tasks, groups, families)),
+            }
+        }
+        for set in &mut self.sets {
+            set.0 = None;
+        }
+        self
+    }
+
     /// Every statistic's value, its interval [`Ci::Pending`]: what the
     /// bootstrap will give it, the interval to come.
     fn points(&self) -> Vec<Estimate> {
         let mut out = vec![Estimate::UNDEFINED; self.statistics];
-        for (groups, families) in &self.sets {
+        for (_, groups, families) in &self.sets {
             for (members, f) in groups.iter().zip(families) {
                 for (&i, e) in members.iter().zip(f.points()) {
                     out[i] = e;
@@ -842,7 +891,7 @@ impl ReducedBatch {
     /// Every statistic's estimate, in the batch's order.
     fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
         let mut out = vec![Estimate::UNDEFINED; self.statistics];
-        for (groups, families) in self.sets {
+        for (_, groups, families) in self.sets {
             let ests = bootstrap::cluster_bootstrap_reduced(families, boot);
             for (members, es) in groups.iter().zip(ests) {
                 for (&i, e) in members.iter().zip(es) {
@@ -859,9 +908,11 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], s: &Settings) -> PassReport {
 }
 
 /// [`analyse`], handing a copy of the report so far to `progress` after each
-/// benchmark is counted and again after its intervals are drawn. Counted,
-/// a benchmark's rows come with their final values and every interval
-/// [`Ci::Pending`] (`values_in` names those); drawn, whole (named in
+/// benchmark is counted, once more when every counted benchmark's token
+/// budgets are registered, and after each benchmark's intervals are drawn.
+/// Counted, a benchmark's rows come with their final values and every
+/// interval [`Ci::Pending`] (`values_in` names those) — its token budgets
+/// with the hand-over after the last benchmark's; drawn, whole (named in
 /// `benchmarks_in`) — but for their §4.2 tests (most are drawn jointly once
 /// every benchmark is in; each row's `test` is the placeholder
 /// [`CellTest::DEGENERATE`](super::multiplicity::CellTest) until then); the
@@ -884,8 +935,9 @@ pub fn analyse_staged(
     // The bounds U, the scan for the token budgets and the pass curves read
     // only the rollouts and the aggregates: they run on threads of their
     // own while the benchmarks' cells are counted (one core's work, between
-    // the bootstraps' two), the scan waited for when the first benchmark's
-    // token budgets are registered, the bounds when its Δ rows are made,
+    // the bootstraps' two), the scan waited for once every benchmark's
+    // values are in (their token budgets are registered then), the bounds
+    // when the first benchmark's Δ rows are made,
     // the curves taken when a benchmark is handed on after they are done
     // (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun only after the first
     // hand-over, the curves did not bring that hand-over sooner at 11 M (the
@@ -895,7 +947,6 @@ pub fn analyse_staged(
         let scan = scope.spawn(|| TokenScan::of(input));
         let curves = scope.spawn(|| curves(input, &ks));
         let (mut bounds, mut scan, mut curves) = (Some(bounds), Some(scan), Some(curves));
-        let mut tokens: Option<TokenScan> = None;
         // Every pair's rows, their §4.2 tests waiting for the joint draws.
         let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
         // A benchmark's statistics share resample draws only with one
@@ -931,9 +982,10 @@ pub fn analyse_staged(
             }
             let finish_gaps = mode_gaps(input, &cache, b, &ks, &s.levels, &s.boot, &mut batch);
             drop(cache);
-            let tokens = tokens
-                .get_or_insert_with(|| finished(&mut scan, true).expect("the scan is joined once"));
-            let finish_tokens = token_budgets(input, tokens, b, &ks, s, &mut batch);
+            // The token budgets come after every benchmark's values (below),
+            // in a batch that continues this one: the first benchmark's
+            // values do not wait for the scan (11 M rollouts: 0.64 s).
+            let rest = batch.then();
             let batch = batch.reduce();
             if let Some(u) = finished(&mut bounds, true) {
                 (rep.upper, rep.upper_curve) = u;
@@ -952,20 +1004,40 @@ pub fn analyse_staged(
                         .push((*i, f(&points, &rep.upper, Draw::ValuesOnly).0));
                 }
                 preview.rep.mode_gap.extend(finish_gaps(&points));
-                finish_tokens(&points, &mut preview.rep);
                 preview.rep.benchmarks_in.push(input.name(b));
                 progress(so_far(&rep, &pending, &preview));
             }
-            registered.push((
-                b,
-                batch,
-                finish_cells,
-                finish_advantages,
-                finish_gaps,
-                finish_tokens,
-            ));
+            registered.push((b, batch, rest, finish_cells, finish_advantages, finish_gaps));
         }
-        drop(tokens);
+        // Each benchmark's token budgets, registered in the batch its
+        // values' batch continues and merged into it, as one batch would
+        // have them (the same draws, the same figures); the previewed
+        // benchmarks' token rows handed on with their values.
+        let mut registered: Vec<_> = if registered.is_empty() {
+            Vec::new()
+        } else {
+            let tokens = finished(&mut scan, true).expect("the scan is joined once");
+            let registered: Vec<_> = registered
+                .into_iter()
+                .map(|(b, batch, mut rest, cells, advantages, gaps)| {
+                    let finish_tokens = token_budgets(input, &tokens, b, &ks, s, &mut rest);
+                    let batch = batch.merged(rest.reduce());
+                    (b, batch, cells, advantages, gaps, finish_tokens)
+                })
+                .collect();
+            drop(tokens);
+            let mut previewed = false;
+            for (b, batch, _, _, _, finish_tokens) in &registered {
+                if preview.rep.benchmarks_in.contains(&input.name(*b)) {
+                    finish_tokens(&batch.points(), &mut preview.rep);
+                    previewed = true;
+                }
+            }
+            if previewed {
+                progress(so_far(&rep, &pending, &preview));
+            }
+            registered
+        };
         // Then the intervals, a benchmark at a time, the one on screen first.
         while !registered.is_empty() {
             let names: Vec<Id> = registered.iter().map(|r| r.0).collect();
