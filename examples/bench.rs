@@ -203,19 +203,27 @@ fn main() {
         at
     };
     use rl_audit::tui::panel::Panel;
-    let steps_first = focused(Panel::Steps, None, &|a| {
-        !rl_audit::tui::views::pending::is_waiting(a, Panel::Steps, &first)
-    });
-    // The Cost panel on screen from the start: the frontier reads
-    // Pass@(K,T)'s values alone, so it comes before their intervals.
-    let cost_first = focused(Panel::Cost, None, &|a| {
-        !rl_audit::tui::views::pending::is_waiting(a, Panel::Cost, &first)
-    });
-    // The Likelihood panel on screen from the start: the likelihoods begin
-    // with the rollout counts, before Pass@(K,T), which waits for them.
-    let likelihood_first = focused(Panel::Likelihood, None, &|a| {
-        !rl_audit::tui::views::pending::is_waiting(a, Panel::Likelihood, &first)
-    });
+    // Each panel on screen from the start, when it shows: the Steps panel
+    // (its matched states right after the rollout counts); the Cost panel
+    // (its frontier reads Pass@(K,T)'s values alone, so it comes before
+    // their intervals); the Likelihood panel (the likelihoods begin with
+    // the rollout counts, before Pass@(K,T), which waits for them); the
+    // BudgetMix panel (its rules before the rollout counts, its gains after
+    // Pass@(K,T)'s values).
+    let shown_first: Vec<(&str, Option<f64>)> = [
+        (Panel::Steps, "TUI Steps on screen: shown, s after load"),
+        (Panel::Cost, "TUI Cost on screen: shown, s after load"),
+        (Panel::Likelihood, "TUI Likelihood on screen: s after load"),
+        (Panel::BudgetMix, "TUI BudgetMix on screen: shown, s after"),
+    ]
+    .into_iter()
+    .map(|(panel, what)| {
+        let at = focused(panel, None, &|a| {
+            !rl_audit::tui::views::pending::is_waiting(a, panel, &first)
+        });
+        (what, at)
+    })
+    .collect();
     // The Recovery panel on screen from the start: the matched states
     // first, then the main sequence waits for natural recovery.
     let recovery_first = focused(Panel::Recovery, None, &|a| {
@@ -349,20 +357,13 @@ fn main() {
         }
         println!("{what:<40} {s:>9.2}");
     }
-    if let Some(s) = steps_first {
-        println!(
-            "{:<40} {s:>9.2}",
-            "TUI Steps on screen: shown, s after load"
-        );
-    }
-    if let Some(s) = cost_first {
-        println!("{:<40} {s:>9.2}", "TUI Cost on screen: shown, s after load");
+    for (what, at) in &shown_first {
+        if let Some(s) = at {
+            println!("{what:<40} {s:>9.2}");
+        }
     }
     if let Some(s) = recovery_first {
         println!("{:<40} {s:>9.2}", "TUI Recovery on screen: whole, s after");
-    }
-    if let Some(s) = likelihood_first {
-        println!("{:<40} {s:>9.2}", "TUI Likelihood on screen: s after load");
     }
     if let (Some((_, last)), Some((b, first))) = (benchmarks_in.last(), last_first) {
         println!(

@@ -2860,3 +2860,74 @@ fn a_contrast_at_holms_floor_reads_at_most() {
     assert!(want.iter().any(|w| w.starts_with('≤')), "{want:?}");
     assert_eq!(shown, want, "{screen}");
 }
+
+/// The BudgetMix panel on screen from the start: its rules come before the
+/// rollout counts and Pass@(K,T) (they read the training rollouts alone),
+/// the very rules of the complete audit; the panel shows them with its
+/// gain table saying the gains are to come; the gains follow Pass@(K,T)'s
+/// values, and the report is the default order's, to the byte.
+#[test]
+fn the_budgetmix_rules_come_before_pass_when_its_panel_is_on_screen() {
+    use rl_audit::analysis::{Audit, Part};
+    use rl_audit::tui::panel::Panel;
+    let set = Arc::new(rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads"));
+    let full = demo();
+    let settings = quick();
+    settings.focus.set(Panel::BudgetMix.parts());
+    let mut seen: Vec<Audit> = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    let at = seen
+        .iter()
+        .position(|a| a.budgetmix_rules_in)
+        .expect("the rules' hand-over");
+    let early = &seen[at];
+    assert!(early.is_pending(Part::Aggregates) && early.is_pending(Part::BudgetMix));
+    assert!(early.pass.values_in.is_empty() && early.pass.benchmarks_in.is_empty());
+    assert!(!early.budgetmix.is_empty());
+    assert_eq!(early.budgetmix.len(), full.audit.budgetmix.len());
+    for (e, f) in early.budgetmix.iter().zip(&full.audit.budgetmix) {
+        assert_eq!(e.run, f.run);
+        assert_eq!(format!("{:?}", e.rules), format!("{:?}", f.rules));
+        assert!(e.gains.is_empty() && e.mean_gain.is_empty() && e.notes.is_empty());
+    }
+    // Every hand-over until the part is in holds those rules, no gain.
+    let whole = seen
+        .iter()
+        .position(|a| !a.is_pending(Part::BudgetMix))
+        .expect("the part's hand-over");
+    assert!(at < whole);
+    assert!(seen[at..whole]
+        .iter()
+        .all(|a| a.budgetmix_rules_in && a.budgetmix.iter().all(|b| b.gains.is_empty())));
+    // On screen: the rules table is the complete audit's, row for row; the
+    // gain table one line saying what the gains wait for.
+    assert!(!rl_audit::tui::views::pending::is_waiting(
+        early,
+        Panel::BudgetMix,
+        &Default::default()
+    ));
+    let sel = Default::default();
+    let (e, f) = (
+        rl_audit::tui::views::analyses::budgetmix(early, &sel),
+        rl_audit::tui::views::analyses::budgetmix(&full.audit, &sel),
+    );
+    assert_eq!(e.rows.len(), f.rows.len());
+    for i in 0..e.rows.len() {
+        for j in 0..e.header.len() {
+            assert_eq!(e.text(i, j), f.text(i, j), "row {i} column {j}");
+        }
+    }
+    let g = rl_audit::tui::views::analyses::gains(early, &sel);
+    assert_eq!(g.rows.len(), 1);
+    assert_eq!(
+        g.text(0, 0),
+        "gains: computing… (they read Pass@(K,T)'s values)"
+    );
+    let render = |a: &Audit| {
+        rl_audit::report::render(&set, a, false, None)
+            .expect("render")
+            .0
+    };
+    assert_eq!(render(&done), render(&full.audit));
+}

@@ -296,20 +296,40 @@ pub fn mean_gain(gains: &[Gain]) -> Vec<(u32, f64)> {
 }
 
 pub fn analyse(set: &LogSet, pass: &PassReport, s: &Settings) -> Vec<BudgetMixAudit> {
+    with_gains(set, pass, s, rules_of(set, s))
+}
+
+/// Each audited run's rules (§2.6), its gains still to come: the rules
+/// read the training rollouts alone, the gains Pass@(K,T)'s values.
+pub fn rules_of(set: &LogSet, s: &Settings) -> Vec<BudgetMixAudit> {
     audited_runs(set, s)
         .into_iter()
-        .map(|run| {
-            let mut notes = Vec::new();
-            let g = gains(set, run, pass, s, &mut notes);
-            BudgetMixAudit {
-                run: set.name(run).to_string(),
-                rules: rules(set, run),
-                mean_gain: mean_gain(&g),
-                gains: g,
-                notes,
-            }
+        .map(|run| BudgetMixAudit {
+            run: set.name(run).to_string(),
+            rules: rules(set, run),
+            gains: Vec::new(),
+            mean_gain: Vec::new(),
+            notes: Vec::new(),
         })
         .collect()
+}
+
+/// [`rules_of`]'s audits with their gains against Pass@(K,T).
+pub fn with_gains(
+    set: &LogSet,
+    pass: &PassReport,
+    s: &Settings,
+    mut audits: Vec<BudgetMixAudit>,
+) -> Vec<BudgetMixAudit> {
+    for b in &mut audits {
+        let Some(run) = set.strings.get(&b.run) else {
+            continue;
+        };
+        b.notes.clear();
+        b.gains = gains(set, run, pass, s, &mut b.notes);
+        b.mean_gain = mean_gain(&b.gains);
+    }
+    audits
 }
 
 #[cfg(test)]

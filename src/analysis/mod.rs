@@ -218,6 +218,11 @@ pub struct Audit {
     /// interval [`stats::Ci::Pending`]) while the part is pending
     /// ([`natural::analyse_staged`]), whole once it is in.
     pub natural_values_in: bool,
+    /// The BudgetMix audit's rules are in (`budgetmix`, its gains empty)
+    /// while the part is pending: computed first when the BudgetMix panel
+    /// is on screen (they read the training rollouts alone; the gains wait
+    /// for Pass@(K,T)'s values).
+    pub budgetmix_rules_in: bool,
     /// Parts computed beside begun before the part they wait for is in:
     /// the likelihoods, when the panel on screen reads them — before
     /// Pass@(K,T) if it is on screen when the rollouts are counted, else
@@ -565,6 +570,15 @@ pub fn run_audit_staged(
     // counted (11 M rollouts: 2.3 s) nor for Pass@(K,T) (7 s more).
     (a.dynamics, a.divergence) = dynamics::analyse(set);
     done!(Part::Dynamics);
+    // The BudgetMix panel on screen (and not one reading Pass@(K,T)): its
+    // rules now — they read the training rollouts alone — and its gains
+    // once Pass@(K,T)'s values are in (11 M rollouts: the panel shows
+    // with the rollout counts, not after Pass@(K,T)'s values).
+    if settings.focus.wants(Part::BudgetMix) && !settings.focus.wants(Part::Pass) {
+        a.budgetmix = budgetmix::rules_of(set, settings);
+        a.budgetmix_rules_in = true;
+        staged(&a);
+    }
     a.agg = std::sync::Arc::new(eval_aggregates(set));
     crate::stage::release_freed_memory();
     // The main sequence, in Part::ALL's order but for the parts the
@@ -751,7 +765,13 @@ pub fn run_audit_staged(
             Part::Cost => {
                 (a.cost_frontier, a.cost_winners) = cost::analyse(set, agg, &a.pass, settings);
             }
-            Part::BudgetMix => a.budgetmix = budgetmix::analyse(set, &a.pass, settings),
+            Part::BudgetMix => {
+                let rules = match a.budgetmix_rules_in {
+                    true => std::mem::take(&mut a.budgetmix),
+                    false => budgetmix::rules_of(set, settings),
+                };
+                a.budgetmix = budgetmix::with_gains(set, &a.pass, settings, rules);
+            }
             Part::Matched => {
                 let mut cache = frozenlake::QCache::default();
                 a.matched = matched::analyse(set, pairs, settings, &mut cache);

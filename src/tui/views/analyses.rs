@@ -483,6 +483,16 @@ pub fn gains(a: &Audit, sel: &Selection) -> TableData {
     if a.budgetmix.is_empty() {
         return t;
     }
+    // The rules in before the gains (`budgetmix_rules_in`): what they wait
+    // for.
+    if a.is_pending(Part::BudgetMix) {
+        t.push_text(
+            vec!["gains: computing… (they read Pass@(K,T)'s values)".into()],
+            Mark::None,
+            Target::None,
+        );
+        return t;
+    }
     let b = &a.budgetmix[sel.pair % a.budgetmix.len()];
     // Each side of a gain: the Pass@(1,T) cell it reads, with its interval,
     // n and mode (the gain itself is a point figure, SPEC §3.1).

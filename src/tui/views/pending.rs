@@ -67,6 +67,8 @@ pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
         },
         Panel::Recovery if current(a, sel).1.is_some() => a.is_pending(Part::Matched),
         Panel::Recovery => a.is_pending(Part::NaturalRecovery) && !a.natural_values_in,
+        // Its rules come first (the gain table says its gains are to come).
+        Panel::BudgetMix => a.is_pending(Part::BudgetMix) && !a.budgetmix_rules_in,
         _ => panel.parts().iter().any(|p| a.is_pending(*p)),
     }
 }
