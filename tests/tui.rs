@@ -1386,6 +1386,17 @@ fn a_frozenlake_trajectory_is_drawn_on_its_lake() {
 }
 
 /// The workbench's data: the set with one of its (partial) audits.
+/// The report files of an audit, to compare two audits' reports byte for
+/// byte.
+fn report_of(
+    set: &rl_audit::schema::LogSet,
+    a: &rl_audit::analysis::Audit,
+) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    rl_audit::report::render(set, a, false, None)
+        .expect("render")
+        .0
+}
+
 fn on_screen(set: &Arc<rl_audit::schema::LogSet>, a: &rl_audit::analysis::Audit) -> Arc<Loaded> {
     Arc::new(Loaded {
         set: set.clone(),
@@ -1524,11 +1535,7 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     assert!(!so_far.pass.cells.is_empty() && !so_far.pass.upper.is_empty());
     let full = demo();
     // The complete one is run_audit's, to the byte of the report.
-    let render = |a: &rl_audit::analysis::Audit| {
-        rl_audit::report::render(&full.set, a, false, None)
-            .expect("render")
-            .0
-    };
+    let render = |a: &rl_audit::analysis::Audit| report_of(&full.set, a);
     assert_eq!(render(last), render(&full.audit));
     // A part, once in, is already what the complete audit holds; before,
     // it is empty.
@@ -1568,11 +1575,7 @@ fn the_benchmark_on_screen_is_counted_first_and_no_figure_changes() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
     let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
     let full = run_audit(&set, &quick()).expect("audit");
-    let render = |a: &rl_audit::analysis::Audit| {
-        rl_audit::report::render(&set, a, false, None)
-            .expect("render")
-            .0
-    };
+    let render = |a: &rl_audit::analysis::Audit| report_of(&set, a);
     // The order the benchmarks came in, unfocused.
     let order = full.pass.benchmarks_in.clone();
     assert!(order.len() >= 3, "{order:?}");
@@ -1719,11 +1722,7 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::panel::Panel;
     let full = demo();
-    let render = |a: &rl_audit::analysis::Audit| {
-        rl_audit::report::render(&full.set, a, false, None)
-            .expect("render")
-            .0
-    };
+    let render = |a: &rl_audit::analysis::Audit| report_of(&full.set, a);
     // The main sequence's parts in the order they left the pending list.
     let main_order = |seen: &[rl_audit::analysis::Audit]| -> Vec<Part> {
         let mut order = Vec::new();
@@ -1843,11 +1842,7 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
     let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
     let full = run_audit(&set, &quick()).expect("audit");
-    let render = |a: &Audit| {
-        rl_audit::report::render(&set, a, false, None)
-            .expect("render")
-            .0
-    };
+    let render = |a: &rl_audit::analysis::Audit| report_of(&set, a);
     let order = full.pass.benchmarks_in.clone();
     assert!(order.len() >= 3, "{order:?}");
     for (first, then, part, values) in [
@@ -2924,10 +2919,6 @@ fn the_budgetmix_rules_come_before_pass_when_its_panel_is_on_screen() {
         g.text(0, 0),
         "gains: computing… (they read Pass@(K,T)'s values)"
     );
-    let render = |a: &Audit| {
-        rl_audit::report::render(&set, a, false, None)
-            .expect("render")
-            .0
-    };
+    let render = |a: &rl_audit::analysis::Audit| report_of(&set, a);
     assert_eq!(render(&done), render(&full.audit));
 }
