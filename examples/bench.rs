@@ -204,7 +204,7 @@ fn main() {
     };
     use rl_audit::tui::panel::Panel;
     // Each panel on screen from the start, when it shows: the Steps panel
-    // (its matched states right after the rollout counts); the Cost panel
+    // (its matched states before the rollout counts); the Cost panel
     // (its frontier reads Pass@(K,T)'s values alone, so it comes before
     // their intervals); the Likelihood panel (the likelihoods begin with
     // the rollout counts, before Pass@(K,T), which waits for them); the

@@ -1736,12 +1736,14 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
         order
     };
     for (panel, want) in [
+        // The matched states read the probes alone: before the rollout
+        // counts.
         (
             Panel::Steps,
             [
                 Part::Dynamics,
-                Part::Aggregates,
                 Part::Matched,
+                Part::Aggregates,
                 Part::Pass,
                 Part::Categories,
                 Part::Failures,
@@ -1776,12 +1778,22 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
         .expect("audit");
         assert_eq!(main_order(&seen), want, "{panel:?}");
         // The first part after the counts is named as computing before it
-        // begins (the Cost panel's: Pass@(K,T), whose values it reads).
-        let next = if panel == Panel::Cost {
-            Part::Pass
-        } else {
-            want[2]
-        };
+        // begins (Pass@(K,T): the Cost panel's frontier reads its values;
+        // the Steps panel's matched states are in already).
+        let next = Part::Pass;
+        if panel == Panel::Steps {
+            // Named as computing in a hand-over of its own before they
+            // begin, the counts still to come.
+            assert!(seen.iter().any(|a| a.is_running(Part::Matched)
+                && !a.is_pending(Part::Dynamics)
+                && a.is_pending(Part::Aggregates)));
+            let came = seen
+                .iter()
+                .find(|a| !a.is_pending(Part::Matched))
+                .expect("the matched states' hand-over");
+            assert!(came.is_pending(Part::Aggregates));
+            assert_eq!(came.matched.len(), full.audit.matched.len());
+        }
         let before = seen
             .iter()
             .find(|a| !a.is_pending(Part::Aggregates))
@@ -1958,7 +1970,7 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             "next (on screen)"
         )
     );
-    // The Recovery panel on screen: the matched states right after the
+    // The Recovery panel on screen: the matched states before the
     // rollout counts, then the main sequence waits for natural recovery
     // (computed beside, at a lower priority) before Pass@(K,T) begins.
     let settings = quick();

@@ -449,8 +449,8 @@ impl Part {
 
 /// The parts the workbench's panel reads, which the main sequence computes
 /// first once their inputs are in (the Steps panel open while 11 M
-/// rollouts load: its matched states right after the rollout counts,
-/// not after Pass@(K,T), the cost frontier and the BudgetMix audit). The
+/// rollouts load: its matched states before the rollout counts, not after
+/// Pass@(K,T), the cost frontier and the BudgetMix audit). The
 /// order changes, no figure does: each part draws from its own seeded
 /// streams. Likewise the benchmark on screen: Pass@(K,T) counts and draws
 /// it first ([`passkt::analyse_staged`]). Every clone of the settings it
@@ -579,6 +579,26 @@ pub fn run_audit_staged(
         a.budgetmix_rules_in = true;
         staged(&a);
     }
+    // The matched states and error recovery (§2.2–2.3), sharing the
+    // FrozenLake optimal-action cache.
+    let matched_states = |pairs: &[Pair]| {
+        let mut cache = frozenlake::QCache::default();
+        (
+            matched::analyse(set, pairs, settings, &mut cache),
+            recovery::analyse(set, pairs, settings, &mut cache),
+        )
+    };
+    // The Steps or Recovery panel on screen (and not one reading
+    // Pass@(K,T)): the matched states and error recovery now — they read
+    // the probes alone, not the rollout counts (11 M rollouts: the Steps
+    // panel 1 s sooner) — named as computing in the hand-over before.
+    if settings.focus.wants(Part::Matched) && !settings.focus.wants(Part::Pass) {
+        a.pending.retain(|p| *p != Part::Matched);
+        a.pending.insert(0, Part::Matched);
+        staged(&a);
+        (a.matched, a.recovery) = matched_states(&pairs);
+        done!(Part::Matched);
+    }
     a.agg = std::sync::Arc::new(eval_aggregates(set));
     crate::stage::release_freed_memory();
     // The main sequence, in Part::ALL's order but for the parts the
@@ -586,7 +606,10 @@ pub fn run_audit_staged(
     // their inputs are in. The part computing is named first among
     // those pending (`Audit::is_running`), also in the hand-over before
     // it begins.
-    let mut left: Vec<Part> = Part::ALL.into_iter().filter(|p| p.in_turn()).collect();
+    let mut left: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|p| p.in_turn() && a.is_pending(*p))
+        .collect();
     let first_of = |a: &mut Audit, left: &[Part]| {
         if let Some(next) = settings.focus.next(left) {
             a.pending.retain(|p| *p != next);
@@ -772,11 +795,7 @@ pub fn run_audit_staged(
                 };
                 a.budgetmix = budgetmix::with_gains(set, &a.pass, settings, rules);
             }
-            Part::Matched => {
-                let mut cache = frozenlake::QCache::default();
-                a.matched = matched::analyse(set, pairs, settings, &mut cache);
-                a.recovery = recovery::analyse(set, pairs, settings, &mut cache);
-            }
+            Part::Matched => (a.matched, a.recovery) = matched_states(pairs),
             _ => unreachable!("{part:?} is not of the main sequence"),
         };
         // Every benchmark Pass@(K,T) reports on: once each one's values are
