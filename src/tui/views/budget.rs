@@ -256,11 +256,13 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 && (c.a == name || c.b == name)
         }) {
             cat.push(format!(
-                "Δ({}) − Δ({}) {} {}, Holm p {}",
+                "Δ({}) − Δ({}) {} {} n={}+{}, Holm p {}",
                 c.a,
                 c.b,
                 pp(c.diff),
                 signed_ci(c.ci, 100.0),
+                c.tasks_a,
+                c.tasks_b,
                 holm_p(c)
             ));
         }
