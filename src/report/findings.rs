@@ -5,7 +5,7 @@
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
-use super::format::{holm_p, pct, pp, signed_ci, wilson_pct};
+use super::format::{contrast, pct, pp, signed_ci, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -418,16 +418,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
         out.push(Finding {
             kind: "categories differ",
             place: cell_place((&c.benchmark, &c.base, &c.rl), c.k, c.level, c.mode),
-            detail: format!(
-                "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {}",
-                c.a,
-                c.b,
-                pp(c.diff),
-                signed_ci(c.ci, 100.0),
-                c.tasks_a,
-                c.tasks_b,
-                holm_p(c),
-            ),
+            detail: contrast(c),
             severity: Severity::Info,
             section: Section::Budget,
             part: Part::Categories,

@@ -43,6 +43,21 @@ pub fn holm_p(c: &crate::analysis::categories::Contrast) -> String {
     }
 }
 
+/// A category contrast as the findings and the Budget panel read it:
+/// `Δ(a) − Δ(b) -26.0 pp [-38.5, -14.6], n=12+12 tasks, Holm p ≤0.0420`.
+pub fn contrast(c: &crate::analysis::categories::Contrast) -> String {
+    format!(
+        "Δ({}) − Δ({}) {} {}, n={}+{} tasks, Holm p {}",
+        c.a,
+        c.b,
+        pp(c.diff),
+        signed_ci(c.ci, 100.0),
+        c.tasks_a,
+        c.tasks_b,
+        holm_p(c),
+    )
+}
+
 pub fn pp(x: f64) -> String {
     format!("{:+.1} pp", 100.0 * x)
 }

@@ -8,7 +8,7 @@ use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
-use crate::report::format::{holm_p, pct, pct_ci, pp, share_pp, signed_ci};
+use crate::report::format::{contrast, pct, pct_ci, pp, share_pp, signed_ci};
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -255,16 +255,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 && Some(c.mode) == mode
                 && (c.a == name || c.b == name)
         }) {
-            cat.push(format!(
-                "Δ({}) − Δ({}) {} {} n={}+{}, Holm p {}",
-                c.a,
-                c.b,
-                pp(c.diff),
-                signed_ci(c.ci, 100.0),
-                c.tasks_a,
-                c.tasks_b,
-                holm_p(c)
-            ));
+            cat.push(contrast(c));
         }
     }
     out.extend(cat);
