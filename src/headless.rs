@@ -87,6 +87,20 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                         )
                     ));
                 }
+                // Where no adjusted p can fall below 0.05, the gate is
+                // blind, whatever the data: said, not tripped.
+                for f in audit
+                    .pass
+                    .families_out_of_reach(audit.settings.adjust, 0.05)
+                {
+                    g_out.notes.push(format!(
+                        "flip: {} {} → {}: no cell's adjusted p can fall below 0.05 ({}), so this gate cannot trip there",
+                        f.first.benchmark,
+                        f.first.base,
+                        f.first.rl,
+                        crate::report::findings::out_of_reach(audit, &f)
+                    ));
+                }
             }
             Gate::FlipUnadjusted => {
                 for a in audit.pass.advantage.iter().filter(|a| a.significant_flip) {

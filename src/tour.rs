@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use crate::analysis::passkt::{Advantage, Mode};
 use crate::analysis::{Audit, PairNames};
-use crate::report::format::{pct, pp, signed_ci};
+use crate::report::format::{cell_p, cell_p_alone, pct, pp, signed_ci};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
@@ -301,7 +301,6 @@ fn flip(a: &Audit) -> Option<(Place, String)> {
                 && y.test.p_value.is_some()
         })
         .count();
-    let p_of = |p: Option<f64>| p.map_or("–".into(), |p| format!("{p:.4}"));
     let s = if x.delta < 0.0 || x.test.p_value.is_some_and(|p| p < 0.05) {
         format!(
             "{}: {} → {} at K={}, {}% ({}): Δ {} {}, n={} tasks. Alone it has p {}; adjusted over the pair's {fam} cells ({adj}) p is {} — {}",
@@ -318,8 +317,8 @@ fn flip(a: &Audit) -> Option<(Place, String)> {
             pp(x.delta),
             signed_ci(x.ci, 100.0),
             x.tasks,
-            p_of(t.p_value),
-            p_of(t.p_adjusted),
+            cell_p_alone(t),
+            cell_p(t),
             match t.verdict {
                 crate::analysis::multiplicity::Verdict::Flip =>
                     "a flip that survives: RL is behind here.".to_string(),

@@ -331,3 +331,175 @@ fn gates_read_the_adjusted_verdicts() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no K=1 cell at 30%"));
     assert_eq!(run("inconclusive@x").status.code(), Some(2));
 }
+
+/// The floor the resamples put under an adjusted p (beyond SPEC §4.2):
+/// no bootstrap p-value is below 2/(B+1) (no replicate on the far side of
+/// 0), and Holm multiplies a family's smallest by its m cells. Where that
+/// floor reaches 0.05 no cell can be ahead or flip, whatever the data: a
+/// warning finding says so and names the resamples that would let one
+/// through, `--fail-on flip` notes that it cannot trip there, and report.md
+/// marks a p at the floor with `≤`.
+#[test]
+fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
+    let d = temp_dir("multiplicity_floor");
+    let f = write(&d);
+    // A second log where RL succeeds at turn 1 on every other task and
+    // base never: every cell's Δ is 0.5 and no resample crosses 0.
+    let strong = d.join("strong.jsonl");
+    let mut lines = vec![json!({"kind": "run", "run": "base", "method": "base"})];
+    for t in 0..TASKS {
+        for (run, ok) in [("base", false), ("rl", t % 2 == 0)] {
+            for i in 0..N {
+                let mut r = json!({"run": run, "benchmark": "b", "task": format!("t{t:02}"),
+                    "budget": B, "success": ok, "turns": if ok { 1 } else { B }, "sample": i});
+                if ok {
+                    r["success_turn"] = json!(1);
+                }
+                lines.push(r);
+            }
+        }
+    }
+    write_lines(&strong, &lines);
+    let run_on = |f: &std::path::Path, adjust: &str, b: usize| {
+        let out = d.join(format!(
+            "{}-{adjust}-{b}",
+            f.file_stem().unwrap().to_str().unwrap()
+        ));
+        let o = rl_audit(&[
+            "--headless",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--resamples",
+            &b.to_string(),
+            "--adjust",
+            adjust,
+            "--fail-on",
+            "flip",
+        ]);
+        let r: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        (o, r, md)
+    };
+    let run = |adjust: &str, b: usize| run_on(&f, adjust, b);
+    let warnings = |r: &Value| -> Vec<Value> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "cells cannot reach 0.05")
+            .cloned()
+            .collect()
+    };
+    let live = |r: &Value| -> Vec<Value> {
+        adv_rows(r)
+            .into_iter()
+            .filter(|a| a["verdict"] != "degenerate")
+            .cloned()
+            .collect()
+    };
+    // Each live cell's floor is `floor`; report.md's advantage table
+    // writes its p adj. (the 12th column) with `≤` exactly when at it, and
+    // its p (the 11th) when at 2/(B+1) (every cell here has a replicate in
+    // each of the B resamples). Returns how many p adj. are at the floor.
+    let check = |r: &Value, md: &str, floor: f64, b: usize| -> usize {
+        let mut at = 0;
+        for a in live(r) {
+            assert!((a["p_adjusted_floor"].as_f64().unwrap() - floor).abs() < 1e-15);
+            let p = a["p_adjusted"].as_f64().unwrap();
+            assert!(p >= floor - 1e-15);
+            let row = format!(
+                "| b | base → rl | {} | {}% | {} | ",
+                a["k"],
+                a["level"],
+                a["t_mode"].as_str().unwrap()
+            );
+            let line = md.lines().find(|l| l.starts_with(&row)).expect(&row);
+            let shown = line.split(" | ").nth(11).unwrap();
+            let alone = a["p_value"].as_f64().unwrap();
+            let want = if alone == 2.0 / (b as f64 + 1.0) {
+                format!("≤{alone:.4}")
+            } else {
+                format!("{alone:.4}")
+            };
+            assert_eq!(line.split(" | ").nth(10).unwrap(), want, "{line}");
+            if p == floor {
+                at += 1;
+                assert_eq!(shown, format!("≤{p:.4}"), "{line}");
+            } else {
+                assert_eq!(shown, format!("{p:.4}"), "{line}");
+            }
+        }
+        for a in adv_rows(r)
+            .into_iter()
+            .filter(|a| a["verdict"] == "degenerate")
+        {
+            assert!(a["p_adjusted_floor"].is_null());
+        }
+        at
+    };
+    // Holm at 400 resamples: every cell has all 30 tasks, so a replicate
+    // in every resample, and the floor is m·2/401 for the m live cells.
+    let (o, r, md) = run("holm", 400);
+    let m = live(&r).len();
+    assert!(m >= 10, "{m}");
+    let floor = (m as f64 * 2.0 / 401.0).min(1.0);
+    assert!(floor >= 0.05, "{floor}");
+    check(&r, &md, floor, 400);
+    for a in live(&r) {
+        assert!(matches!(
+            a["verdict"].as_str(),
+            Some("equivalent" | "inconclusive")
+        ));
+    }
+    let (_, rs, mds) = run_on(&strong, "holm", 400);
+    let ms = live(&rs).len();
+    assert!(ms >= 4, "{ms}");
+    assert_eq!(check(&rs, &mds, ms as f64 * 2.0 / 401.0, 400), ms);
+    // The fewest resamples with m·2/(B+1) < 0.05, searched here.
+    let needed = (1..)
+        .find(|&b| m as f64 * 2.0 / (b as f64 + 1.0) < 0.05)
+        .unwrap();
+    assert!(needed == 40 * m || needed == 40 * m - 1, "{needed}");
+    let detail = format!("holm, m={m}, B=400: p≥{floor:.4}; --resamples ≥{needed}");
+    let w = warnings(&r);
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert_eq!(w[0]["severity"], "warning");
+    assert_eq!(w[0]["where"], "b base → rl");
+    assert_eq!(w[0]["detail"], detail);
+    assert!(md.contains(&format!("\n- b base → rl: {detail}\n")), "{md}");
+    // The gate: not tripped (no flip can be found), but said.
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "flip: b base → rl: no cell's adjusted p can fall below 0.05 ({detail}), so this gate cannot trip there"
+        )),
+        "{err}"
+    );
+    // At the resamples named, the floor is below 0.05: nothing said.
+    let (o, r, md) = run("holm", needed);
+    assert!(warnings(&r).is_empty());
+    assert!(!md.contains("No cell can reach 0.05"));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("cannot trip"));
+    check(&r, &md, m as f64 * 2.0 / (needed as f64 + 1.0), needed);
+    // Max-|t| (the default): a cell's own floor, 2/(B+1), whatever m. At
+    // 30 resamples 2/31 ≥ 0.05; 40 is the fewest below it.
+    let (_, r, md) = run("maxt", 30);
+    check(&r, &md, 2.0 / 31.0, 30);
+    let w = warnings(&r);
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert_eq!(
+        w[0]["detail"],
+        format!(
+            "maxt, m={}, B=30: p≥{:.4}; --resamples ≥40",
+            live(&r).len(),
+            2.0 / 31.0
+        )
+    );
+    let (_, r, md) = run("maxt", 40);
+    assert!(warnings(&r).is_empty());
+    check(&r, &md, 2.0 / 41.0, 40);
+}

@@ -136,7 +136,7 @@ fn the_tour_preface_quotes_report_json() {
     let s = step(3);
     let c = caps(
         &format!(
-            r"(\S+) → (\S+) at K=(\d+), (\d+)% \((\w+)\): Δ {num} pp \[{num}, {num}\], n=(\d+) tasks\. Alone it has p {num}; adjusted over the pair's (\d+) cells \((\w+)\) p is {num}"
+            r"(\S+) → (\S+) at K=(\d+), (\d+)% \((\w+)\): Δ {num} pp \[{num}, {num}\], n=(\d+) tasks\. Alone it has p ≤?{num}; adjusted over the pair's (\d+) cells \((\w+)\) p is ≤?{num}"
         ),
         &s,
     );
@@ -151,6 +151,18 @@ fn the_tour_preface_quotes_report_json() {
         .filter(|a| a["base"] == row["base"] && a["rl"] == row["rl"] && !a["p_value"].is_null())
         .count();
     assert_eq!(c[11].parse::<usize>().unwrap(), family);
+    // `≤` where a p sits at the floor the resamples allow: 2/(B+1) alone
+    // (every cell of the demo has a replicate in each resample), and the
+    // row's `p_adjusted_floor` adjusted.
+    let b = r["settings"]["bootstrap"]["resamples"].as_f64().unwrap();
+    assert_eq!(
+        s.contains("Alone it has p ≤"),
+        row["p_value"].as_f64() == Some(2.0 / (b + 1.0))
+    );
+    assert_eq!(
+        s.contains(") p is ≤"),
+        row["p_adjusted"] == row["p_adjusted_floor"]
+    );
     // The demo has no negative cell: the step shows what adjustment does
     // to a cell significant alone.
     assert!(row["p_value"].as_f64().unwrap() < 0.05);

@@ -66,14 +66,6 @@ pub struct Contrast {
     pub p_adjusted_floor: Option<f64>,
 }
 
-impl Contrast {
-    /// Is its `p_adjusted` at the floor the resamples allow (a floor below
-    /// 1: at 1, "at most 1" says nothing)?
-    pub fn at_floor(&self) -> bool {
-        matches!((self.p_adjusted, self.p_adjusted_floor), (Some(p), Some(f)) if p <= f && f < 1.0)
-    }
-}
-
 /// The contrasts of one (benchmark, pair), Holm's family.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContrastFamily {

@@ -63,7 +63,16 @@ impl Verdict {
 pub struct CellTest {
     pub se: Option<f64>,
     pub p_value: Option<f64>,
+    /// The smallest `p_value` its B_c replicates allow, 2/(B_c+1) (not in
+    /// report.json: it marks a p at it `≤`).
+    pub p_value_floor: Option<f64>,
     pub p_adjusted: Option<f64>,
+    /// The smallest `p_adjusted` the resamples allow this cell: 2/(B_c+1)
+    /// for its B_c replicates, and with Holm its family's m live cells
+    /// times the smallest of those. One at it saw no resample cross 0 (or
+    /// with Holm, its family's smallest did not); more resamples would tell
+    /// how far below.
+    pub p_adjusted_floor: Option<f64>,
     pub ci_simultaneous: Option<(f64, f64)>,
     pub significant_flip_adjusted: bool,
     pub mde: Option<f64>,
@@ -75,13 +84,21 @@ impl CellTest {
     pub const DEGENERATE: CellTest = CellTest {
         se: None,
         p_value: None,
+        p_value_floor: None,
         p_adjusted: None,
+        p_adjusted_floor: None,
         ci_simultaneous: None,
         significant_flip_adjusted: false,
         mde: None,
         verdict: Verdict::Degenerate,
         tasks_needed: None,
     };
+}
+
+/// Is an adjusted p at the floor the resamples allow (a floor below 1: at
+/// 1, "at most 1" says nothing)?
+pub fn at_floor(p_adjusted: Option<f64>, floor: Option<f64>) -> bool {
+    matches!((p_adjusted, floor), (Some(p), Some(f)) if p <= f && f < 1.0)
 }
 
 /// One cell of a family, as the tests need it.
@@ -213,6 +230,14 @@ pub fn family_tests(
         })
         .collect();
     let idx: Vec<usize> = (0..cells.len()).filter(|&i| live[i].is_some()).collect();
+    // The floor of each live cell's adjusted p: its own p's floor (max-|t|
+    // takes the larger of p and a count over B + 1; Benjamini–Hochberg
+    // never lowers a p), and with Holm m times the family's smallest.
+    let own_floor = |i: usize| p_floor(live[i].as_ref().expect("live").reps.len());
+    let family_floor = (adjust == Adjust::Holm)
+        .then(|| idx.iter().map(|&i| own_floor(i)).reduce(f64::min))
+        .flatten()
+        .map(|p_min| holm_floor(idx.len(), p_min));
     // Adjusted p-values (and max-|t|'s critical value).
     let mut adjusted = vec![None; cells.len()];
     let mut q = None;
@@ -293,7 +318,9 @@ pub fn family_tests(
             CellTest {
                 se: Some(l.se),
                 p_value: Some(l.p),
+                p_value_floor: Some(own_floor(i)),
                 p_adjusted: Some(p_adj),
+                p_adjusted_floor: Some(family_floor.unwrap_or_else(|| own_floor(i))),
                 ci_simultaneous,
                 significant_flip_adjusted: c.delta < 0.0 && p_adj < 0.05,
                 mde: Some(mde),
@@ -355,6 +382,75 @@ mod tests {
             "{:?}",
             bh(&p)
         );
+    }
+
+    #[test]
+    fn each_cell_s_floor_is_what_its_replicates_and_the_method_allow() {
+        // Three live cells of 9 resamples: the first all above 0 (its p is
+        // its floor, 2/10), the second with one replicate missing (its
+        // floor 2/9), the third crossing 0; one degenerate cell.
+        let nan = f64::NAN;
+        let a = [0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3];
+        let b = [0.1, 0.2, nan, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3];
+        let c = [-0.1, 0.2, 0.3, -0.1, 0.2, 0.3, 0.1, 0.2, 0.3];
+        fn cell(delta: f64, replicates: &[f64], degenerate: bool) -> CellInput<'_> {
+            CellInput {
+                delta,
+                degenerate,
+                replicates,
+                tasks: 10,
+            }
+        }
+        let cells = [
+            cell(0.2, &a, false),
+            cell(0.2, &b, false),
+            cell(0.15, &c, false),
+            cell(0.0, &a, true),
+        ];
+        for adjust in [Adjust::MaxT, Adjust::Bh, Adjust::None, Adjust::Holm] {
+            let t = family_tests(&cells, 9, adjust, 0.05, true);
+            let floors: Vec<Option<f64>> = t.iter().map(|t| t.p_adjusted_floor).collect();
+            let want = if adjust == Adjust::Holm {
+                // 3 live cells times the smallest floor, 2/10.
+                vec![Some(0.6), Some(0.6), Some(0.6), None]
+            } else {
+                vec![Some(0.2), Some(2.0 / 9.0), Some(0.2), None]
+            };
+            assert_eq!(floors.len(), want.len());
+            for (got, want) in floors.iter().zip(&want) {
+                match (got, want) {
+                    (Some(g), Some(w)) => assert!((g - w).abs() < 1e-15, "{adjust:?}: {g} {w}"),
+                    _ => assert_eq!(got, want, "{adjust:?}"),
+                }
+            }
+            // Each cell's own p has its own floor, 2/(B_c+1).
+            let own: Vec<Option<f64>> = t.iter().map(|t| t.p_value_floor).collect();
+            assert_eq!(own, [Some(0.2), Some(2.0 / 9.0), Some(0.2), None]);
+            // No adjusted p below its floor.
+            for x in &t[..3] {
+                assert!(x.p_adjusted.unwrap() >= x.p_adjusted_floor.unwrap() - 1e-15);
+            }
+            let at: Vec<bool> = t
+                .iter()
+                .map(|x| at_floor(x.p_adjusted, x.p_adjusted_floor))
+                .collect();
+            match adjust {
+                // p = 0.2, 2/9, 0.6 (3 of 9 replicates ≤ 0: 2·4/10).
+                Adjust::None => assert_eq!(at, [true, true, false, false]),
+                // Holm: 3·0.2 = 0.6 for the smallest, then max(0.6, 2·2/9),
+                // max(0.6, 0.6): every cell at the family's floor.
+                Adjust::Holm => assert_eq!(at, [true, true, true, false]),
+                // BH: 0.6/3 ranks: min(0.6, 3/2·2/9 = 1/3, 0.6) = 1/3 for
+                // the first two, above their floors.
+                Adjust::Bh => {
+                    assert!((t[0].p_adjusted.unwrap() - 1.0 / 3.0).abs() < 1e-15);
+                    assert_eq!(at, [false, false, false, false]);
+                }
+                Adjust::MaxT => {}
+            }
+        }
+        // A floor of 1 says nothing: not "at" it.
+        assert!(!at_floor(Some(1.0), Some(1.0)));
     }
 
     #[test]

@@ -391,6 +391,21 @@ pub struct Advantage {
     pub seeds: BTreeMap<String, usize>,
 }
 
+/// A §4.2 family no cell of which can reach the level asked
+/// ([`PassReport::families_out_of_reach`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OutOfReach<'a> {
+    /// Its first advantage row (its pair, and where the finding lands).
+    pub first: &'a Advantage,
+    /// Its live cells (those with a p-value): Holm's m.
+    pub cells: usize,
+    /// The smallest `p_adjusted_floor` of its cells.
+    pub p_floor: f64,
+    /// The smallest `--resamples` that would let a cell through (every cell
+    /// with a replicate in every resample).
+    pub resamples_needed: usize,
+}
+
 #[derive(Debug, Clone)]
 pub struct ModeGap {
     pub benchmark: String,
@@ -1900,6 +1915,49 @@ impl PassReport {
                 && mode.is_none_or(|m| a.mode == m)
         });
         preferred(rows, |a| a.mode)
+    }
+
+    /// The §4.2 families (one per pair) of which no cell can reach an
+    /// adjusted p below `alpha`, whatever the data: every live cell's
+    /// `p_adjusted_floor` is at `alpha` or above (with Holm, m × 2/(B+1);
+    /// otherwise 2/(B+1)). In the advantage rows' order.
+    pub fn families_out_of_reach(
+        &self,
+        adjust: super::multiplicity::Adjust,
+        alpha: f64,
+    ) -> Vec<OutOfReach<'_>> {
+        let mut out: Vec<OutOfReach> = Vec::new();
+        let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+        for a in &self.advantage {
+            let key = (a.benchmark.as_str(), a.base.as_str(), a.rl.as_str());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let floors: Vec<f64> = self
+                .advantage
+                .iter()
+                .filter(|b| (b.benchmark.as_str(), b.base.as_str(), b.rl.as_str()) == key)
+                .filter_map(|b| b.test.p_adjusted_floor)
+                .collect();
+            let Some(p_floor) = floors.iter().copied().reduce(f64::min) else {
+                continue;
+            };
+            if p_floor >= alpha {
+                let cells = floors.len();
+                let per = match adjust {
+                    super::multiplicity::Adjust::Holm => cells,
+                    _ => 1,
+                };
+                out.push(OutOfReach {
+                    first: a,
+                    cells,
+                    p_floor,
+                    resamples_needed: super::multiplicity::resamples_to_reach(per, alpha),
+                });
+            }
+        }
+        out
     }
 
     /// Runs with evaluation cells on a benchmark, in name order.

@@ -5,7 +5,7 @@
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
-use super::format::{contrast, pct, pp, signed_ci, wilson_pct};
+use super::format::{cell_p, contrast, pct, pp, signed_ci, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,10 +96,9 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             adv.mode,
         )
     };
-    let p_adj = |adv: &crate::analysis::passkt::Advantage| {
-        adv.test
-            .p_adjusted
-            .map_or(String::new(), |p| format!(", adjusted p {p:.4}"))
+    let p_adj = |adv: &crate::analysis::passkt::Advantage| match adv.test.p_adjusted {
+        Some(_) => format!(", adjusted p {}", cell_p(&adv.test)),
+        None => String::new(),
     };
     for adv in a
         .pass
@@ -131,6 +130,20 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
             section: Section::Budget,
             part: Part::Pass,
             at: Some(budget_place(adv, Some(adv.mode))),
+        });
+    }
+    // A pair whose cells' adjusted p cannot fall below 0.05, whatever the
+    // data: no verdict there can be ahead or flip, and `--fail-on flip`
+    // cannot trip on it; the resamples are too few for the method.
+    for f in a.pass.families_out_of_reach(a.settings.adjust, 0.05) {
+        out.push(Finding {
+            kind: "cells cannot reach 0.05",
+            place: format!("{} {} → {}", f.first.benchmark, f.first.base, f.first.rl),
+            detail: out_of_reach(a, &f),
+            severity: Severity::Warning,
+            section: Section::Budget,
+            part: Part::Pass,
+            at: Some(budget_place(f.first, Some(f.first.mode))),
         });
     }
     let flips = a
@@ -435,4 +448,17 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     // it is in.
     out.retain(|f| !a.is_pending(f.part));
     out
+}
+
+/// Why a §4.2 family's cells cannot reach 0.05: `holm, m=40, B=1000:
+/// p≥0.0799; --resamples ≥1600` (the findings and `--fail-on flip`'s note).
+pub fn out_of_reach(a: &Audit, f: &crate::analysis::passkt::OutOfReach) -> String {
+    format!(
+        "{}, m={}, B={}: p≥{:.4}; --resamples ≥{}",
+        a.settings.adjust.name(),
+        f.cells,
+        a.settings.boot.resamples,
+        f.p_floor,
+        f.resamples_needed
+    )
 }

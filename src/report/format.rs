@@ -32,15 +32,30 @@ pub fn pct_ci(ci: Ci) -> String {
     }
 }
 
-/// Signed percentage points: `+2.5 pp`.
-/// A contrast's Holm-adjusted p: `≤` where it sits at the floor the
-/// resamples allow (no resample crossed 0; more would tell how far below).
-pub fn holm_p(c: &crate::analysis::categories::Contrast) -> String {
-    match c.p_adjusted {
+/// A p-value, adjusted or not: `≤0.0420` where it sits at the floor the
+/// resamples allow (no resample crossed 0; more would tell how far below),
+/// `–` for none.
+pub fn p_adjusted(p: Option<f64>, floor: Option<f64>) -> String {
+    match p {
         None => "–".into(),
-        Some(p) if c.at_floor() => format!("≤{p:.4}"),
-        Some(p) => format!("{p:.4}"),
+        Some(x) if crate::analysis::multiplicity::at_floor(p, floor) => format!("≤{x:.4}"),
+        Some(x) => format!("{x:.4}"),
     }
+}
+
+/// A contrast's Holm-adjusted p ([`p_adjusted`]).
+pub fn holm_p(c: &crate::analysis::categories::Contrast) -> String {
+    p_adjusted(c.p_adjusted, c.p_adjusted_floor)
+}
+
+/// An advantage cell's adjusted p ([`p_adjusted`]).
+pub fn cell_p(t: &crate::analysis::multiplicity::CellTest) -> String {
+    p_adjusted(t.p_adjusted, t.p_adjusted_floor)
+}
+
+/// An advantage cell's own bootstrap p, `≤` at its floor 2/(B_c+1).
+pub fn cell_p_alone(t: &crate::analysis::multiplicity::CellTest) -> String {
+    p_adjusted(t.p_value, t.p_value_floor)
 }
 
 /// A category contrast as the findings and the Budget panel read it:
@@ -58,6 +73,7 @@ pub fn contrast(c: &crate::analysis::categories::Contrast) -> String {
     )
 }
 
+/// Signed percentage points: `+2.5 pp`.
 pub fn pp(x: f64) -> String {
     format!("{:+.1} pp", 100.0 * x)
 }

@@ -207,6 +207,9 @@ struct AdvantageRow<'a> {
     se: Option<f64>,
     p_value: Option<f64>,
     p_adjusted: Option<f64>,
+    /// Beyond SPEC §4.2: the smallest `p_adjusted` the resamples allow
+    /// (2/(B+1); with Holm, the family's m live cells times that).
+    p_adjusted_floor: Option<f64>,
     ci_simultaneous: Option<(f64, f64)>,
     significant_flip_adjusted: bool,
     mde: Option<f64>,
@@ -778,6 +781,7 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 se: a.test.se,
                 p_value: a.test.p_value,
                 p_adjusted: a.test.p_adjusted,
+                p_adjusted_floor: a.test.p_adjusted_floor,
                 ci_simultaneous: a.test.ci_simultaneous,
                 significant_flip_adjusted: a.test.significant_flip_adjusted,
                 mde: a.test.mde,

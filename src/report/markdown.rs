@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::format::{esc, pct, pct_ci, pp};
+use super::format::{cell_p, cell_p_alone, esc, pct, pct_ci, pp};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
@@ -225,7 +225,6 @@ fn advantage_section(md: &mut String, audit: &Audit) {
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     let pts = |x: Option<f64>| x.map_or("–".into(), |x| format!("{:.1}", 100.0 * x));
-    let prob = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.4}"));
     for a in &audit.pass.advantage {
         let mark = if a.test.significant_flip_adjusted {
             "**flip (adjusted)**"
@@ -264,8 +263,8 @@ fn advantage_section(md: &mut String, audit: &Audit) {
             a.headroom
                 .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h)),
             pts(a.test.se),
-            prob(a.test.p_value),
-            prob(a.test.p_adjusted),
+            cell_p_alone(&a.test),
+            cell_p(&a.test),
             pts(a.test.mde),
             verdict,
             mark,
@@ -338,6 +337,47 @@ fn many_cells(md: &mut String, audit: &Audit) {
         count(Verdict::Inconclusive),
         count(Verdict::Degenerate),
     );
+    // The floor the resamples put under the adjusted p-values, and the
+    // families it keeps from any verdict.
+    let floors = adv.iter().filter_map(|a| a.test.p_adjusted_floor);
+    let (lo, hi) = floors.fold((f64::INFINITY, 0.0f64), |(l, h), f| (l.min(f), h.max(f)));
+    if lo.is_finite() {
+        let range = if lo == hi {
+            format!("{lo:.4}")
+        } else {
+            format!("{lo:.4} to {hi:.4}")
+        };
+        let _ = writeln!(
+            md,
+            "With B = {} resamples no bootstrap p-value is below 2/(B+1){}, so no adjusted p here is below {range}; `≤` marks one at that floor (more resamples would tell how far below).\n",
+            s.boot.resamples,
+            if s.adjust == Adjust::Holm {
+                ", and Holm multiplies a family's smallest by its m cells"
+            } else {
+                ""
+            },
+        );
+    }
+    let out = audit.pass.families_out_of_reach(s.adjust, 0.05);
+    if !out.is_empty() {
+        let _ = writeln!(
+            md,
+            "**No cell can reach 0.05** in {} famil{}, whatever the data: no verdict there can be ahead or flip, and `--fail-on flip` cannot trip on it.\n",
+            out.len(),
+            if out.len() == 1 { "y" } else { "ies" },
+        );
+        for f in &out {
+            let _ = writeln!(
+                md,
+                "- {} {} → {}: {}",
+                esc(&f.first.benchmark),
+                esc(&f.first.base),
+                esc(&f.first.rl),
+                super::findings::out_of_reach(audit, f)
+            );
+        }
+        md.push('\n');
+    }
 }
 
 fn mode_gap_section(md: &mut String, audit: &Audit) {

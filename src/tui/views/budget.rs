@@ -8,7 +8,7 @@ use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
-use crate::report::format::{contrast, pct, pct_ci, pp, share_pp, signed_ci};
+use crate::report::format::{cell_p, cell_p_alone, contrast, pct, pct_ci, pp, share_pp, signed_ci};
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -278,10 +278,12 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
         ));
         let t = &x.test;
-        if let (Some(se), Some(p), Some(pa), Some(mde)) = (t.se, t.p_value, t.p_adjusted, t.mde) {
+        if let (Some(se), Some(_), Some(_), Some(mde)) = (t.se, t.p_value, t.p_adjusted, t.mde) {
             out.push(format!(
-                "se {:.1} pp · p {p:.4} · adjusted p {pa:.4} ({}) · mde {:.1} pp",
+                "se {:.1} pp · p {} · adjusted p {} ({}) · mde {:.1} pp",
                 100.0 * se,
+                cell_p_alone(t),
+                cell_p(t),
                 a.settings.adjust.name(),
                 100.0 * mde,
             ));
