@@ -34,9 +34,12 @@ fn quick() -> Settings {
 }
 
 fn demo() -> Arc<Loaded> {
+    demo_with(&quick())
+}
+
+fn demo_with(settings: &Settings) -> Arc<Loaded> {
     let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
-    let settings = quick();
-    let audit = run_audit(&set, &settings).expect("audit");
+    let audit = run_audit(&set, settings).expect("audit");
     Arc::new(Loaded {
         set: Arc::new(set),
         audit,
@@ -701,7 +704,39 @@ fn overview_and_report_share_the_headline() {
 /// screen, not the workbench's state.
 #[test]
 fn every_finding_lands_where_it_is_shown() {
-    let d = demo();
+    assert_eq!(
+        findings_land(demo()),
+        [
+            "RL ahead",
+            "contrasts cannot reach 0.05",
+            "error recovery",
+            "error recovery in rollouts",
+            "inconclusive at a tight budget",
+            "matched states"
+        ]
+    );
+    // Holm over a pair's 35 cells at 200 resamples: no cell can reach
+    // 0.05 (35 · 2/201), so none is ahead; each pair says so.
+    let holm = Settings {
+        adjust: rl_audit::analysis::multiplicity::Adjust::Holm,
+        ..quick()
+    };
+    assert_eq!(
+        findings_land(demo_with(&holm)),
+        [
+            "cells cannot reach 0.05",
+            "contrasts cannot reach 0.05",
+            "error recovery",
+            "error recovery in rollouts",
+            "inconclusive at a tight budget",
+            "matched states"
+        ]
+    );
+}
+
+/// [`every_finding_lands_where_it_is_shown`] for one audit; the kinds of
+/// its findings.
+fn findings_land(d: Arc<Loaded>) -> Vec<String> {
     let json = rl_audit::report::json::report(&d.set, &d.audit);
     let found = json["findings"].as_array().unwrap();
     let cell = regex::Regex::new(r"K=(\d+) (\d+)% (native|truncated)").unwrap();
@@ -746,9 +781,9 @@ fn every_finding_lands_where_it_is_shown() {
                 assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Recovery);
             }
             // A pair's family of category contrasts (these tests' 200
-            // resamples are too few for its 210): the pair's grid, whose
-            // cells list the contrasts.
-            "contrasts cannot reach 0.05" => {
+            // resamples are too few for its 210), or of cells: the pair's
+            // grid, whose cells list the contrasts and their p-values.
+            "contrasts cannot reach 0.05" | "cells cannot reach 0.05" => {
                 assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget);
                 assert!(!cell.is_match(place), "{place}");
             }
@@ -762,17 +797,7 @@ fn every_finding_lands_where_it_is_shown() {
             }
         }
     }
-    assert_eq!(
-        kinds.into_iter().collect::<Vec<_>>(),
-        [
-            "RL ahead",
-            "contrasts cannot reach 0.05",
-            "error recovery",
-            "error recovery in rollouts",
-            "inconclusive at a tight budget",
-            "matched states"
-        ]
-    );
+    kinds.into_iter().map(str::to_string).collect()
 }
 
 /// A BudgetMix violation lands on its own run and rule: the panel shows
