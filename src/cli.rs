@@ -49,6 +49,12 @@ pub struct Cli {
     #[arg(long, default_value_t = 0.95, value_parser = parse_gamma)]
     pub gamma: f64,
     /// Bootstrap resamples per interval.
+    ///
+    /// They bound what a p-value can resolve: none falls below 2/(B+1), and
+    /// Holm over m cells or contrasts multiplies that by m (a grid of 35
+    /// cells under --adjust holm needs B ≥ 1,400 for any adjusted p below
+    /// 0.05). The report warns, and says how many would do, where a floor
+    /// reaches 0.05.
     #[arg(long, default_value_t = 10_000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub resamples: usize,
     /// Seed of every random draw (bootstrap, balancing).
