@@ -470,6 +470,24 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     assert_eq!(w[0]["where"], "b base → rl");
     assert_eq!(w[0]["detail"], detail);
     assert!(md.contains(&format!("\n- b base → rl: {detail}\n")), "{md}");
+    // An inconclusive tight-budget cell says what holds it back.
+    let tight = |r: &Value| -> Vec<String> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "inconclusive at a tight budget")
+            .map(|f| f["detail"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let t = tight(&r);
+    assert!(!t.is_empty());
+    for x in &t {
+        assert!(
+            x.ends_with(&format!(", adjusted p ≥{floor:.4} at B=400")),
+            "{x}"
+        );
+    }
     // The gate: not tripped (no flip can be found), but said.
     assert_eq!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -484,6 +502,7 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     assert!(warnings(&r).is_empty());
     assert!(!md.contains("No cell can reach 0.05"));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("cannot trip"));
+    assert!(tight(&r).iter().all(|x| !x.contains("adjusted p ≥")));
     check(&r, &md, m as f64 * 2.0 / (needed as f64 + 1.0), needed);
     // Max-|t| (the default): a cell's own floor, 2/(B+1), whatever m. At
     // 30 resamples 2/31 ≥ 0.05; 40 is the fewest below it.

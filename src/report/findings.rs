@@ -177,14 +177,20 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 kind: "inconclusive at a tight budget",
                 place: place(adv),
                 detail: format!(
-                    "Δ {} {}, n={}, mde {:.1} pp{}",
+                    "Δ {} {}, n={}, mde {:.1} pp{}{}",
                     pp(adv.delta),
                     signed_ci(adv.ci, 100.0),
                     adv.tasks,
                     100.0 * adv.test.mde.unwrap_or(f64::NAN),
                     adv.test
                         .tasks_needed
-                        .map_or(String::new(), |n| format!(", ≈{n} tasks needed"))
+                        .map_or(String::new(), |n| format!(", ≈{n} tasks needed")),
+                    // Where the resamples alone keep it from 0.05, say so:
+                    // more tasks would not.
+                    adv.test.p_adjusted_floor.filter(|&f| f >= 0.05).map_or(
+                        String::new(),
+                        |f| format!(", adjusted p ≥{f:.4} at B={}", a.settings.boot.resamples)
+                    )
                 ),
                 severity: Severity::Info,
                 section: Section::Budget,
