@@ -121,6 +121,56 @@ fn tour_box(f: &mut Frame, body: Rect, t: &super::app::Tour, theme: &Theme) -> R
     rest
 }
 
+/// Width of the help's keys column (`keymap::help_lines`: 16 right-aligned
+/// and two spaces).
+const KEYS_COLUMN: usize = 18;
+
+/// A line wrapped at word boundaries to `width`, each line after the first
+/// indented by `indent` columns (its first `indent` characters are a
+/// column of their own). Too narrow for that: the line as it is.
+fn hanging(line: &str, width: usize, indent: usize) -> Vec<String> {
+    if line.chars().count() <= width || width < indent + 12 {
+        return vec![line.to_string()];
+    }
+    let head: String = line.chars().take(indent).collect();
+    let room = width - indent;
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut used = 0;
+    for word in line.chars().skip(indent).collect::<String>().split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        if used > 0 && used + 1 + word.len() > room {
+            out.push(std::mem::take(&mut cur));
+            used = 0;
+        }
+        if used > 0 {
+            cur.push(' ');
+            used += 1;
+        }
+        // A word longer than the room is cut.
+        while used + word.len() > room {
+            let rest = word.split_off(room - used);
+            cur.extend(word);
+            out.push(std::mem::take(&mut cur));
+            used = 0;
+            word = rest;
+        }
+        used += word.len();
+        cur.extend(word);
+    }
+    out.push(cur);
+    out.into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{head}{l}")
+            } else {
+                format!("{:indent$}{l}", "")
+            }
+        })
+        .collect()
+}
+
 /// Lines a paragraph takes when wrapped at word boundaries to `width`.
 fn wrapped_lines(text: &str, width: usize) -> usize {
     let (mut lines, mut used) = (1, 0);
@@ -360,7 +410,14 @@ fn help(f: &mut Frame, panel: Panel, scroll: u16) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     // Keys first (they fit), then what the panel measures.
     let mut lines: Vec<Line> = vec![Line::from(Span::styled("Keys", bold))];
-    lines.extend(help_lines().into_iter().map(Line::from));
+    // A key's description wraps under itself, past the keys column.
+    let inner = usize::from(w.saturating_sub(2));
+    lines.extend(
+        help_lines()
+            .iter()
+            .flat_map(|l| hanging(l, inner, KEYS_COLUMN))
+            .map(Line::from),
+    );
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
         format!("{} — how to read it", panel.title()),
@@ -726,6 +783,33 @@ mod tests {
         assert_eq!(widths(&t, 160), vec![4, 100]);
         // 80 columns: the detail gets what is left.
         assert_eq!(widths(&t, 80), vec![4, 71]);
+    }
+
+    #[test]
+    fn a_help_line_wraps_under_its_description() {
+        let l = format!(
+            "{:>16}  {}",
+            "← / h", "Budget: tighter level; Cost: lower ceiling"
+        );
+        // Fits: as it is.
+        assert_eq!(hanging(&l, 60, 18), vec![l.clone()]);
+        // 40 columns: 22 for the description, broken at spaces.
+        assert_eq!(
+            hanging(&l, 40, 18),
+            vec![
+                "           ← / h  Budget: tighter level;".to_string(),
+                "                  Cost: lower ceiling".to_string(),
+            ]
+        );
+        // A word longer than the room is cut; too narrow a screen: as is.
+        assert_eq!(
+            hanging(&format!("{:>16}  abcdefghijklmnop qr", "x"), 30, 18),
+            vec![
+                format!("{:>16}  abcdefghijkl", "x"),
+                format!("{:18}mnop qr", ""),
+            ]
+        );
+        assert_eq!(hanging(&l, 25, 18), vec![l.clone()]);
     }
 
     #[test]
