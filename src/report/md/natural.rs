@@ -23,7 +23,7 @@ pub fn natural(md: &mut String, audit: &Audit) {
     }
     let _ = writeln!(
         md,
-        "The paper's question — is RL's gain recovery? — asked of ordinary rollouts, without probe experiments. An *error event* is a step with `error: true` that is not the rollout's last; *next step clean* is the share of error events followed by a step without an error; *recovered* the share of rollouts with an error event that still succeeded. Pooled over a run's rollouts, 95% cluster-bootstrap intervals over tasks; RL − base over the tasks where both runs have error events (paired).\n"
+        "The paper's question — is RL's gain recovery? — asked of ordinary rollouts, without probe experiments. An *error event* is a step with `error: true` that is not the rollout's last; *next step clean* is the share of error events followed by a step without an error; *recovered* the share of rollouts with an error event that still succeeded. Pooled over a run's rollouts, 95% cluster-bootstrap intervals over tasks; RL − base is the mean, over the tasks where both runs have error events, of each task's difference (paired): weighted by task, not by event or rollout, so it can differ from the difference of the pooled shares above.\n"
     );
     let _ = writeln!(md, "| benchmark | run | rollouts | with an error | error events | next step clean | recovered |");
     let _ = writeln!(md, "|---|---|---|---|---|---|---|");

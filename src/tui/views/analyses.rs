@@ -246,7 +246,7 @@ fn natural_rows(
             Cell::text("rollouts: next step clean after an error"),
             with_n(b.and_then(|x| x.next_ok), b.map(|x| x.error_events)),
             with_n(r.and_then(|x| x.next_ok), r.map(|x| x.error_events)),
-            diff(&d.and_then(|d| d.next_ok)),
+            paired_diff(d, |d| d.next_ok),
         ],
         Mark::None,
         by_turn(),
@@ -262,11 +262,25 @@ fn natural_rows(
                 r.and_then(|x| x.recovered),
                 r.map(|x| x.rollouts_with_error),
             ),
-            diff(&d.and_then(|d| d.recovered)),
+            paired_diff(d, |d| d.recovered),
         ],
         Mark::None,
         by_turn(),
     );
+}
+
+/// RL − base of a natural-recovery figure: the mean over the tasks where
+/// both runs have error events of each task's difference (SPEC §4.6), with
+/// its n of tasks — not the difference of the pooled shares beside it.
+fn paired_diff(
+    d: Option<&crate::analysis::natural::RecoveryDiff>,
+    figure: impl Fn(&crate::analysis::natural::RecoveryDiff) -> Option<Estimate>,
+) -> Cell {
+    let mut c = diff(&d.and_then(&figure));
+    if let Some(d) = d.filter(|d| figure(d).is_some()) {
+        c.text = format!("{} n={} tasks", c.text, d.tasks);
+    }
+    c
 }
 
 /// A share with its interval and its n (`–` without an estimate).
