@@ -116,13 +116,14 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                     let what = format!("{} → {} on {}", p.base, p.rl, p.benchmark);
                     match audit.pass.advantage_at(p.key(), 1, *level, None) {
                         Some(a) if a.test.verdict == Verdict::Inconclusive => out.push(format!(
-                            "inconclusive@{level}: {what} ({}): Δ = {:+.1} pp, mde {:.1} pp{}",
+                            "inconclusive@{level}: {what} ({}): Δ = {:+.1} pp, mde {:.1} pp{}{}",
                             a.mode.name(),
                             100.0 * a.delta,
                             100.0 * a.test.mde.unwrap_or(f64::NAN),
                             a.test.tasks_needed.map_or(String::new(), |n| format!(
                                 ", ≈{n} tasks would resolve it"
-                            ))
+                            )),
+                            crate::report::findings::held_by_resamples(audit, &a.test)
                         )),
                         Some(a) if a.test.verdict == Verdict::Degenerate => {
                             g_out.notes.push(format!(

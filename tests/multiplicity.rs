@@ -497,6 +497,31 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
         )),
         "{err}"
     );
+    // An inconclusive gate's line says what holds the cell back.
+    let cell = one(&r, "advantage", &[("k", json!(1)), ("level", json!(50))]);
+    assert_eq!(cell["verdict"], "inconclusive");
+    let o = rl_audit(&[
+        "--headless",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("gate50").to_str().unwrap(),
+        "--resamples",
+        "400",
+        "--adjust",
+        "holm",
+        "--fail-on",
+        "inconclusive@50",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("gate tripped: inconclusive@50"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.ends_with(&format!(", adjusted p ≥{floor:.4} at B=400")),
+        "{line}"
+    );
     // At the resamples named, the floor is below 0.05: nothing said.
     let (o, r, md) = run("holm", needed);
     assert!(warnings(&r).is_empty());
