@@ -360,10 +360,11 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
         }
     }
     write_lines(&strong, &lines);
-    let run_on = |f: &std::path::Path, adjust: &str, b: usize| {
+    let run_on = |f: &std::path::Path, adjust: &str, b: usize, gate: &str| {
         let out = d.join(format!(
-            "{}-{adjust}-{b}",
-            f.file_stem().unwrap().to_str().unwrap()
+            "{}-{adjust}-{b}-{}",
+            f.file_stem().unwrap().to_str().unwrap(),
+            gate.replace('@', "_")
         ));
         let o = rl_audit(&[
             "--headless",
@@ -375,7 +376,7 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
             "--adjust",
             adjust,
             "--fail-on",
-            "flip",
+            gate,
         ]);
         let r: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
@@ -383,16 +384,18 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         (o, r, md)
     };
-    let run = |adjust: &str, b: usize| run_on(&f, adjust, b);
-    let warnings = |r: &Value| -> Vec<Value> {
+    let run = |adjust: &str, b: usize| run_on(&f, adjust, b, "flip");
+    // The findings of one kind.
+    let of_kind = |r: &Value, kind: &str| -> Vec<Value> {
         r["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|f| f["kind"] == "cells cannot reach 0.05")
+            .filter(|f| f["kind"] == kind)
             .cloned()
             .collect()
     };
+    let warnings = |r: &Value| of_kind(r, "cells cannot reach 0.05");
     let live = |r: &Value| -> Vec<Value> {
         adv_rows(r)
             .into_iter()
@@ -454,7 +457,7 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
             Some("equivalent" | "inconclusive")
         ));
     }
-    let (_, rs, mds) = run_on(&strong, "holm", 400);
+    let (_, rs, mds) = run_on(&strong, "holm", 400, "flip");
     let ms = live(&rs).len();
     assert!(ms >= 4, "{ms}");
     assert_eq!(check(&rs, &mds, ms as f64 * 2.0 / 401.0, 400), ms);
@@ -472,11 +475,8 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     assert!(md.contains(&format!("\n- b base → rl: {detail}\n")), "{md}");
     // An inconclusive tight-budget cell says what holds it back.
     let tight = |r: &Value| -> Vec<String> {
-        r["findings"]
-            .as_array()
-            .unwrap()
+        of_kind(r, "inconclusive at a tight budget")
             .iter()
-            .filter(|f| f["kind"] == "inconclusive at a tight budget")
             .map(|f| f["detail"].as_str().unwrap().to_string())
             .collect()
     };
@@ -500,18 +500,7 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     // An inconclusive gate's line says what holds the cell back.
     let cell = one(&r, "advantage", &[("k", json!(1)), ("level", json!(50))]);
     assert_eq!(cell["verdict"], "inconclusive");
-    let o = rl_audit(&[
-        "--headless",
-        f.to_str().unwrap(),
-        "--out",
-        d.join("gate50").to_str().unwrap(),
-        "--resamples",
-        "400",
-        "--adjust",
-        "holm",
-        "--fail-on",
-        "inconclusive@50",
-    ]);
+    let (o, _, _) = run_on(&f, "holm", 400, "inconclusive@50");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     let line = err
