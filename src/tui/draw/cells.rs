@@ -1,0 +1,202 @@
+//! A table on screen: column widths that fit, cells cut or scrolled to them, the grid's cells squeezed so their verdict stays.
+
+use super::*;
+
+pub(super) fn widths(t: &TableData, total: u16) -> Vec<u16> {
+    let n = t
+        .header
+        .len()
+        .max(t.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0));
+    let natural: Vec<usize> = (0..n)
+        .map(|i| {
+            let h = t.header.get(i).map_or(0, |x| x.chars().count());
+            let c = t
+                .rows
+                .iter()
+                .take(500)
+                .filter_map(|r| r.cells.get(i))
+                .map(|x| x.text.chars().count())
+                .max()
+                .unwrap_or(0);
+            h.max(c).max(2)
+        })
+        .collect();
+    let mut w: Vec<usize> = natural.iter().map(|&x| x.min(60)).collect();
+    // Shrink the widest columns until the table fits.
+    let budget = total.saturating_sub(3 + n as u16) as usize;
+    while w.iter().sum::<usize>() > budget {
+        let (i, &m) = w.iter().enumerate().max_by_key(|x| *x.1).unwrap_or((0, &0));
+        if m <= 6 {
+            break;
+        }
+        w[i] = m - 1;
+    }
+    // Room to spare goes to the columns cut at 60 (long details, titles).
+    let mut spare = budget.saturating_sub(w.iter().sum::<usize>());
+    for (x, &want) in w.iter_mut().zip(&natural) {
+        let more = want.saturating_sub(*x).min(spare);
+        *x += more;
+        spare -= more;
+    }
+    w.into_iter().map(|x| x as u16).collect()
+}
+
+/// A grid cell as it fits `width` columns: its spaces dropped from the
+/// right first (`42.8→53.4 +10.5 n ▲` → `42.8→53.4 +10.5n▲`), so that the
+/// verdict at its end stays; then cut.
+pub(super) fn squeezed(text: &str, width: usize) -> String {
+    let mut s = text.to_string();
+    while s.chars().count() > width {
+        match s.rfind(' ') {
+            Some(i) => {
+                s.remove(i);
+            }
+            None => break,
+        }
+    }
+    cut(&s, width)
+}
+
+/// A table's header row, each column's name cut to `width_of` it.
+pub(super) fn header_row(header: &[String], width_of: impl Fn(usize) -> usize) -> Row<'static> {
+    Row::new(
+        header
+            .iter()
+            .enumerate()
+            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
+    )
+    .style(Style::default().add_modifier(Modifier::BOLD))
+}
+
+/// `text` as it fits `width` columns: cut with an ellipsis, so that a cut
+/// number (`n=10003` in 7 columns) is not read as another (`n=1000`).
+pub(super) fn cut(text: &str, width: usize) -> String {
+    match text.char_indices().nth(width) {
+        Some(_) if width > 0 => {
+            let end = text.char_indices().nth(width - 1).map_or(0, |(i, _)| i);
+            format!("{}…", &text[..end])
+        }
+        Some(_) => String::new(),
+        None => text.to_string(),
+    }
+}
+
+/// The cells of a row that `widths` cut (after a sideways scroll of
+/// `hscroll`), each in full after its column's name — `length-matched d:
+/// 3.26 [+2.0, +4.9] · benchmark: frozenlake` — the most hidden first, so
+/// that what a narrow screen hides most is what its border shows; empty
+/// when every cell fits.
+pub(super) fn uncut(
+    header: &[String],
+    cells: &[crate::tui::table::Cell],
+    widths: &[u16],
+    hscroll: usize,
+) -> String {
+    let mut hidden: Vec<(usize, String)> = cells
+        .iter()
+        .enumerate()
+        .filter_map(|(j, c)| {
+            let shown = if j == 0 {
+                c.text.as_str()
+            } else {
+                scrolled(&c.text, hscroll)
+            };
+            // A cut cell shows width − 1 characters and the ellipsis.
+            let over = shown
+                .chars()
+                .count()
+                .checked_sub(usize::from(*widths.get(j)?))
+                .filter(|&o| o > 0)?;
+            let text = match header.get(j) {
+                Some(h) if !h.is_empty() => format!("{h}: {}", c.text),
+                _ => c.text.clone(),
+            };
+            Some((over, text))
+        })
+        .collect();
+    // Stable: columns hiding as much stay in their order.
+    hidden.sort_by_key(|(over, _)| std::cmp::Reverse(*over));
+    hidden
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// `text` from character `skip` on (the sideways scroll of long cells).
+pub(super) fn scrolled(text: &str, skip: usize) -> &str {
+    match text.char_indices().nth(skip) {
+        Some((i, _)) => &text[i..],
+        None if skip == 0 => text,
+        None => "",
+    }
+}
+
+pub fn table(
+    f: &mut Frame,
+    area: Rect,
+    t: &TableData,
+    selected: Option<usize>,
+    theme: &Theme,
+    title: &str,
+    hscroll: usize,
+) {
+    let widths = widths(t, area.width);
+    let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
+    let header = header_row(&t.header, width_of);
+    // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
+    // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
+    // would scroll to, the selected row at its bottom once past the first
+    // screenful (borders and header take three lines; a row one).
+    let n = t.rows.len();
+    let height = usize::from(area.height.saturating_sub(3)).max(1);
+    let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
+    let rows: Vec<Row> = t
+        .rows
+        .iter()
+        .skip(offset)
+        .take(height)
+        .map(|r| {
+            // The first column stays put; the others scroll sideways.
+            Row::new(r.cells.iter().enumerate().map(|(j, c)| {
+                let text = if j == 0 {
+                    &c.text
+                } else {
+                    scrolled(&c.text, hscroll)
+                };
+                Cell::from(cut(text, width_of(j))).style(theme.mark(c.mark))
+            }))
+            .style(theme.mark(r.mark))
+        })
+        .collect();
+    // The scroll shows first: long titles are cut at the right.
+    let title = format!(
+        "{}{} ({} row{})",
+        if hscroll > 0 {
+            format!("[scrolled {hscroll} →] ")
+        } else {
+            String::new()
+        },
+        if title.is_empty() { &t.title } else { title },
+        n,
+        if n == 1 { "" } else { "s" },
+    );
+    // The selected row's cells that are cut, in full on the bottom border.
+    let whole = selected
+        .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
+        .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
+        .unwrap_or_default();
+    let mut block = Block::bordered().title(title);
+    if !whole.is_empty() {
+        let room = usize::from(area.width.saturating_sub(2));
+        block = block.title_bottom(cut(&whole, room));
+    }
+    let widget = Table::new(rows, widths.into_iter().map(Constraint::Length))
+        .header(header)
+        .block(block)
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("▶");
+    let mut state = TableState::default()
+        .with_selected(selected.filter(|_| n > 0).map(|s| s.min(n - 1) - offset));
+    f.render_stateful_widget(widget, area, &mut state);
+}

@@ -1,0 +1,430 @@
+//! Rendering: state in, frame out. Reflows down to 80×24; honours NO_COLOR.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Clear, Gauge, Paragraph, Row, Table, TableState, Tabs, Wrap};
+use ratatui::Frame;
+
+use super::app::{App, Status, View};
+use super::charts;
+use super::keymap::{command_bar, help_lines};
+use super::panel::Panel;
+use super::select::current;
+use super::table::TableData;
+use super::theme::Theme;
+use super::views::{analyses, budget, drill, overview};
+use super::widgets::lines_box;
+use crate::jobs::Loaded;
+use crate::schema::load::Progress;
+
+mod cells;
+mod overlay;
+
+pub use cells::*;
+use overlay::*;
+
+pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
+    let theme = Theme {
+        no_color: app.no_color,
+    };
+    if app.width != f.area().width {
+        app.width = f.area().width;
+        // The compare view's layout depends on the width.
+        app.cached.retain(|(v, _)| !matches!(v, View::Compare(..)));
+    }
+    let [top, body, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    let titles: Vec<Line> = Panel::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Line::from(format!("{} {}", i + 1, p.title())))
+        .collect();
+    f.render_widget(
+        Tabs::new(titles)
+            .select(app.panel.index())
+            .highlight_style(theme.accent().add_modifier(Modifier::REVERSED))
+            .divider("│"),
+        top,
+    );
+    match (&app.data, &app.status) {
+        (None, Status::Failed(e)) => {
+            let p = Paragraph::new(format!(
+                "Could not load the logs:\n\n{e}\n\nq quits; r retries."
+            ))
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title("error"));
+            f.render_widget(p, body);
+        }
+        (None, _) => loading(f, body, progress, phase),
+        (Some(d), _) => {
+            let d = d.clone();
+            let body = match &app.tour {
+                Some(t) if app.at_top() => tour_box(f, body, t, &theme),
+                _ => body,
+            };
+            if app.at_top() {
+                panel(f, body, app, &d, &theme);
+            } else {
+                drill(f, body, app, &theme);
+            }
+        }
+    }
+    status_line(f, bottom, app, progress, phase, &theme);
+    if app.help {
+        help(f, app.panel, app.help_scroll);
+    }
+}
+
+fn drill_title(app: &App) -> String {
+    let crumbs: Vec<String> = app
+        .stack
+        .iter()
+        .map(|v| match v {
+            View::Tasks { k, level, mode } => format!("tasks K={k} {level}% {}", mode.name()),
+            View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
+            View::Trajectory(l) => format!("record {}", l.line()),
+            View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
+            View::LlrTurns { base, rl, .. } => format!("{base} → {rl} by turn"),
+            View::NaturalTurns { runs, .. } => format!("{} by turn", runs.join(" → ")),
+            View::Compare(x, y) => format!("records {} | {}", x.line(), y.line()),
+            View::Search(p) => format!("search /{p}/"),
+            View::Appended => "appended".into(),
+        })
+        .collect();
+    let marked = match (app.marked, app.stack.last()) {
+        (Some(m), Some(View::Rollouts { .. })) => {
+            format!(" · marked record {} (x on another compares)", m.line())
+        }
+        _ => String::new(),
+    };
+    format!(
+        "{} › {}{marked} (Esc: back)",
+        app.panel.title(),
+        crumbs.join(" › ")
+    )
+}
+
+/// A drill-down: its table, and for a trajectory the selected step whole.
+fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    let t = app.table().unwrap_or_default();
+    let title = format!("{} — {}", drill_title(app), t.title);
+    let row = app.row();
+    let lines = match app.stack.last() {
+        Some(View::Trajectory(_)) if t.header.len() >= 3 => vec![
+            format!("action: {}", t.text(row, 1)),
+            format!("observation: {}", t.text(row, 2)),
+        ],
+        // Split: A's action and observation are columns 1–2, B's 4–5;
+        // stacked: one side per row, columns 2–3.
+        Some(View::Compare(..)) if t.header.len() >= 9 => vec![
+            format!("A action: {}", t.text(row, 1)),
+            format!("A observation: {}", t.text(row, 2)),
+            format!("B action: {}", t.text(row, 4)),
+            format!("B observation: {}", t.text(row, 5)),
+        ],
+        Some(View::Compare(..)) if t.header.len() >= 4 => vec![
+            format!("{} action: {}", t.text(row, 1), t.text(row, 2)),
+            format!("{} observation: {}", t.text(row, 1), t.text(row, 3)),
+        ],
+        _ => {
+            table(f, area, &t, Some(app.row()), theme, &title, app.hscroll);
+            return;
+        }
+    };
+    // A FrozenLake trajectory: the lake at the selected turn beside it.
+    let lake = match (&t.lake, app.stack.last()) {
+        (Some(l), Some(View::Trajectory(_))) => t
+            .text(row, 0)
+            .parse::<usize>()
+            .ok()
+            .and_then(|turn| turn.checked_sub(1))
+            .map(|at| drill::lake_lines(l, at)),
+        _ => None,
+    };
+    let lake_h = lake.as_ref().map_or(0, |l| l.len() as u16 + 2);
+    let box_h = (lines.len() as u16 * 2 + 3).max(lake_h);
+    let [a1, a2] =
+        Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(12))]).areas(area);
+    table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
+    let whole = format!("turn {} whole", t.text(row, 0));
+    match lake {
+        Some(l) => {
+            let w = l.iter().map(|x| x.chars().count()).max().unwrap_or(0) as u16 + 2;
+            let [b1, b2] =
+                Layout::horizontal([Constraint::Min(20), Constraint::Length(w)]).areas(a2);
+            lines_box(f, b1, &whole, lines);
+            lines_box(f, b2, "the lake", l);
+        }
+        None => lines_box(f, a2, &whole, lines),
+    }
+}
+
+fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (done, total, rec) = (
+        p.bytes_done.load(Relaxed),
+        p.bytes_total.load(Relaxed),
+        p.records.load(Relaxed),
+    );
+    let ratio = if total > 0 {
+        (done as f64 / total as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let [a, b] = Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
+    f.render_widget(
+        Gauge::default()
+            // Before the worker has picked the request up it is "idle".
+            .block(Block::bordered().title(if phase == "idle" {
+                "loading…".to_string()
+            } else {
+                format!("{phase}…")
+            }))
+            .ratio(ratio)
+            .label(format!(
+                "{:.1} of {:.1} MB, {rec} records",
+                done as f64 / 1e6,
+                total as f64 / 1e6
+            )),
+        a,
+    );
+    f.render_widget(Paragraph::new("Reading and validating the logs in the background; the panels appear once they are in, each filling in as its analyses finish. q quits."), b);
+}
+
+/// From how many seconds on the status line counts an analysis's time.
+const COUNT_FROM: u64 = 2;
+
+fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, theme: &Theme) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut appended = None;
+    let text = if app.search_editing {
+        match &app.message {
+            Some(m) => format!("F {}▏ {m}", app.search),
+            None => format!(
+                "F {}▏ (regex over actions, observations; Enter: search, Esc: cancel)",
+                app.search
+            ),
+        }
+    } else if app.filter_editing {
+        format!("/{}▏ (Enter keeps, Esc clears)", app.filter)
+    } else if let Some(m) = &app.message {
+        m.clone()
+    } else if let Some(t) = &app.tour {
+        format!(
+            "tour step {} of {}: n next  N back  ↑↓ scroll  q leave  ? help",
+            t.at + 1,
+            t.steps.len()
+        )
+    } else if let Some(a) = &app.appended {
+        // The long form where it fits beside the selection, else the short
+        // (the `a` list's title has the counts).
+        let n = a.records.len();
+        appended = Some(format!("+{n} appended, not yet audited · a"));
+        format!("+{n} records appended, not yet in the figures ({phase}) · a: list")
+    } else if let (Some(_), Status::Failed(e)) = (&app.data, &app.status) {
+        // The key first: the error may be longer than the line.
+        format!("the audit stopped · r re-reads · {e}")
+    } else if let Some((a, now)) = app
+        .data
+        .as_ref()
+        .and_then(|d| Some((&d.audit, d.audit.pending.first()?)))
+    {
+        // Its seconds once they are worth counting: the screen is alive.
+        let secs = app
+            .computing_secs()
+            .filter(|s| *s >= COUNT_FROM)
+            .map_or(String::new(), |s| format!(" {s} s"));
+        // Pass@(K,T) hands on each benchmark's rows as they come, values
+        // first: how many first (a narrow screen cuts the line's end).
+        let (whole, values) = (a.pass.benchmarks_in.len(), a.pass.values_in.len());
+        let benchmarks = match (whole + values, whole) {
+            _ if *now != crate::analysis::Part::Pass => String::new(),
+            (0, _) => String::new(),
+            (n, k) if values > 0 => format!(
+                "{n} benchmark{} in, {k} with intervals · ",
+                if n == 1 { "" } else { "s" }
+            ),
+            (1, _) => "1 benchmark in · ".into(),
+            (n, _) => format!("{n} benchmarks in · "),
+        };
+        format!(
+            "{benchmarks}computing {}…{secs} ({} of {} analyses ready)",
+            now.title(),
+            a.parts_done(),
+            crate::analysis::Part::ALL.len()
+        )
+    } else if app.data.is_some() && phase != "idle" {
+        format!("{phase}… {} records", p.records.load(Relaxed))
+    } else {
+        let mut s = command_bar(app.panel);
+        if !app.filter.is_empty() {
+            s = format!("filter: {}  {s}", app.filter);
+        }
+        s
+    };
+    let sel = app.data.as_ref().map(|d| {
+        let (b, pair) = current(&d.audit, &app.sel);
+        // Before Pass@(K,T) is in there is no K grid: no cell to name.
+        let cell = app
+            .sel
+            .k_level(&d.audit)
+            .map_or("K=…".into(), |(k, l)| format!("K={k} {l}%"));
+        format!(
+            " {} │ {} │ {cell} {}{}",
+            b.unwrap_or_else(|| "–".into()),
+            pair.map_or("no pair".into(), |p| format!("{}→{}", p.base, p.rl)),
+            app.sel.mode_name(),
+            if app.balance { " │ balanced" } else { "" }
+        )
+    });
+    let sel = sel.unwrap_or_default();
+    let right = (sel.chars().count() as u16).min(area.width * 3 / 5);
+    let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
+    let text = match appended {
+        Some(short) if text.chars().count() > l.width as usize => short,
+        _ => text,
+    };
+    f.render_widget(Paragraph::new(text), l);
+    f.render_widget(Paragraph::new(sel).style(theme.accent()), r);
+}
+
+fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
+    let t = app.table().unwrap_or_default();
+    let row = app.row();
+    let hs = app.hscroll;
+    let a = &d.audit;
+    if app.panel != Panel::Overview
+        && (super::views::pending::is_waiting(a, app.panel, &app.sel)
+            || super::views::empty::is_empty(d, app.panel))
+    {
+        // `t` is the stand-in: which parts the panel waits for, or why it
+        // has nothing to show.
+        table(f, area, &t, None, theme, "", hs);
+        return;
+    }
+    // A table over a second view, the table taking what it needs up to a share.
+    let split = |area: Rect, rows: usize, share: u16| {
+        let h = (rows as u16 + 3).min(area.height / share);
+        let [a1, a2] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+        (a1, a2)
+    };
+    match app.panel {
+        Panel::Overview => {
+            let info = overview::inputs(&d.set, a);
+            // Its lines as wrapped (a long path takes two), up to half.
+            let h = super::widgets::lines_box_height(&info, area.width).min(area.height / 2);
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
+            lines_box(f, top, "loaded", info);
+            table(f, rest, &t, Some(row), theme, "", hs);
+        }
+        Panel::Budget => {
+            let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
+            let detail = budget::detail(a, &app.sel);
+            // The selected cell takes all its lines on a tall screen (a
+            // chart of 12 lines still below), else up to 7 when a real chart
+            // still fits below, 5 beside a small one, and what there is (no
+            // chart) on a short screen, such as under the tour's box.
+            let rest = area.height.saturating_sub(grid_h);
+            let want = detail.len() as u16 + 2;
+            let det_h = if rest >= want + 12 {
+                want
+            } else if rest >= want.min(9) + 8 {
+                want.min(9)
+            } else if rest >= 7 + 6 {
+                want.min(7)
+            } else {
+                want.min(rest)
+            };
+            let [g, det, chart] = Layout::vertical([
+                Constraint::Length(grid_h),
+                Constraint::Length(det_h),
+                Constraint::Min(0),
+            ])
+            .areas(area);
+            budget_grid(f, g, &t, app, theme);
+            lines_box(f, det, "selected cell", detail);
+            // Under the tour's box a short screen keeps the grid and the
+            // selected cell whole, and drops the chart.
+            if chart.height >= 3 {
+                charts::pass_chart(f, chart, d, app, theme);
+            }
+        }
+        Panel::Cost => {
+            let [c, tb] =
+                Layout::vertical([Constraint::Percentage(55), Constraint::Min(4)]).areas(area);
+            charts::cost_chart(f, c, d, app, theme);
+            table(f, tb, &t, None, theme, "", hs);
+        }
+        Panel::Steps => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            let turns = analyses::matched_turns(a, row);
+            table(f, a2, &turns, None, theme, "", hs);
+        }
+        Panel::Likelihood => {
+            let h = (t.rows.len() as u16 + 3).min(area.height / 3);
+            let [a1, a2, a3] = Layout::vertical([
+                Constraint::Length(h),
+                Constraint::Min(4),
+                Constraint::Length(4),
+            ])
+            .areas(area);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            charts::nll_chart(f, a2, d, app, theme);
+            charts::interval_line(f, a3, d, app);
+        }
+        Panel::Training => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            charts::metric_chart(f, a2, d, app, theme);
+        }
+        Panel::BudgetMix => {
+            let (a1, a2) = split(area, t.rows.len(), 2);
+            table(f, a1, &t, Some(row), theme, "", hs);
+            table(f, a2, &analyses::gains(a, &app.sel), None, theme, "", hs);
+        }
+        Panel::Recovery => table(f, area, &t, Some(row), theme, "", hs),
+    }
+}
+
+fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Theme) {
+    let sel_row = app.row();
+    // K's column, then the levels' alike: what the borders, K and the gaps
+    // between the columns leave.
+    let levels = t.header.len().max(2) as u16 - 1;
+    let each = (area.width.saturating_sub(2 + 4 + levels) / levels).clamp(6, 22);
+    let header = header_row(&t.header, |j| if j == 0 { 4 } else { usize::from(each) });
+    let rows: Vec<Row> = t
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            Row::new(r.cells.iter().enumerate().map(|(j, c)| {
+                let mut st = theme.mark(c.mark);
+                if i == sel_row && j == app.sel.level + 1 {
+                    st = st.add_modifier(Modifier::REVERSED);
+                }
+                let width = if j == 0 { 4 } else { usize::from(each) };
+                Cell::from(squeezed(&c.text, width)).style(st)
+            }))
+        })
+        .collect();
+    let mut w = vec![Constraint::Length(4)];
+    w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
+    let widget = Table::new(rows, w)
+        .header(header)
+        .block(Block::bordered().title(format!(
+            "{}  (n native, t truncated; ▲ ahead ▼ flip ≈ equivalent ? inconclusive · degenerate)",
+            t.title
+        )));
+    f.render_widget(widget, area);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+use super::*;
+use crate::tui::table::{Mark, Target};
+
+#[test]
+fn long_cells_use_the_width_there_is() {
+    let mut t = TableData::new("t", "t", &["what", "detail"]);
+    t.push_text(vec!["x".into(), "d".repeat(100)], Mark::None, Target::None);
+    // 160 columns: borders and gaps take 3 + 2; both columns fit whole.
+    assert_eq!(widths(&t, 160), vec![4, 100]);
+    // 80 columns: the detail gets what is left.
+    assert_eq!(widths(&t, 80), vec![4, 71]);
+}
+
+#[test]
+fn a_help_line_wraps_under_its_description() {
+    let l = format!(
+        "{:>16}  {}",
+        "← / h", "Budget: tighter level; Cost: lower ceiling"
+    );
+    // Fits: as it is.
+    assert_eq!(hanging(&l, 60, 18), vec![l.clone()]);
+    // 40 columns: 22 for the description, broken at spaces.
+    assert_eq!(
+        hanging(&l, 40, 18),
+        vec![
+            "           ← / h  Budget: tighter level;".to_string(),
+            "                  Cost: lower ceiling".to_string(),
+        ]
+    );
+    // A word longer than the room is cut; too narrow a screen: as is.
+    assert_eq!(
+        hanging(&format!("{:>16}  abcdefghijklmnop qr", "x"), 30, 18),
+        vec![
+            format!("{:>16}  abcdefghijkl", "x"),
+            format!("{:18}mnop qr", ""),
+        ]
+    );
+    assert_eq!(hanging(&l, 25, 18), vec![l.clone()]);
+}
+
+#[test]
+fn a_grid_cell_keeps_its_verdict() {
+    assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 19), "42.8→53.4 +10.5 n ▲");
+    assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 18), "42.8→53.4 +10.5 n▲");
+    assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 17), "42.8→53.4 +10.5n▲");
+    assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 16), "42.8→53.4+10.5n▲");
+    assert_eq!(squeezed("42.8→53.4 +10.5 n ▲", 10), "42.8→53.4…");
+}
+
+#[test]
+fn a_cut_cell_ends_in_an_ellipsis() {
+    assert_eq!(cut("11.47 (n=10003)", 13), "11.47 (n=100…");
+    assert_eq!(cut("11.47 (n=10003)", 15), "11.47 (n=10003)");
+    assert_eq!(cut("11.47 (n=10003)", 14), "11.47 (n=1000…");
+    assert_eq!(cut("héllo", 3), "hé…");
+    assert_eq!(cut("ab", 1), "…");
+    assert_eq!(cut("ab", 0), "");
+    assert_eq!(cut("", 0), "");
+    // Drawn in 20 columns: borders, the highlight column and the gaps
+    // leave the two columns 15, "what" takes 4, the detail 11.
+    use ratatui::backend::TestBackend;
+    let mut t = TableData::new("t", "t", &["what", "detail"]);
+    t.push_text(
+        vec!["x".into(), "n=1234567890123456".into()],
+        Mark::None,
+        Target::None,
+    );
+    let mut term = ratatui::Terminal::new(TestBackend::new(20, 4)).unwrap();
+    let theme = Theme { no_color: true };
+    term.draw(|f| table(f, f.area(), &t, Some(0), &theme, "", 0))
+        .unwrap();
+    let line: String = (0..20)
+        .map(|x| term.backend().buffer()[(x, 2)].symbol().to_string())
+        .collect();
+    assert_eq!(line, "│▶x    n=12345678… │");
+    // The cut cell in full on the bottom border, itself cut to fit.
+    let border: String = (0..20)
+        .map(|x| term.backend().buffer()[(x, 3)].symbol().to_string())
+        .collect();
+    assert_eq!(border, "└detail: n=1234567…┘");
+}
+
+#[test]
+fn a_rows_cut_cells_are_named_most_hidden_first() {
+    use crate::tui::table::Cell;
+    let header = ["a", "b", "", "d"].map(String::from);
+    let cells = ["abcdef", "xy", "0123456789", "12345"].map(Cell::text);
+    // Widths 4, 2, 5, 4: a hides 2, b fits, the third hides 5, d 1.
+    assert_eq!(
+        uncut(&header, &cells, &[4, 2, 5, 4], 0),
+        "0123456789 · a: abcdef · d: 12345"
+    );
+    // Scrolled 3 sideways, the first column stays: the third shows
+    // 3456789 (hides 2), d shows 45 (fits); a and the third tie and
+    // keep their order.
+    assert_eq!(
+        uncut(&header, &cells, &[4, 2, 5, 4], 3),
+        "a: abcdef · 0123456789"
+    );
+    assert_eq!(uncut(&header, &cells, &[6, 2, 10, 5], 0), "");
+}
+
+/// The rows on screen alone make the screen ratatui's table makes of
+/// every row with its own scrolling: for every length, height and
+/// selection (past the end included), the same buffer.
+#[test]
+fn a_table_drawn_from_its_visible_rows_is_the_whole_tables_screen() {
+    use ratatui::backend::TestBackend;
+    use ratatui::buffer::Buffer;
+    let theme = Theme { no_color: false };
+    // ratatui's Table of all the rows, scrolled by its own state (the
+    // way `table` drew before it made only the visible rows).
+    let whole = |f: &mut Frame, t: &TableData, selected: Option<usize>| {
+        let rows: Vec<Row> = t
+            .rows
+            .iter()
+            .map(|r| {
+                Row::new(
+                    r.cells
+                        .iter()
+                        .map(|c| Cell::from(c.text.clone()).style(theme.mark(c.mark))),
+                )
+                .style(theme.mark(r.mark))
+            })
+            .collect();
+        let n = t.rows.len();
+        let title = format!("{} ({} row{})", t.title, n, if n == 1 { "" } else { "s" });
+        let header = Row::new(t.header.iter().map(|h| Cell::from(h.as_str())))
+            .style(Style::default().add_modifier(Modifier::BOLD));
+        let widths = widths(t, f.area().width)
+            .into_iter()
+            .map(Constraint::Length);
+        let widget = Table::new(rows, widths)
+            .header(header)
+            .block(Block::bordered().title(title))
+            .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+            .highlight_symbol("▶");
+        let mut state = TableState::default().with_selected(selected.filter(|_| n > 0));
+        f.render_stateful_widget(widget, f.area(), &mut state);
+    };
+    let screen = |h: u16, draw: &dyn Fn(&mut Frame)| -> Buffer {
+        let mut term = ratatui::Terminal::new(TestBackend::new(40, h)).unwrap();
+        term.draw(|f| draw(f)).unwrap();
+        term.backend().buffer().clone()
+    };
+    for n in [0usize, 1, 2, 5, 9, 10, 11, 30] {
+        let mut t = TableData::new("t", "rows", &["task", "n"]);
+        for i in 0..n {
+            let mark = if i % 3 == 0 { Mark::Bad } else { Mark::None };
+            t.push_text(vec![format!("task-{i}"), i.to_string()], mark, Target::None);
+        }
+        for h in [3u16, 4, 5, 8, 12, 40] {
+            for selected in [
+                None,
+                Some(0),
+                Some(1),
+                Some(4),
+                Some(9),
+                Some(10),
+                Some(29),
+                Some(35),
+            ] {
+                let want = screen(h, &|f| whole(f, &t, selected));
+                let got = screen(h, &|f| table(f, f.area(), &t, selected, &theme, "", 0));
+                assert_eq!(got, want, "{n} rows, height {h}, selected {selected:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sideways_scroll_counts_characters() {
+    assert_eq!(scrolled("héllo wörld", 6), "wörld");
+    assert_eq!(scrolled("abc", 0), "abc");
+    assert_eq!(scrolled("abc", 9), "");
+}
