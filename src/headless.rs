@@ -123,7 +123,10 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                             a.test.tasks_needed.map_or(String::new(), |n| format!(
                                 ", ≈{n} tasks would resolve it"
                             )),
-                            crate::report::findings::held_by_resamples(audit, &a.test)
+                            crate::report::format::held_by_resamples(
+                                &a.test,
+                                audit.settings.boot.resamples
+                            )
                         )),
                         Some(a) if a.test.verdict == Verdict::Degenerate => {
                             g_out.notes.push(format!(

@@ -2895,6 +2895,70 @@ fn a_contrast_at_holms_floor_reads_at_most() {
     assert_eq!(shown, want, "{screen}");
 }
 
+/// Under Holm at 200 resamples no cell of a 35-cell grid can reach 0.05
+/// (35 · 2/201): the selected cell's box says so after its verdict, and
+/// writes its p-values `≤` at their floors — read against report.json.
+#[test]
+fn a_cell_held_by_the_resamples_says_so() {
+    let holm = Settings {
+        adjust: rl_audit::analysis::multiplicity::Adjust::Holm,
+        ..quick()
+    };
+    let d = demo_with(&holm);
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let mut s = Screen::new(160, 48, d.clone());
+    let screen = s.keys("2");
+    let status = screen.lines().last().unwrap().to_string();
+    let cell = regex::Regex::new(r"(\S+) │ (\S+)→(\S+) │.*K=(\d+) (\d+)% (\w+)$").unwrap();
+    let c = cell.captures(&status).unwrap_or_else(|| panic!("{status}"));
+    let rows = json["advantage"].as_array().unwrap();
+    let family: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|x| x["base"] == c[2] && x["rl"] == c[3] && !x["p_value"].is_null())
+        .collect();
+    let floor = family.len() as f64 * 2.0 / 201.0;
+    assert!(floor >= 0.05);
+    // The preferred mode: native where the cell has it.
+    let here = |mode: &str| {
+        rows.iter().find(|x| {
+            x["base"] == c[2]
+                && x["rl"] == c[3]
+                && x["k"].as_u64() == c[4].parse().ok()
+                && x["level"].as_u64() == c[5].parse().ok()
+                && x["t_mode"] == mode
+        })
+    };
+    let x = here("native").or_else(|| here("truncated")).unwrap();
+    let got = x["p_adjusted_floor"].as_f64().unwrap();
+    assert!((got - floor).abs() < 1e-15, "{got} {floor}");
+    let floor = got;
+    let verdict = x["verdict"].as_str().unwrap();
+    let line = format!(
+        "over n={} tasks — {verdict}, adjusted p ≥{floor:.4} at B=200;",
+        x["tasks"]
+    );
+    assert!(screen.contains(&line), "{line}\n{screen}");
+    let p = x["p_adjusted"].as_f64().unwrap();
+    let alone = x["p_value"].as_f64().unwrap();
+    let at = |v: f64, f: f64| {
+        if v == f {
+            format!("≤{v:.4}")
+        } else {
+            format!("{v:.4}")
+        }
+    };
+    let se_line = format!(
+        " · p {} · adjusted p {} (holm) · ",
+        // 2/201 as the program's p-value gives it: 2 · (1/201).
+        at(alone, 2.0 * (1.0 / 201.0)),
+        at(p, floor)
+    );
+    assert!(screen.contains(&se_line), "{se_line}\n{screen}");
+    // The first cell (K=1, the tightest level, RL 14 points ahead): no
+    // resample crosses 0.
+    assert!(se_line.contains("adjusted p ≤"), "{se_line}");
+}
+
 /// The BudgetMix panel on screen from the start: its rules come before the
 /// rollout counts and Pass@(K,T) (they read the training rollouts alone),
 /// the very rules of the complete audit; the panel shows them with its

@@ -5,7 +5,7 @@
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
-use super::format::{cell_p, contrast, pct, pp, signed_ci, wilson_pct};
+use super::format::{cell_p, contrast, held_by_resamples, pct, pp, signed_ci, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +185,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                     adv.test
                         .tasks_needed
                         .map_or(String::new(), |n| format!(", ≈{n} tasks needed")),
-                    held_by_resamples(a, &adv.test)
+                    held_by_resamples(&adv.test, a.settings.boot.resamples)
                 ),
                 severity: Severity::Info,
                 section: Section::Budget,
@@ -449,16 +449,6 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
     // it is in.
     out.retain(|f| !a.is_pending(f.part));
     out
-}
-
-/// `, adjusted p ≥0.0699 at B=1000` where the resamples alone keep a cell's
-/// adjusted p from 0.05 (more tasks would not resolve it); empty otherwise.
-pub fn held_by_resamples(a: &Audit, t: &crate::analysis::multiplicity::CellTest) -> String {
-    t.p_adjusted_floor
-        .filter(|&f| f >= 0.05)
-        .map_or(String::new(), |f| {
-            format!(", adjusted p ≥{f:.4} at B={}", a.settings.boot.resamples)
-        })
 }
 
 /// Why a §4.2 family's cells cannot reach 0.05: `holm, m=40, B=1000:

@@ -53,6 +53,15 @@ pub fn cell_p(t: &crate::analysis::multiplicity::CellTest) -> String {
     p_adjusted(t.p_adjusted, t.p_adjusted_floor)
 }
 
+/// `, adjusted p ≥0.0699 at B=1000` where the B resamples alone keep a
+/// cell's adjusted p from 0.05 (more tasks would not resolve it); empty
+/// otherwise.
+pub fn held_by_resamples(t: &crate::analysis::multiplicity::CellTest, b: usize) -> String {
+    t.p_adjusted_floor
+        .filter(|&f| f >= 0.05)
+        .map_or(String::new(), |f| format!(", adjusted p ≥{f:.4} at B={b}"))
+}
+
 /// An advantage cell's own bootstrap p, `≤` at its floor 2/(B_c+1).
 pub fn cell_p_alone(t: &crate::analysis::multiplicity::CellTest) -> String {
     p_adjusted(t.p_value, t.p_value_floor)

@@ -8,7 +8,9 @@ use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
-use crate::report::format::{cell_p, cell_p_alone, contrast, pct, pct_ci, pp, share_pp, signed_ci};
+use crate::report::format::{
+    cell_p, cell_p_alone, contrast, held_by_resamples, pct, pct_ci, pp, share_pp, signed_ci,
+};
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Cell, Mark, TableData, Target};
@@ -265,7 +267,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         .and_then(|p| a.pass.advantage_at(p.key(), k, level, mode))
     {
         out.push(format!(
-            "Δ {} {} over n={} tasks — {}; headroom {}",
+            "Δ {} {} over n={} tasks — {}{}; headroom {}",
             pp(x.delta),
             signed_ci(x.ci, 100.0),
             x.tasks,
@@ -274,6 +276,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             } else {
                 "§4.2 test computing…"
             },
+            held_by_resamples(&x.test, a.settings.boot.resamples),
             x.headroom
                 .map_or("–".into(), |h| format!("{:.1} pp", 100.0 * h))
         ));
