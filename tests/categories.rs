@@ -202,6 +202,15 @@ fn holms_floor_is_m_times_the_smallest_p_and_a_floor_at_alpha_is_said() {
         );
         let line = md.lines().find(|l| l.contains(&cell)).expect(&cell);
         let shown = line.trim_end_matches(" |").rsplit("| ").next().unwrap();
+        // Its own p beside it: `≤` at 2/(B+1), as `p_value` gives it
+        // (every resample draws within both categories: B replicates).
+        let alone = x["p_value"].as_f64().unwrap();
+        let own = line.trim_end_matches(" |").rsplit(" | ").nth(1).unwrap();
+        if alone == 2.0 * (1.0 / 4001.0) {
+            assert_eq!(own, format!("≤{alone:.4}"), "{line}");
+        } else {
+            assert_eq!(own, format!("{alone:.4}"), "{line}");
+        }
         if p == got {
             at_floor += 1;
             assert_eq!(shown, format!("≤{p:.4}"), "{line}");

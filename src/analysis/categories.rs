@@ -59,6 +59,9 @@ pub struct Contrast {
     pub diff: f64,
     pub ci: Ci,
     pub p_value: Option<f64>,
+    /// The smallest `p_value` its B replicates allow, 2/(B+1) (not in
+    /// report.json: it marks a p at it `≤`).
+    pub p_value_floor: Option<f64>,
     pub p_adjusted: Option<f64>,
     /// The smallest `p_adjusted` the resamples allow this contrast: Holm's
     /// m × 2/(B+1) over the m contrasts of its (benchmark, pair). One at it
@@ -298,8 +301,8 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                                     .map(|&x| if x.abs() <= 1e-12 { 0.0 } else { x })
                                     .collect();
                                 let p_value = (!r.is_empty()).then(|| p_value(&zeroed));
-                                if p_value.is_some() {
-                                    let f = p_floor(r.len());
+                                let p_value_floor = p_value.map(|_| p_floor(r.len()));
+                                if let Some(f) = p_value_floor {
                                     p_min = Some(p_min.map_or(f, |m: f64| m.min(f)));
                                 }
                                 let ci = interval_from(&mut r, diff, boot, || {
@@ -326,6 +329,7 @@ pub fn analyse(input: &PassInput, pairs: &[Pair], ks: &[u64], s: &Settings) -> C
                                     diff,
                                     ci,
                                     p_value,
+                                    p_value_floor,
                                     p_adjusted: None,
                                     p_adjusted_floor: None,
                                 });

@@ -35,7 +35,7 @@ pub fn pct_ci(ci: Ci) -> String {
 /// A p-value, adjusted or not: `≤0.0420` where it sits at the floor the
 /// resamples allow (no resample crossed 0; more would tell how far below),
 /// `–` for none.
-pub fn p_adjusted(p: Option<f64>, floor: Option<f64>) -> String {
+pub fn p_floored(p: Option<f64>, floor: Option<f64>) -> String {
     match p {
         None => "–".into(),
         Some(x) if crate::analysis::multiplicity::at_floor(p, floor) => format!("≤{x:.4}"),
@@ -43,14 +43,14 @@ pub fn p_adjusted(p: Option<f64>, floor: Option<f64>) -> String {
     }
 }
 
-/// A contrast's Holm-adjusted p ([`p_adjusted`]).
+/// A contrast's Holm-adjusted p ([`p_floored`]).
 pub fn holm_p(c: &crate::analysis::categories::Contrast) -> String {
-    p_adjusted(c.p_adjusted, c.p_adjusted_floor)
+    p_floored(c.p_adjusted, c.p_adjusted_floor)
 }
 
-/// An advantage cell's adjusted p ([`p_adjusted`]).
+/// An advantage cell's adjusted p ([`p_floored`]).
 pub fn cell_p(t: &crate::analysis::multiplicity::CellTest) -> String {
-    p_adjusted(t.p_adjusted, t.p_adjusted_floor)
+    p_floored(t.p_adjusted, t.p_adjusted_floor)
 }
 
 /// `, adjusted p ≥0.0699 at B=1000` where the B resamples alone keep a
@@ -64,7 +64,7 @@ pub fn held_by_resamples(t: &crate::analysis::multiplicity::CellTest, b: usize) 
 
 /// An advantage cell's own bootstrap p, `≤` at its floor 2/(B_c+1).
 pub fn cell_p_alone(t: &crate::analysis::multiplicity::CellTest) -> String {
-    p_adjusted(t.p_value, t.p_value_floor)
+    p_floored(t.p_value, t.p_value_floor)
 }
 
 /// A category contrast as the findings and the Budget panel read it:

@@ -53,7 +53,6 @@ pub fn categories(md: &mut String, audit: &Audit) {
         "| benchmark | base → RL | K | level | mode | a − b | n | difference | 95% CI | p | p (Holm) |"
     );
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
-    let prob = |x: Option<f64>| x.map_or("–".into(), |x| format!("{x:.4}"));
     for x in c.contrast.iter().filter(|x| x.k == 1) {
         let _ = writeln!(
             md,
@@ -70,7 +69,7 @@ pub fn categories(md: &mut String, audit: &Audit) {
             x.tasks_b,
             pp(x.diff),
             signed_ci(x.ci, 100.0),
-            prob(x.p_value),
+            p_floored(x.p_value, x.p_value_floor),
             holm_p(x)
         );
     }
