@@ -51,14 +51,16 @@ fn run_holding(opts: &Options) -> Result<(Gates, (crate::schema::LogSet, Audit))
 
 fn flip_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {
     format!(
-        "{} → {} on {} at K={} level {}% ({}): Δ = {:+.1} pp {why}",
+        "{} → {} on {} at K={} level {}% ({}): Δ = {:+.1} pp {}, n={} tasks, {why}",
         a.base,
         a.rl,
         a.benchmark,
         a.k,
         a.level,
         a.mode.name(),
-        100.0 * a.delta
+        100.0 * a.delta,
+        crate::report::format::signed_ci(a.ci, 100.0),
+        a.tasks
     )
 }
 
@@ -75,13 +77,13 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                     .iter()
                     .filter(|a| a.test.significant_flip_adjusted)
                 {
-                    let p = a.test.p_adjusted.unwrap_or(f64::NAN);
                     out.push(format!(
                         "flip: {}",
                         flip_line(
                             a,
                             &format!(
-                                "with adjusted p = {p:.4} ({})",
+                                "with adjusted p {} ({})",
+                                crate::report::format::cell_p(&a.test),
                                 audit.settings.adjust.name()
                             )
                         )
@@ -155,13 +157,26 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                     // Preferred mode: native where it exists.
                     if let Some(a) = audit.pass.advantage_at(p.key(), 1, *level, None) {
                         if 100.0 * a.delta < *points {
+                            // The gate reads Δ itself; where its interval
+                            // reaches the threshold, the trip is within noise,
+                            // and the line says so.
+                            let noise = match a.ci {
+                                crate::analysis::stats::Ci::Interval(_, hi)
+                                    if 100.0 * hi >= *points =>
+                                {
+                                    format!("; its 95% interval reaches {points} pp: within noise of the threshold")
+                                }
+                                _ => String::new(),
+                            };
                             out.push(format!(
-                                "advantage<{points}@{level}: {} {} → {} ({}): Δ = {:+.2} pp",
+                                "advantage<{points}@{level}: {} {} → {} ({}): Δ = {:+.2} pp {}, n={} tasks{noise}",
                                 a.benchmark,
                                 a.base,
                                 a.rl,
                                 a.mode.name(),
-                                100.0 * a.delta
+                                100.0 * a.delta,
+                                crate::report::format::signed_ci(a.ci, 100.0),
+                                a.tasks
                             ));
                         }
                     }

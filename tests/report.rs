@@ -336,8 +336,43 @@ fn gates_trip_and_do_not_trip() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("gate tripped: flip"));
     // advantage<X@L is in points: −75 < −70 trips, −75 < −80 does not.
-    assert_eq!(run(&["advantage<-70@50"]).status.code(), Some(1));
+    let o = run(&["advantage<-70@50"]);
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(run(&["advantage<-80@50"]).status.code(), Some(0));
+    // The line carries Δ's interval and n; the interval's upper end (per-task
+    // Δ of −1 and −0.5: well above −70 points) reaches −70, so the trip is
+    // said to be within noise; at −50 it is not.
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let row = r["advantage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["k"] == 1 && a["level"] == 50)
+        .unwrap();
+    let (lo, hi) = (
+        100.0 * row["ci"][0].as_f64().unwrap(),
+        100.0 * row["ci"][1].as_f64().unwrap(),
+    );
+    assert!(hi >= -70.0 && hi < -50.0, "{hi}");
+    let head = format!(
+        "gate tripped: advantage<{{}}@50: b base → rl ({}): Δ = -75.00 pp [{lo:+.1}, {hi:+.1}], n={} tasks",
+        row["t_mode"].as_str().unwrap(),
+        row["tasks"]
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines().any(|l| l.ends_with(&format!(
+            "{}; its 95% interval reaches -70 pp: within noise of the threshold",
+            head.replace("{}", "-70")
+        ))),
+        "{err}"
+    );
+    let err = String::from_utf8_lossy(&run(&["advantage<-50@50"]).stderr).to_string();
+    assert!(
+        err.lines().any(|l| l.ends_with(&head.replace("{}", "-50"))),
+        "{err}"
+    );
     // No BudgetMix run: nothing to violate.
     assert_eq!(run(&["budgetmix"]).status.code(), Some(0));
     // Gates combine: each tripped gate gets its own line.
