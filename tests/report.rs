@@ -354,7 +354,7 @@ fn gates_trip_and_do_not_trip() {
         100.0 * row["ci"][0].as_f64().unwrap(),
         100.0 * row["ci"][1].as_f64().unwrap(),
     );
-    assert!(hi >= -70.0 && hi < -50.0, "{hi}");
+    assert!((-70.0..-50.0).contains(&hi), "{hi}");
     let head = format!(
         "gate tripped: advantage<{{}}@50: b base → rl ({}): Δ = -75.00 pp [{lo:+.1}, {hi:+.1}], n={} tasks",
         row["t_mode"].as_str().unwrap(),
