@@ -12,7 +12,7 @@ pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 /// full through `same` and hashed again through `hash_of` (only when the
 /// table grows past the capacity it was made with).
 pub struct FirstSeen {
-    pub(super) table: hashbrown::HashTable<u32>,
+    table: hashbrown::HashTable<u32>,
 }
 
 impl FirstSeen {
@@ -47,14 +47,14 @@ pub type Id = u32;
 /// A string table: every distinct name is stored once.
 #[derive(Debug, Default, Clone)]
 pub struct Interner {
-    pub(super) names: Vec<String>,
+    names: Vec<String>,
     /// A fast non-cryptographic hash: interning runs for every string of
     /// every record (names come from the user's own logs).
-    pub(super) map: FastMap<String, Id>,
+    map: FastMap<String, Id>,
     /// The two names interned last, newest first: the names of a step's
     /// log-probabilities alternate between two runs, and a record's names
     /// repeat the record's before it — compared before hashing.
-    pub(super) recent: [Id; 2],
+    recent: [Id; 2],
 }
 
 impl Interner {

@@ -9,9 +9,9 @@ use super::*;
 /// are read back, by `map`.
 #[derive(Debug, Clone)]
 pub struct LogpSpill {
-    pub(super) file: std::sync::Arc<std::fs::File>,
-    pub(super) len: usize,
-    pub(super) map: Option<std::sync::Arc<Vec<Id>>>,
+    file: std::sync::Arc<std::fs::File>,
+    len: usize,
+    map: Option<std::sync::Arc<Vec<Id>>>,
 }
 
 /// What [`LogSet::steps_with_logps`] reads one trajectory's entries into:
@@ -24,9 +24,9 @@ pub struct LogpWindow {
     /// is at address `of` — read ahead while the reads go forward.
     pub(super) bytes: Vec<u8>,
     pub(super) at: usize,
-    pub(super) of: usize,
+    of: usize,
     /// Where the last read ended (entries).
-    pub(super) end: usize,
+    end: usize,
 }
 
 impl LogpSpill {

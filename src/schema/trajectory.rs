@@ -114,9 +114,9 @@ optional_fields! {
 }
 
 impl Trajectory {
-    pub(super) const SAMPLE: u8 = 1;
-    pub(super) const REWARD: u8 = 2;
-    pub(super) const TRAIN_STEP: u8 = 4;
+    const SAMPLE: u8 = 1;
+    const REWARD: u8 = 2;
+    const TRAIN_STEP: u8 = 4;
 
     /// An evaluation rollout with no optional field set (the loader fills
     /// the rest in; tests build on it).
@@ -222,8 +222,8 @@ pub struct StepExtra {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepBudget {
     pub step: u32,
-    pub(super) total: i32,
-    pub(super) remaining: i32,
+    total: i32,
+    remaining: i32,
 }
 
 impl StepBudget {
@@ -270,7 +270,7 @@ impl Step {
     pub(super) const BUDGET: u8 = 1 << 2;
     /// Its turn is not its position + 1: [`LogSet::step_extras`] has it.
     pub(super) const TURN: u8 = 1 << 3;
-    pub(super) const LOGPS_SHIFT: u32 = 4;
+    const LOGPS_SHIFT: u32 = 4;
     pub(super) const MANY_LOGPS: u8 = 15;
 
     /// Values are in range (validation checks them first); `budget`: it has
@@ -389,8 +389,8 @@ impl<'a> IntoIterator for Steps<'a> {
 pub struct StepIter<'a> {
     pub(super) set: &'a LogSet,
     pub(super) steps: std::slice::Iter<'a, Step>,
-    pub(super) index: usize,
-    pub(super) position: u32,
+    index: usize,
+    position: u32,
     pub(super) logps: LogpSlice<'a>,
     pub(super) logp: usize,
 }
@@ -431,13 +431,13 @@ impl ExactSizeIterator for StepIter<'_> {}
 #[derive(Clone, Copy)]
 pub struct StepRef<'a> {
     pub(super) set: &'a LogSet,
-    pub(super) step: Step,
+    step: Step,
     /// Its index in [`LogSet::steps`].
-    pub(super) index: u32,
+    index: u32,
     /// Its first log-probability entry, in `logps`.
     pub(super) logps: LogpSlice<'a>,
     pub(super) logp: u32,
-    pub(super) logp_len: u32,
+    logp_len: u32,
     pub turn: u32,
 }
 
@@ -455,7 +455,7 @@ impl<'a> StepRef<'a> {
     /// Its entries' runs and values. (Steps of a set whose entries are out
     /// of memory carry theirs only when read through
     /// [`LogSet::steps_with_logps`].)
-    pub(super) fn entries(&self) -> (&'a [Id], &'a [f64]) {
+    fn entries(&self) -> (&'a [Id], &'a [f64]) {
         let r = self.logp as usize..self.logp as usize + self.logp_len as usize;
         debug_assert!(
             r.is_empty() || r.end <= self.logps.runs.len(),

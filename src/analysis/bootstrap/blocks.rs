@@ -5,7 +5,7 @@ use super::*;
 /// Resamples handled together: per-cluster draw counts are laid out
 /// cluster-major with this many resamples side by side, so summing a class's
 /// clusters is a run of vector adds over the block.
-pub(super) const BLOCK: usize = 64;
+const BLOCK: usize = 64;
 
 /// The block of multinomial draws ([`multinomial_block`]): it holds no
 /// draw counts per cluster, and the wider it is, the more of a class's
@@ -23,7 +23,7 @@ pub(super) const DIRECT_BLOCK: usize = 1024;
 /// trajectories, `RL_AUDIT_TIMINGS=1`). The width changes no result: each
 /// resample's counts and sums are the same, in the same order, whatever
 /// resamples sit beside it.
-pub(super) fn block_for(m: usize) -> usize {
+fn block_for(m: usize) -> usize {
     [BLOCK, 16]
         .into_iter()
         .find(|b| m * b * 4 <= 2 << 20)
@@ -33,11 +33,11 @@ pub(super) fn block_for(m: usize) -> usize {
 /// A worker's buffers for one block of resamples.
 #[derive(Default)]
 pub(super) struct Scratch<C> {
-    pub(super) draws: Vec<C>,
-    pub(super) rows: Vec<C>,
-    pub(super) counts: Vec<C>,
-    pub(super) acc: Vec<f64>,
-    pub(super) binomials: Binomials,
+    draws: Vec<C>,
+    rows: Vec<C>,
+    counts: Vec<C>,
+    acc: Vec<f64>,
+    binomials: Binomials,
 }
 
 /// A draw count (no count exceeds m): u16 while m < 2^16 — half the bytes
@@ -235,7 +235,7 @@ pub(super) struct BlockInput<'a> {
 /// operations in the same order on wider registers (Rust never fuses a
 /// multiply and an add), so the same bits —
 /// `blocks_equal_one_resample_at_a_time` checks it.
-pub(super) fn one_block<const W: usize, C: Count>(
+fn one_block<const W: usize, C: Count>(
     input: &BlockInput,
     scratch: &mut Scratch<C>,
     blk: usize,
@@ -386,7 +386,7 @@ pub(super) fn multinomial_block<const W: usize, C: Count>(
 pub(super) type Binomials = crate::schema::FastMap<(u64, u64), Option<Binomial>>;
 
 /// The most binomials a worker keeps (about 1.5 MB).
-pub(super) const MADE: usize = 8192;
+const MADE: usize = 8192;
 
 /// Σ count × weight (into `w`) and Σ count × value per statistic (into
 /// `acc`, stat-major, `W` per statistic) over a family's classes, for `W`
@@ -397,7 +397,7 @@ pub(super) const MADE: usize = 8192;
 /// registers: a sum stored and loaded again for every class was most of
 /// this function's time.
 #[inline(always)]
-pub(super) fn accumulate<'c, const W: usize, N: Count>(
+fn accumulate<'c, const W: usize, N: Count>(
     cl: &Classes,
     class: impl Fn(usize) -> &'c [N],
     w: &mut [f64; W],
@@ -437,14 +437,7 @@ pub(super) fn accumulate<'c, const W: usize, N: Count>(
 /// `WEIGHT`) over the classes `tile`, added to the sums so far, `C`
 /// resamples at a time (`W` when fewer): as many sums as registers hold.
 #[inline(always)]
-pub(super) fn sums<
-    'c,
-    const W: usize,
-    const C: usize,
-    const WEIGHT: bool,
-    const G: usize,
-    N: Count,
->(
+fn sums<'c, const W: usize, const C: usize, const WEIGHT: bool, const G: usize, N: Count>(
     cl: &Classes,
     class: &impl Fn(usize) -> &'c [N],
     s0: usize,

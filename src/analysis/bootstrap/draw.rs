@@ -52,7 +52,7 @@ pub(super) fn draw_block<const W: usize, C: Count, const AVX2: bool>(
 
 /// Resamples whose draws go side by side (one AVX2 register of each
 /// generator word).
-pub(super) const LANES: usize = 4;
+const LANES: usize = 4;
 
 /// m draws from each of `N` generators, counted into its row, the
 /// generators stepped side by side; each generator's draws are those it
@@ -137,7 +137,7 @@ pub(super) fn draw_rows_avx2<C: Count>(mut rows: [&mut [C]; 4], gens: &mut [Xosh
 /// Each generator's two draws from its output `x[j]`, as [`bounded_from`]
 /// makes them (a rejected half replaced from the generator).
 #[inline(always)]
-pub(super) fn draw_pairs_exactly<const N: usize, C: Count>(
+fn draw_pairs_exactly<const N: usize, C: Count>(
     rows: &mut [&mut [C]; N],
     gens: &mut [Xoshiro; N],
     x: [u64; N],
@@ -151,7 +151,7 @@ pub(super) fn draw_pairs_exactly<const N: usize, C: Count>(
 
 /// An odd m's last draw, from a fresh 32-bit output of each generator.
 #[inline(always)]
-pub(super) fn draw_last_if_odd<const N: usize, C: Count>(
+fn draw_last_if_odd<const N: usize, C: Count>(
     rows: &mut [&mut [C]; N],
     gens: &mut [Xoshiro; N],
     m: u32,
@@ -169,11 +169,7 @@ pub(super) fn draw_last_if_odd<const N: usize, C: Count>(
 /// run. Storing them one at a time was about a third of [`draw_block`]'s
 /// time (`c200k`: its share of the run's samples 19.9 → 14.9 %).
 #[inline(always)]
-pub(super) fn transpose<const W: usize, const G: usize, C: Count>(
-    draws: &mut [C],
-    rows: &[C],
-    mu: usize,
-) {
+fn transpose<const W: usize, const G: usize, C: Count>(draws: &mut [C], rows: &[C], mu: usize) {
     const TILE: usize = 64;
     for i0 in (0..mu).step_by(TILE) {
         let n = TILE.min(mu - i0);
@@ -250,7 +246,7 @@ pub(super) fn class_counts<const W: usize, C: Count, const AVX2: bool>(
 /// lane adds are exact.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(super) fn class_counts_avx2<const W: usize, C: Count>(
+fn class_counts_avx2<const W: usize, C: Count>(
     counts: &mut [C],
     list: &[u32],
     size: &[u64],

@@ -121,7 +121,7 @@ pub(super) fn advantages<'a>(
 }
 
 /// §4.2's tests of a family's rows, row i's joint replicates `reps(i)`.
-pub(super) fn cell_tests<'r>(
+fn cell_tests<'r>(
     rows: &[Advantage],
     reps: impl Fn(usize) -> &'r [f64],
     boot: &Bootstrap,
@@ -195,15 +195,15 @@ pub(super) fn joint_family_tests(
 }
 
 /// One cell of a family: its (task, Pass_RL, Pass_base) and both runs' counts.
-pub(super) struct FamilyCell<'a> {
-    pub(super) values: &'a Paired,
-    pub(super) base: &'a TaskCounts,
-    pub(super) rl: &'a TaskCounts,
-    pub(super) k: u64,
+struct FamilyCell<'a> {
+    values: &'a Paired,
+    base: &'a TaskCounts,
+    rl: &'a TaskCounts,
+    k: u64,
 }
 
 /// The §4.2 figures of one family's cells.
-pub(super) fn family_tests_of(
+fn family_tests_of(
     input: &PassInput,
     pair: &Pair,
     rows: &[Advantage],

@@ -8,7 +8,7 @@ use super::*;
 /// the stage's memory (issue 20).
 pub(super) struct Column {
     pub(super) tasks: Rc<[Id]>,
-    pub(super) values: Vec<f64>,
+    values: Vec<f64>,
 }
 
 impl Column {
@@ -89,7 +89,7 @@ impl Paired {
 pub(super) struct TaskLists(Vec<Rc<[Id]>>);
 
 impl TaskLists {
-    pub(super) fn share(&mut self, tasks: Vec<Id>) -> Rc<[Id]> {
+    fn share(&mut self, tasks: Vec<Id>) -> Rc<[Id]> {
         if let Some(l) = self.0.iter().find(|l| ***l == *tasks) {
             return Rc::clone(l);
         }
@@ -100,7 +100,7 @@ impl TaskLists {
 }
 
 /// (section, group within the section)
-pub(super) type GroupTag = (usize, usize);
+type GroupTag = (usize, usize);
 
 /// Every mean over tasks that Pass@(K,T) bootstraps, from every section,
 /// run together: statistics over the very same tasks share each resample's
@@ -111,13 +111,13 @@ pub(super) type GroupTag = (usize, usize);
 #[derive(Default)]
 pub(super) struct Batch {
     /// Per-task values, each tagged (section, group).
-    pub(super) items: Grouped<GroupTag>,
-    pub(super) sections: usize,
+    items: Grouped<GroupTag>,
+    sections: usize,
     /// The task lists of the columns.
     pub(super) lists: TaskLists,
     /// Statistics of the batch this one continues ([`Batch::then`]): its
     /// positions follow theirs.
-    pub(super) offset: usize,
+    offset: usize,
 }
 
 impl Batch {
@@ -200,14 +200,14 @@ impl Batch {
 /// over one task list, each family's members (positions in the batch) and
 /// its classes.
 pub(super) struct ReducedBatch {
-    pub(super) statistics: usize,
+    statistics: usize,
     /// Per task list (in order), its families' members and classes.
-    pub(super) sets: Vec<TaskSet>,
+    sets: Vec<TaskSet>,
 }
 
 /// A task list's families: the list itself until the last merge
 /// ([`ReducedBatch::merged`]), each family's members, its classes.
-pub(super) type TaskSet = (Option<Rc<[Id]>>, Vec<Vec<usize>>, Vec<bootstrap::Reduced>);
+type TaskSet = (Option<Rc<[Id]>>, Vec<Vec<usize>>, Vec<bootstrap::Reduced>);
 
 impl ReducedBatch {
     /// The statistics of a batch made by [`Batch::then`], reduced, added

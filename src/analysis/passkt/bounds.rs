@@ -4,10 +4,7 @@ use super::*;
 
 /// Earliest solving turn of each task of a benchmark over every evaluation
 /// rollout, and whether the bound is oracle, empirical or mixed.
-pub(super) fn solvability(
-    input: &PassInput,
-    b: Id,
-) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInfo)>, &'static str) {
+fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInfo)>, &'static str) {
     let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
     for ((bb, _, t), groups) in &input.agg.groups {
         if *bb != b {
@@ -33,7 +30,7 @@ pub(super) fn solvability(
 }
 
 /// Share of tasks solvable within `tl(task)` turns.
-pub(super) fn solvable_share(
+fn solvable_share(
     tasks: &[(Id, TaskInfo)],
     first_solve: &BTreeMap<Id, u32>,
     tl: impl Fn(&TaskInfo) -> u32,

@@ -89,7 +89,7 @@ pub fn cell_counts(
 
 /// A run's seed slots in a benchmark: its seeds when it has two or more,
 /// else one slot (`None`).
-pub(super) fn seed_slots(input: &PassInput, bench: Id, run: Id) -> Vec<Option<Id>> {
+fn seed_slots(input: &PassInput, bench: Id, run: Id) -> Vec<Option<Id>> {
     match input.multi_seed(bench, run) {
         Some(s) => s.iter().map(|&x| Some(x)).collect(),
         None => vec![None],

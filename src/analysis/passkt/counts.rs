@@ -9,8 +9,8 @@ use super::*;
 /// memory).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskCounts {
-    pub(super) tasks: Vec<Id>,
-    pub(super) counts: Ragged<SeedCount>,
+    tasks: Vec<Id>,
+    counts: Ragged<SeedCount>,
 }
 
 impl TaskCounts {
@@ -91,7 +91,7 @@ impl PassInput<'_> {
     /// [`PassInput::counts`] of several (level, mode) cells of one run, in
     /// one pass over its groups in task order (a task without a group, or
     /// a group without the task's layout, counts in none).
-    pub(super) fn run_counts(&self, bench: Id, run: Id, cells: &[(u32, Mode)]) -> Vec<TaskCounts> {
+    fn run_counts(&self, bench: Id, run: Id, cells: &[(u32, Mode)]) -> Vec<TaskCounts> {
         let mut out = vec![TaskCounts::default(); cells.len()];
         let groups = self
             .agg
@@ -138,7 +138,7 @@ impl PassInput<'_> {
 pub(super) struct CountsCache(std::cell::RefCell<BTreeMap<CellKey, Rc<TaskCounts>>>);
 
 /// (benchmark, run, level, mode)
-pub(super) type CellKey = (Id, Id, u32, Mode);
+type CellKey = (Id, Id, u32, Mode);
 
 impl CountsCache {
     /// Every (run, level, mode) cell's counts of a benchmark at once, a

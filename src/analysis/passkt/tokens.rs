@@ -9,11 +9,11 @@ pub(super) struct TokenScan {
     /// Every (bench, run, task, seed) in order, its rollouts and (`used`)
     /// its solved ones' tokens up to success, sorted — in columns, not a
     /// map entry and a `Vec` a key (~40 MB of the scan's 86 at 11 M).
-    pub(super) keys: Vec<TokenKey>,
-    pub(super) n: Vec<u64>,
-    pub(super) used: Ragged<u64>,
-    pub(super) totals: BTreeMap<Id, Vec<u64>>,
-    pub(super) left_out: BTreeMap<Id, u64>,
+    keys: Vec<TokenKey>,
+    n: Vec<u64>,
+    used: Ragged<u64>,
+    totals: BTreeMap<Id, Vec<u64>>,
+    left_out: BTreeMap<Id, u64>,
 }
 
 impl TokenScan {
@@ -70,7 +70,7 @@ impl TokenScan {
         scan
     }
     /// The entries of (bench, run) keys in `runs`, in key order: (key, n, used).
-    pub(super) fn range(
+    fn range(
         &self,
         b: Id,
         runs: std::ops::RangeInclusive<Id>,

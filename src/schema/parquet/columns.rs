@@ -16,7 +16,7 @@ impl<T: PolarsDataType> Col<T> {
     /// One chunk, so that reading a row is one lookup in a typed array
     /// (not through the chunked array's dynamic chunks: a tenth of a
     /// Parquet load's CPU).
-    pub(super) fn of(ca: &ChunkedArray<T>) -> Col<T> {
+    fn of(ca: &ChunkedArray<T>) -> Col<T> {
         let ca = ca.rechunk();
         let array = ca.downcast_iter().next().cloned();
         array.map_or(Col::Absent, Col::Values)

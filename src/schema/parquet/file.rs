@@ -35,17 +35,17 @@ pub(super) const LOAD: Keep<'static> = Keep {
 /// run names as 16-byte string views are a quarter of it): a window of
 /// 2¹⁷ log-probabilities, 65,536 steps of two runs, is ~6 MB whatever the
 /// file's size.
-pub(super) const WINDOW_VALUES: usize = 1 << 17;
+const WINDOW_VALUES: usize = 1 << 17;
 
 /// The most values (levels) the pages of a leaf's window may hold to be
 /// decoded straight ([`crate::schema::dense_leaf`]), which decodes them whole: four
 /// windows' worth.
-pub(super) const DENSE_VALUES: usize = 4 * WINDOW_VALUES;
+const DENSE_VALUES: usize = 4 * WINDOW_VALUES;
 
 /// A kept leaf of a row group ([`TrajectoryFile::leaves`]): its column,
 /// the field to decode it alone with (`None` when the column is decoded
 /// whole) and its column chunk (`None` when the row group lacks the column).
-pub(super) type Leaf<'a> = (
+type Leaf<'a> = (
     usize,
     Option<ArrowField>,
     Option<&'a polars_parquet::read::ColumnChunkMetadata>,
@@ -68,9 +68,9 @@ pub(super) type Leaf<'a> = (
 pub struct TrajectoryFile {
     /// The kept column chunks of the row groups decoded whole, one after
     /// another (the whole file while it is indexed).
-    pub(super) bytes: polars_buffer::Buffer<u8>,
+    bytes: polars_buffer::Buffer<u8>,
     /// Each chunk kept: (its first byte in the file, in `bytes`, its length).
-    pub(super) chunks: Vec<(usize, usize, usize)>,
+    chunks: Vec<(usize, usize, usize)>,
     pub(super) meta: polars_parquet::read::FileMetadata,
     /// Each column read: its field as decoded, and which of its leaves
     /// (in the file's order) are kept (`None`: all).
@@ -82,28 +82,28 @@ pub struct TrajectoryFile {
     /// leaf's last decoded rows, for the next windows they cover.
     pub(super) pages: Vec<Option<Vec<std::sync::Mutex<LeafPages>>>>,
     /// The first window, decoded ahead ([`TrajectoryFile::decode_first`]).
-    pub(super) first: Option<PolarsResult<DataFrame>>,
+    first: Option<PolarsResult<DataFrame>>,
 }
 
 /// A column chunk's pages, their rows, and its last decoded rows.
 pub(super) struct LeafPages {
     /// The dictionary page, header included (empty without one).
-    pub(super) dict: polars_buffer::Buffer<u8>,
+    dict: polars_buffer::Buffer<u8>,
     pub(super) pages: Vec<PageSpan>,
     /// Pages before this one are decoded and their bytes freed.
-    pub(super) freed: usize,
+    freed: usize,
     /// Rows (in the row group) decoded last, and their array.
-    pub(super) last: Option<(std::ops::Range<usize>, ArrayRef)>,
+    last: Option<(std::ops::Range<usize>, ArrayRef)>,
     /// A window of this leaf had a null or an empty list: polars decodes
     /// it from then on ([`crate::schema::dense_leaf`] decodes it until then).
-    pub(super) sparse: bool,
+    sparse: bool,
 }
 
 /// A data page: its bytes (header included; a copy, freed once decoded),
 /// its values (levels), the rows (records) begun before it, and whether
 /// its first value begins one.
 pub(super) struct PageSpan {
-    pub(super) bytes: polars_buffer::Buffer<u8>,
+    bytes: polars_buffer::Buffer<u8>,
     pub(super) values: usize,
     pub(super) row: usize,
     pub(super) starts: bool,
@@ -208,7 +208,7 @@ impl TrajectoryFile {
     /// The file as read, its metadata and kept columns, no windows yet:
     /// the bytes are all the file's until its pages and chunks are copied
     /// out.
-    pub(super) fn whole_keeping(raw: Vec<u8>, keep: Keep) -> PolarsResult<TrajectoryFile> {
+    fn whole_keeping(raw: Vec<u8>, keep: Keep) -> PolarsResult<TrajectoryFile> {
         let meta = polars_parquet::read::read_metadata(&mut std::io::Cursor::new(&raw[..]))?;
         let len = raw.len();
         Self::of(meta, polars_buffer::Buffer::from_vec(raw), len, keep)
@@ -216,7 +216,7 @@ impl TrajectoryFile {
 
     /// The file of `meta`, its `len` bytes in `bytes` (empty: the
     /// metadata alone, to ask [`Self::leaves`] where they are).
-    pub(super) fn of(
+    fn of(
         meta: polars_parquet::read::FileMetadata,
         bytes: polars_buffer::Buffer<u8>,
         len: usize,
@@ -428,7 +428,7 @@ impl TrajectoryFile {
 
     /// What is wrong with a page of `values` values where its column chunk
     /// has `left` (the header's count as written: an `i32`).
-    pub(super) fn page_count_error(values: usize, left: usize) -> String {
+    fn page_count_error(values: usize, left: usize) -> String {
         format!(
             "a data page's header counts {} values, its column chunk has {left} left \
              (a damaged page header)",
@@ -619,7 +619,7 @@ impl TrajectoryFile {
     /// Leaf `i` of `leaves` (row group `g`'s) over rows `rows` of the
     /// group: `None` for a leaf the file lacks or one decoded with the
     /// column before it.
-    pub(super) fn window_leaf(
+    fn window_leaf(
         &self,
         leaves: &[Leaf<'_>],
         i: usize,
@@ -667,7 +667,7 @@ impl TrajectoryFile {
 
     /// Rows `rows` of one leaf, from the pages that hold them; the rows up
     /// to the end of the last of those pages are kept for the next windows.
-    pub(super) fn window_of_leaf(
+    fn window_of_leaf(
         &self,
         m: &polars_parquet::read::ColumnChunkMetadata,
         leaf: &ArrowField,

@@ -3,11 +3,11 @@
 use super::*;
 
 /// Rows parsed into one chunk-local set.
-pub(super) const PART_ROWS: usize = 8192;
+const PART_ROWS: usize = 8192;
 /// Steps a part holds at most (but for one longer row): a part's raw
 /// records and chunk-local set, a few of them at once, stay a few MB
 /// however long the trajectories.
-pub(super) const PART_STEPS: usize = 1 << 15;
+const PART_STEPS: usize = 1 << 15;
 
 /// Parses a trajectory frame's rows by columns, validated by the same rules
 /// as JSON records, and hands `sink` one chunk-local set per [`PART_ROWS`]

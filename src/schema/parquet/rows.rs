@@ -154,7 +154,7 @@ pub fn visit_rows_in_file(
 
 /// Values of a step leaf a window of [`visit_step_fields`] decodes at most,
 /// about: of texts of a few thousand characters, tens of megabytes.
-pub(super) const TEXT_WINDOW_VALUES: usize = 1 << 14;
+const TEXT_WINDOW_VALUES: usize = 1 << 14;
 
 /// [`visit_rows_in_file`] of the steps' fields `keep` alone, by the load's
 /// decoder ([`TrajectoryFile`]): of `steps` only those leaves read and
@@ -294,10 +294,7 @@ pub(super) fn read_row_group(
 
 /// Where row group `g`'s bytes are: its column chunks.
 #[cfg(unix)]
-pub(super) fn group_ranges(
-    meta: &polars_parquet::read::FileMetadata,
-    g: usize,
-) -> Vec<std::ops::Range<u64>> {
+fn group_ranges(meta: &polars_parquet::read::FileMetadata, g: usize) -> Vec<std::ops::Range<u64>> {
     meta.row_groups[g]
         .parquet_columns()
         .iter()

@@ -36,7 +36,7 @@ pub(super) fn values_from_frame(df: &DataFrame, step_fields: Option<&[&str]>) ->
 }
 
 /// `steps` list with each step's fields `keep` alone.
-pub(super) fn steps_with(av: AnyValue, keep: &[&str]) -> Value {
+fn steps_with(av: AnyValue, keep: &[&str]) -> Value {
     let AnyValue::List(steps) = av else {
         return to_json(av);
     };
@@ -56,7 +56,7 @@ pub(super) fn steps_with(av: AnyValue, keep: &[&str]) -> Value {
 }
 
 /// `steps` list: each step's `logp` list of `{run, value}` becomes `{run: value}`.
-pub(super) fn steps_value(av: AnyValue) -> Value {
+fn steps_value(av: AnyValue) -> Value {
     let mut v = to_json(av);
     if let Value::Array(steps) = &mut v {
         for s in steps {
@@ -78,12 +78,12 @@ pub(super) fn steps_value(av: AnyValue) -> Value {
     v
 }
 
-pub(super) fn float(x: f64) -> Value {
+fn float(x: f64) -> Value {
     // JSON has no NaN/Infinity: pass them on as text so validation names the field.
     Number::from_f64(x).map_or_else(|| Value::String(x.to_string()), Value::Number)
 }
 
-pub(super) fn to_json(av: AnyValue) -> Value {
+fn to_json(av: AnyValue) -> Value {
     match av {
         AnyValue::Null => Value::Null,
         AnyValue::Boolean(b) => Value::Bool(b),

@@ -56,7 +56,7 @@ pub(super) fn tour_box(
 
 /// Width of the help's keys column (`keymap::help_lines`: 16 right-aligned
 /// and two spaces).
-pub(super) const KEYS_COLUMN: usize = 18;
+const KEYS_COLUMN: usize = 18;
 
 /// A line wrapped at word boundaries to `width`, each line after the first
 /// indented by `indent` columns (its first `indent` characters are a
@@ -105,7 +105,7 @@ pub(super) fn hanging(line: &str, width: usize, indent: usize) -> Vec<String> {
 }
 
 /// Lines a paragraph takes when wrapped at word boundaries to `width`.
-pub(super) fn wrapped_lines(text: &str, width: usize) -> usize {
+fn wrapped_lines(text: &str, width: usize) -> usize {
     let (mut lines, mut used) = (1, 0);
     for word in text.split(' ') {
         let w = word.chars().count();
