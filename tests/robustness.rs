@@ -223,6 +223,56 @@ fn strict_existing(f: &std::path::Path, d: &std::path::Path) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
+/// Each conflict between records (SPEC §1: one method per run, one
+/// `max_budget` and one `min_turns` per task) stops the audit at the later
+/// record, naming its field, both values and where the first was given.
+#[test]
+fn conflicts_between_records_name_both_values_and_the_first_place() {
+    let d = temp_dir("conflicts");
+    let f = d.join("x.jsonl");
+    let first = format!("{}:1", f.display());
+    let with = |method: &str, max_budget: u32, min_turns: u32| {
+        let mut t = traj("r", "b", "t", 4, max_budget, Some(2));
+        t["method"] = json!(method);
+        t["min_turns"] = json!(min_turns);
+        t
+    };
+    let cases = [
+        (
+            with("grpo", 8, 2),
+            format!(
+                "{}:2: method: run \"r\" is declared as method \"base\" elsewhere, \
+                 this record says \"grpo\" (first seen at {first})",
+                f.display()
+            ),
+        ),
+        (
+            with("base", 9, 2),
+            format!(
+                "{}:2: max_budget: 9 differs from this task's max_budget 8 given elsewhere \
+                 (first seen at {first})",
+                f.display()
+            ),
+        ),
+        (
+            with("base", 8, 3),
+            format!(
+                "{}:2: min_turns: 3 differs from this task's min_turns 2 given elsewhere \
+                 (first seen at {first})",
+                f.display()
+            ),
+        ),
+    ];
+    for (second, want) in cases {
+        let mut second = second;
+        second["sample"] = json!(1);
+        write_lines(&f, &[with("base", 8, 2), second]);
+        let err = strict_existing(&f, &d);
+        let want = format!("rl-audit: {want}");
+        assert_eq!(err.lines().next(), Some(want.as_str()), "{err}");
+    }
+}
+
 #[test]
 fn training_logs_with_groups_are_not_duplicates() {
     let d = temp_dir("dup_training");

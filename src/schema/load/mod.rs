@@ -14,6 +14,7 @@ use super::validate::Added;
 use super::{FastMap, Id, Loc, LogSet, Span};
 use crate::error::{Error, RecordError, Result, SkipReason};
 
+mod checks;
 mod decode;
 mod discover;
 mod merge;
@@ -21,6 +22,7 @@ mod parse;
 mod reread;
 
 pub(crate) use crate::error::io_text;
+use checks::cross_checks;
 pub(crate) use decode::*;
 pub use discover::{discover, is_log_file, read_list};
 pub(crate) use discover::{format_of, Format};
