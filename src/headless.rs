@@ -49,7 +49,9 @@ fn run_holding(opts: &Options) -> Result<(Gates, (crate::schema::LogSet, Audit))
     Ok((check_gates(&audit, &opts.gates), (set, audit)))
 }
 
-fn flip_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {
+/// A gate's cell: `base → rl on bench at K=1 level 50% (native): Δ = -75.0 pp
+/// [-100.0, -50.0], n=40 tasks, {why}`.
+fn cell_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {
     format!(
         "{} → {} on {} at K={} level {}% ({}): Δ = {:+.1} pp {}, n={} tasks, {why}",
         a.base,
@@ -79,7 +81,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                 {
                     out.push(format!(
                         "flip: {}",
-                        flip_line(
+                        cell_line(
                             a,
                             &format!(
                                 "with adjusted p {} ({})",
@@ -108,7 +110,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                 for a in audit.pass.advantage.iter().filter(|a| a.significant_flip) {
                     out.push(format!(
                         "flip-unadjusted: {}",
-                        flip_line(a, "with its CI below 0")
+                        cell_line(a, "with its CI below 0")
                     ));
                 }
             }
@@ -118,16 +120,14 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                     let what = format!("{} → {} on {}", p.base, p.rl, p.benchmark);
                     match audit.pass.advantage_at(p.key(), 1, *level, None) {
                         Some(a) if a.test.verdict == Verdict::Inconclusive => out.push(format!(
-                            "inconclusive@{level}: {what} ({}): Δ = {:+.1} pp, mde {:.1} pp{}{}",
-                            a.mode.name(),
-                            100.0 * a.delta,
-                            100.0 * a.test.mde.unwrap_or(f64::NAN),
-                            a.test.tasks_needed.map_or(String::new(), |n| format!(
-                                ", ≈{n} tasks would resolve it"
-                            )),
-                            crate::report::format::held_by_resamples(
-                                &a.test,
-                                audit.settings.boot.resamples
+                            "inconclusive@{level}: {}",
+                            cell_line(
+                                a,
+                                &crate::report::format::undecided(
+                                    &a.test,
+                                    audit.settings.adjust,
+                                    audit.settings.boot.resamples
+                                )
                             )
                         )),
                         Some(a) if a.test.verdict == Verdict::Degenerate => {

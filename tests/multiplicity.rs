@@ -517,6 +517,48 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     assert!(!md.contains("No cell can reach 0.05"));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("cannot trip"));
     assert!(tight(&r).iter().all(|x| !x.contains("adjusted p ≥")));
+    // There an inconclusive cell's finding and gate line give its Δ, its
+    // interval and n, then the adjusted p that keeps it from a verdict,
+    // its mde and the tasks that would resolve it: each the row's own.
+    let cell = one(&r, "advantage", &[("k", json!(1)), ("level", json!(50))]);
+    assert_eq!(cell["verdict"], "inconclusive");
+    let num = |k: &str| cell[k].as_f64().unwrap();
+    let p = num("p_adjusted");
+    let p = if p == num("p_adjusted_floor") {
+        format!("≤{p:.4}")
+    } else {
+        format!("{p:.4}")
+    };
+    let tasks = cell["tasks"].as_u64().unwrap();
+    let needed_tasks = match cell["tasks_needed"].as_u64() {
+        Some(n) => format!(", ≈{n} tasks would resolve it"),
+        None => String::new(),
+    };
+    let why = format!(
+        "adjusted p {p} (holm), mde {:.1} pp{needed_tasks}",
+        100.0 * num("mde")
+    );
+    let (lo, hi) = (
+        100.0 * cell["ci"][0].as_f64().unwrap(),
+        100.0 * cell["ci"][1].as_f64().unwrap(),
+    );
+    let delta = 100.0 * num("delta");
+    assert!(
+        tight(&r).contains(&format!(
+            "Δ {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={tasks} tasks, {why}"
+        )),
+        "{:?}",
+        tight(&r)
+    );
+    let (o, _, _) = run_on(&f, "holm", needed, "inconclusive@50");
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "rl-audit: gate tripped: inconclusive@50: base → rl on b at K=1 level 50% ({}): \
+         Δ = {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={tasks} tasks, {why}",
+        cell["t_mode"].as_str().unwrap()
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.lines().any(|l| l == want), "{want}\n{err}");
     check(&r, &md, m as f64 * 2.0 / (needed as f64 + 1.0), needed);
     // Max-|t| (the default): a cell's own floor, 2/(B+1), whatever m. At
     // 30 resamples 2/31 ≥ 0.05; 40 is the fewest below it.

@@ -5,7 +5,7 @@
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
-use super::format::{cell_p, contrast, held_by_resamples, pct, pp, signed_ci, wilson_pct};
+use super::format::{cell_p, contrast, pct, pp, signed_ci, undecided, wilson_pct};
 
 /// How a finding reads: good news, neutral, a warning, or a problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,15 +177,9 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
                 kind: "inconclusive at a tight budget",
                 place: place(adv),
                 detail: format!(
-                    "Δ {} {}, n={}, mde {:.1} pp{}{}",
-                    pp(adv.delta),
-                    signed_ci(adv.ci, 100.0),
-                    adv.tasks,
-                    100.0 * adv.test.mde.unwrap_or(f64::NAN),
-                    adv.test
-                        .tasks_needed
-                        .map_or(String::new(), |n| format!(", ≈{n} tasks needed")),
-                    held_by_resamples(&adv.test, a.settings.boot.resamples)
+                    "{}, {}",
+                    delta(adv),
+                    undecided(&adv.test, a.settings.adjust, a.settings.boot.resamples)
                 ),
                 severity: Severity::Info,
                 section: Section::Budget,

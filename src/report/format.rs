@@ -62,6 +62,31 @@ pub fn held_by_resamples(t: &crate::analysis::multiplicity::CellTest, b: usize) 
         .map_or(String::new(), |f| format!(", adjusted p ≥{f:.4} at B={b}"))
 }
 
+/// What keeps an inconclusive cell from a verdict, as its finding and the
+/// `inconclusive@L` gate say it: `adjusted p 0.3576 (maxt), mde 6.8 pp,
+/// ≈180 tasks would resolve it` — the adjusted p first (why an interval
+/// clear of 0 is still inconclusive), unless the B resamples alone hold it
+/// above 0.05: then it is left out and the last clause says so
+/// ([`held_by_resamples`]).
+pub fn undecided(
+    t: &crate::analysis::multiplicity::CellTest,
+    adjust: crate::analysis::multiplicity::Adjust,
+    b: usize,
+) -> String {
+    let held = held_by_resamples(t, b);
+    let p = if held.is_empty() {
+        format!("adjusted p {} ({}), ", cell_p(t), adjust.name())
+    } else {
+        String::new()
+    };
+    format!(
+        "{p}mde {:.1} pp{}{held}",
+        100.0 * t.mde.unwrap_or(f64::NAN),
+        t.tasks_needed
+            .map_or(String::new(), |n| format!(", ≈{n} tasks would resolve it")),
+    )
+}
+
 /// An advantage cell's own bootstrap p, `≤` at its floor 2/(B_c+1).
 pub fn cell_p_alone(t: &crate::analysis::multiplicity::CellTest) -> String {
     p_floored(t.p_value, t.p_value_floor)
