@@ -146,6 +146,24 @@ fn report_md_gives_cost_winners_and_gains_their_cells_interval_and_n() {
             n
         );
         assert!(md.contains(&row), "{row:?} not in report.md");
+        // The sentence under the table gives the same range, to the same
+        // two decimals (one decimal made 8.49–8.52 read "from 8.5 to 8.5").
+        let range = match w["to_cost"].as_f64() {
+            Some(t) => format!(
+                "from {:.2} to {t:.2} turns",
+                w["from_cost"].as_f64().unwrap()
+            ),
+            None => format!("from {:.2} turns", w["from_cost"].as_f64().unwrap()),
+        };
+        let said = format!(
+            "{range} per task{}, {} with K={} at {}% budget ({}) wins",
+            if w["to_cost"].is_null() { " up" } else { "" },
+            w["run"].as_str().unwrap(),
+            w["k"],
+            w["level"],
+            w["t_mode"].as_str().unwrap()
+        );
+        assert!(md.contains(&said), "{said:?} not in report.md");
     }
     // BudgetMix gains: both cells, each `value [lo, hi] n=… mode`.
     let b = &r["budgetmix"][0];

@@ -13,7 +13,7 @@ pub fn cost(md: &mut String, audit: &Audit) {
     );
     let _ = writeln!(
         md,
-        "Each (run, K, level, mode) cell is a point: expected cost per task = K × the mean cost of one attempt (a turn costs {}, a token {}), against its Pass@(K,T). A point is on its run's frontier unless another point of the same run costs no more and passes no less. The winner at a cost ceiling is the best point affordable under it.\n",
+        "Each (run, K, level, mode) cell is a point: expected cost per task = K × the mean cost of one attempt (a turn costs {}, a token {}), against its Pass@(K,T). A point is on its run's frontier unless another point of the same run costs no more and passes no less. The winner at a cost ceiling is the best point affordable under it: the best point estimate, not a test between runs — read its 95% interval and n beside the others'.\n",
         c.turn, c.token
     );
     if audit.cost_frontier.is_empty() {
@@ -67,7 +67,7 @@ pub fn cost(md: &mut String, audit: &Audit) {
                 );
                 match w.to_cost {
                     Some(t) => format!(
-                        "from {:.1} to {:.1} {unit} per task, {choice} wins",
+                        "from {:.2} to {:.2} {unit} per task, {choice} wins",
                         w.from_cost, t
                     ),
                     None => format!("from {:.2} {unit} per task up, {choice} wins", w.from_cost),
