@@ -165,6 +165,24 @@ fn report_md_gives_cost_winners_and_gains_their_cells_interval_and_n() {
         );
         assert!(md.contains(&said), "{said:?} not in report.md");
     }
+    // Mode gaps: a difference, its interval signed as Δ's are.
+    for g in r["mode_gap"].as_array().unwrap() {
+        let Some(ci) = g["ci"].as_array() else {
+            continue;
+        };
+        let row = format!(
+            "| {} | {} | {} | {}% | {} | {:+.1} pp | [{:+.1}, {:+.1}] |\n",
+            g["benchmark"].as_str().unwrap(),
+            g["run"].as_str().unwrap(),
+            g["k"],
+            g["level"],
+            g["tasks"],
+            100.0 * g["diff"].as_f64().unwrap(),
+            100.0 * ci[0].as_f64().unwrap(),
+            100.0 * ci[1].as_f64().unwrap()
+        );
+        assert!(md.contains(&row), "{row:?} not in report.md");
+    }
     // BudgetMix gains: both cells, each `value [lo, hi] n=… mode`.
     let b = &r["budgetmix"][0];
     let gains = b["gains"].as_array().unwrap();

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::format::{cell_p, cell_p_alone, esc, pct, pct_ci, pp};
+use super::format::{cell_p, cell_p_alone, esc, pct, pct_ci, pp, signed_ci};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
@@ -244,10 +244,7 @@ fn advantage_section(md: &mut String, audit: &Audit) {
             Some(n) => format!("{} (≈{n} tasks)", a.test.verdict.name()),
             None => a.test.verdict.name().to_string(),
         };
-        let ci = match a.ci {
-            Ci::Interval(l, h) => format!("[{:+.1}, {:+.1}]", 100.0 * l, 100.0 * h),
-            other => pct_ci(other),
-        };
+        let ci = signed_ci(a.ci, 100.0);
         let _ = writeln!(
             md,
             "| {} | {} → {} | {} | {}% | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}{} |",
@@ -408,7 +405,7 @@ fn mode_gap_section(md: &mut String, audit: &Audit) {
             g.level,
             g.tasks,
             pp(g.diff),
-            pct_ci(g.ci)
+            signed_ci(g.ci, 100.0)
         );
     }
     md.push('\n');
