@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use crate::analysis::passkt::{Advantage, Mode};
 use crate::analysis::{Audit, PairNames};
-use crate::report::format::{cell_p, cell_p_alone, pct, pp, signed_ci};
+use crate::report::format::{cell_p, cell_p_alone, nats, pct, pp, signed_ci};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
@@ -488,18 +488,16 @@ fn likelihood(a: &Audit, p: Option<&PairNames>) -> (Place, String) {
                 l.base,
                 lm.pairs,
                 lm.tasks,
-                lm.mean_diff.map_or("–".into(), |e| match e.ci.bounds() {
-                    Some((lo, hi)) => format!(
-                        "{:.2} [{lo:.2}, {hi:.2}] nats{}",
-                        e.value,
-                        if lo > 0.0 {
-                            ", above zero: globally different, as in the paper"
-                        } else {
-                            ", an interval that reaches zero"
-                        }
-                    ),
-                    None => format!("{:.2} nats", e.value),
-                })
+                lm.mean_diff.map_or("–".into(), |e| format!(
+                    "{}{}",
+                    nats(&e),
+                    match e.ci.bounds() {
+                        Some((lo, _)) if lo > 0.0 =>
+                            ", above zero: globally different, as in the paper",
+                        Some(_) => ", an interval that reaches zero",
+                        None => "",
+                    }
+                ))
             )
         }
         None => "No successful full-budget trajectories with log-probabilities under both runs: log `steps[].logp` to see this.".into(),

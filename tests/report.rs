@@ -165,6 +165,33 @@ fn report_md_gives_cost_winners_and_gains_their_cells_interval_and_n() {
         );
         assert!(md.contains(&said), "{said:?} not in report.md");
     }
+    // The matched states' finding and the length-matched LLR: each point
+    // and interval at the precision of its table (four decimals of a score,
+    // two of nats; one decimal printed a score interval as [+0.0, +0.0]).
+    let f = |v: &serde_json::Value, d: usize| format!("{:+.d$}", v.as_f64().unwrap());
+    for m in r["matched_states"].as_array().unwrap() {
+        let said = format!(
+            "RL is better in {:.1}% of {} matched states; its mean score differs from base by {} [{}, {}]:",
+            100.0 * m["better"].as_f64().unwrap(),
+            m["states"],
+            f(&m["mean_diff"], 4),
+            f(&m["ci"][0], 4),
+            f(&m["ci"][1], 4)
+        );
+        assert!(md.contains(&said), "{said:?} not in report.md");
+    }
+    for l in r["likelihood"].as_array().unwrap() {
+        let lm = &l["length_matched"];
+        let said = format!(
+            "length-matched RL − base LLR is {} [{}, {}] nats over {} pairs from {} tasks:",
+            f(&lm["mean_diff"], 2),
+            f(&lm["ci"][0], 2),
+            f(&lm["ci"][1], 2),
+            lm["pairs"],
+            lm["tasks"]
+        );
+        assert!(md.contains(&said), "{said:?} not in report.md");
+    }
     // Mode gaps: a difference, its interval signed as Δ's are.
     for g in r["mode_gap"].as_array().unwrap() {
         let Some(ci) = g["ci"].as_array() else {

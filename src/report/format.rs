@@ -160,6 +160,12 @@ pub fn score_diff(e: &Option<Estimate>) -> String {
     })
 }
 
+/// A log-likelihood difference with its interval, in nats, two decimals
+/// throughout: `+2.69 [+1.38, +4.62] nats`.
+pub fn nats(e: &Estimate) -> String {
+    format!("{:+.2} {} nats", e.value, signed_ci_prec(e.ci, 1.0, 2))
+}
+
 /// A point share with its n: `76.4% (n=123)`, `–` with nothing to share.
 pub fn share_n(x: Option<f64>, n: u64) -> String {
     if n == 0 {

@@ -35,11 +35,7 @@ pub fn likelihood(md: &mut String, audit: &Audit) {
             l.overlap.map_or("–".into(), |o| format!("{o:.3}")),
             s(&l.llr[0]),
             s(&l.llr[1]),
-            lm.mean_diff.map_or("–".into(), |e| format!(
-                "{:.2} nats {}",
-                e.value,
-                signed_ci(e.ci, 1.0)
-            )),
+            lm.mean_diff.map_or("–".into(), |e| nats(&e)),
             lm.tasks,
             lm.pairs
         );
@@ -49,13 +45,16 @@ pub fn likelihood(md: &mut String, audit: &Audit) {
         if let Some(e) = l.length_matched.mean_diff {
             let _ = writeln!(
                 md,
-                "- {}: length-matched RL − base LLR is {:.1} nats over {} pairs from {} tasks {}: {}.",
+                "- {}: length-matched RL − base LLR is {} over {} pairs from {} tasks: {}.",
                 l.benchmark,
-                e.value,
+                nats(&e),
                 l.length_matched.pairs,
                 l.length_matched.tasks,
-                signed_ci(e.ci, 1.0),
-                if e.ci.above_zero() { "above zero" } else { "not clearly above zero" }
+                if e.ci.above_zero() {
+                    "above zero"
+                } else {
+                    "not clearly above zero"
+                }
             );
         }
         for n in &l.notes {

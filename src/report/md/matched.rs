@@ -77,11 +77,10 @@ pub fn matched(md: &mut String, audit: &Audit) {
         if let Some(e) = m.mean_diff {
             let _ = writeln!(
                 md,
-                "\nFinding: RL is better in {} of {} matched states; its mean score differs from base by {:+.4} {}: {}.",
+                "\nFinding: RL is better in {} of {} matched states; its mean score differs from base by {}: {}.",
                 pct(m.better),
                 m.states,
-                e.value,
-                signed_ci(e.ci, 1.0),
+                score_diff(&Some(e)),
                 verdict(e.ci)
             );
         }

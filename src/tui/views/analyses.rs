@@ -4,7 +4,7 @@
 use crate::analysis::stats::Estimate;
 use crate::analysis::{for_pair, Audit, Part};
 use crate::report::format::{
-    pass_cell, pct, pct_ci, pp, score_diff, share_ci, signed_ci, wilson_pct,
+    nats, pass_cell, pct, pct_ci, pp, score_diff, share_ci, signed_ci, wilson_pct,
 };
 use crate::tui::app::View;
 use crate::tui::select::{current, Selection};
@@ -365,9 +365,7 @@ pub fn likelihood(a: &Audit) -> TableData {
                 s(&l.llr[0]),
                 s(&l.llr[1]),
                 Cell::num(
-                    lm.mean_diff.map_or("–".into(), |e| {
-                        format!("{:.2} {}", e.value, signed_ci(e.ci, 1.0))
-                    }),
+                    lm.mean_diff.map_or("–".into(), |e| nats(&e)),
                     lm.mean_diff.map(|e| e.value),
                 ),
                 Cell::text(format!("{}/{}", lm.tasks, lm.pairs)),
