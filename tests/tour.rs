@@ -463,7 +463,7 @@ fn the_readme_demo_paragraph_matches_the_demo() {
             l["overlap"].as_f64().unwrap()
         ),
         format!(
-            "{:+.2} nats",
+            "LLR difference {:+.2} [",
             l["length_matched"]["mean_diff"].as_f64().unwrap()
         ),
         format!(
