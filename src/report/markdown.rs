@@ -218,7 +218,7 @@ fn advantage_section(md: &mut String, audit: &Audit) {
     many_cells(md, audit);
     let _ = writeln!(
         md,
-        "| benchmark | base → RL | K | level | mode | n | Δ | 95% CI | headroom | se | p | p adj. | mde | verdict | |"
+        "| benchmark | base → RL | K | level | mode | n | Δ | 95% CI | headroom | se (pp) | p | p adj. | mde (pp) | verdict | |"
     );
     let _ = writeln!(
         md,
