@@ -480,6 +480,51 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
             .map(|f| f["detail"].as_str().unwrap().to_string())
             .collect()
     };
+    // The K=1 50% cell's finding (in `r`, at `b` resamples) and its
+    // `inconclusive@50` gate line, whole, from its row: Δ, interval and n,
+    // then its adjusted p, mde and the tasks that would resolve it — or,
+    // where the resamples hold it (`held`), the tasks "once the resamples
+    // allow" and the held clause in place of the p.
+    let said = |cell: &Value, held: &str, b: usize| {
+        let num = |k: &str| cell[k].as_f64().unwrap();
+        let p = num("p_adjusted");
+        let p = if p == num("p_adjusted_floor") {
+            format!("≤{p:.4}")
+        } else {
+            format!("{p:.4}")
+        };
+        let then = if held.is_empty() {
+            ""
+        } else {
+            " once the resamples allow"
+        };
+        let tasks = match cell["tasks_needed"].as_u64() {
+            Some(n) => format!(", ≈{n} tasks would resolve it{then}"),
+            None => String::new(),
+        };
+        let mde = 100.0 * num("mde");
+        let why = if held.is_empty() {
+            format!("adjusted p {p} (holm), mde {mde:.1} pp{tasks}")
+        } else {
+            format!("mde {mde:.1} pp{tasks}{held}")
+        };
+        let (lo, hi) = (
+            100.0 * cell["ci"][0].as_f64().unwrap(),
+            100.0 * cell["ci"][1].as_f64().unwrap(),
+        );
+        let (delta, n) = (100.0 * num("delta"), &cell["tasks"]);
+        let finding = format!("Δ {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={n} tasks, {why}");
+        let (o, r, _) = run_on(&f, "holm", b, "inconclusive@50");
+        assert!(tight(&r).contains(&finding), "{finding}\n{:?}", tight(&r));
+        assert_eq!(o.status.code(), Some(1));
+        let want = format!(
+            "rl-audit: gate tripped: inconclusive@50: base → rl on b at K=1 level 50% ({}): \
+             Δ = {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={n} tasks, {why}",
+            cell["t_mode"].as_str().unwrap()
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.lines().any(|l| l == want), "{want}\n{err}");
+    };
     let t = tight(&r);
     assert!(!t.is_empty());
     for x in &t {
@@ -497,20 +542,10 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
         )),
         "{err}"
     );
-    // An inconclusive gate's line says what holds the cell back.
+    // An inconclusive gate's line says what holds the cell back, whole.
     let cell = one(&r, "advantage", &[("k", json!(1)), ("level", json!(50))]);
     assert_eq!(cell["verdict"], "inconclusive");
-    let (o, _, _) = run_on(&f, "holm", 400, "inconclusive@50");
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    let line = err
-        .lines()
-        .find(|l| l.contains("gate tripped: inconclusive@50"))
-        .unwrap_or_else(|| panic!("{err}"));
-    assert!(
-        line.ends_with(&format!(", adjusted p ≥{floor:.4} at B=400")),
-        "{line}"
-    );
+    said(cell, &format!(", adjusted p ≥{floor:.4} at B=400"), 400);
     // At the resamples named, the floor is below 0.05: nothing said.
     let (o, r, md) = run("holm", needed);
     assert!(warnings(&r).is_empty());
@@ -522,43 +557,7 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     // its mde and the tasks that would resolve it: each the row's own.
     let cell = one(&r, "advantage", &[("k", json!(1)), ("level", json!(50))]);
     assert_eq!(cell["verdict"], "inconclusive");
-    let num = |k: &str| cell[k].as_f64().unwrap();
-    let p = num("p_adjusted");
-    let p = if p == num("p_adjusted_floor") {
-        format!("≤{p:.4}")
-    } else {
-        format!("{p:.4}")
-    };
-    let tasks = cell["tasks"].as_u64().unwrap();
-    let needed_tasks = match cell["tasks_needed"].as_u64() {
-        Some(n) => format!(", ≈{n} tasks would resolve it"),
-        None => String::new(),
-    };
-    let why = format!(
-        "adjusted p {p} (holm), mde {:.1} pp{needed_tasks}",
-        100.0 * num("mde")
-    );
-    let (lo, hi) = (
-        100.0 * cell["ci"][0].as_f64().unwrap(),
-        100.0 * cell["ci"][1].as_f64().unwrap(),
-    );
-    let delta = 100.0 * num("delta");
-    assert!(
-        tight(&r).contains(&format!(
-            "Δ {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={tasks} tasks, {why}"
-        )),
-        "{:?}",
-        tight(&r)
-    );
-    let (o, _, _) = run_on(&f, "holm", needed, "inconclusive@50");
-    assert_eq!(o.status.code(), Some(1));
-    let want = format!(
-        "rl-audit: gate tripped: inconclusive@50: base → rl on b at K=1 level 50% ({}): \
-         Δ = {delta:+.1} pp [{lo:+.1}, {hi:+.1}], n={tasks} tasks, {why}",
-        cell["t_mode"].as_str().unwrap()
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.lines().any(|l| l == want), "{want}\n{err}");
+    said(cell, "", needed);
     check(&r, &md, m as f64 * 2.0 / (needed as f64 + 1.0), needed);
     // Max-|t| (the default): a cell's own floor, 2/(B+1), whatever m. At
     // 30 resamples 2/31 ≥ 0.05; 40 is the fewest below it.

@@ -66,24 +66,29 @@ pub fn held_by_resamples(t: &crate::analysis::multiplicity::CellTest, b: usize) 
 /// `inconclusive@L` gate say it: `adjusted p 0.3576 (maxt), mde 6.8 pp,
 /// ≈180 tasks would resolve it` — the adjusted p first (why an interval
 /// clear of 0 is still inconclusive), unless the B resamples alone hold it
-/// above 0.05: then it is left out and the last clause says so
-/// ([`held_by_resamples`]).
+/// above 0.05: then it is left out, the tasks would resolve it "once the
+/// resamples allow", and the last clause says so ([`held_by_resamples`]).
 pub fn undecided(
     t: &crate::analysis::multiplicity::CellTest,
     adjust: crate::analysis::multiplicity::Adjust,
     b: usize,
 ) -> String {
     let held = held_by_resamples(t, b);
-    let p = if held.is_empty() {
-        format!("adjusted p {} ({}), ", cell_p(t), adjust.name())
+    let (p, then) = if held.is_empty() {
+        (
+            format!("adjusted p {} ({}), ", cell_p(t), adjust.name()),
+            "",
+        )
     } else {
-        String::new()
+        // SPEC's task count assumes resamples enough to reach 0.05.
+        (String::new(), " once the resamples allow")
     };
     format!(
         "{p}mde {:.1} pp{}{held}",
         100.0 * t.mde.unwrap_or(f64::NAN),
-        t.tasks_needed
-            .map_or(String::new(), |n| format!(", ≈{n} tasks would resolve it")),
+        t.tasks_needed.map_or(String::new(), |n| format!(
+            ", ≈{n} tasks would resolve it{then}"
+        )),
     )
 }
 
