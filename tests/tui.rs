@@ -2957,6 +2957,12 @@ fn a_cell_held_by_the_resamples_says_so() {
     // The first cell (K=1, the tightest level, RL 14 points ahead): no
     // resample crosses 0.
     assert!(se_line.contains("adjusted p ≤"), "{se_line}");
+    // Its task count holds only once the resamples allow 0.05.
+    let n = x["tasks_needed"]
+        .as_u64()
+        .expect("an inconclusive cell's count");
+    let need = format!("≈{n} tasks would resolve this cell once the resamples allow");
+    assert!(screen.contains(&need), "{need}\n{screen}");
 }
 
 /// The BudgetMix panel on screen from the start: its rules come before the

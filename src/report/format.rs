@@ -67,29 +67,41 @@ pub fn held_by_resamples(t: &crate::analysis::multiplicity::CellTest, b: usize) 
 /// ≈180 tasks would resolve it` — the adjusted p first (why an interval
 /// clear of 0 is still inconclusive), unless the B resamples alone hold it
 /// above 0.05: then it is left out, the tasks would resolve it "once the
-/// resamples allow", and the last clause says so ([`held_by_resamples`]).
+/// resamples allow" ([`tasks_to_resolve`]), and the last clause says so
+/// ([`held_by_resamples`]).
 pub fn undecided(
     t: &crate::analysis::multiplicity::CellTest,
     adjust: crate::analysis::multiplicity::Adjust,
     b: usize,
 ) -> String {
     let held = held_by_resamples(t, b);
-    let (p, then) = if held.is_empty() {
-        (
-            format!("adjusted p {} ({}), ", cell_p(t), adjust.name()),
-            "",
-        )
+    let p = if held.is_empty() {
+        format!("adjusted p {} ({}), ", cell_p(t), adjust.name())
     } else {
-        // SPEC's task count assumes resamples enough to reach 0.05.
-        (String::new(), " once the resamples allow")
+        String::new()
     };
     format!(
         "{p}mde {:.1} pp{}{held}",
         100.0 * t.mde.unwrap_or(f64::NAN),
-        t.tasks_needed.map_or(String::new(), |n| format!(
-            ", ≈{n} tasks would resolve it{then}"
-        )),
+        tasks_to_resolve(t, b, "it").map_or(String::new(), |s| format!(", {s}")),
     )
+}
+
+/// `≈180 tasks would resolve {what}` for a cell with SPEC's `tasks_needed`,
+/// `… once the resamples allow` where the B resamples alone hold its
+/// adjusted p at 0.05 or above (the count assumes resamples enough).
+pub fn tasks_to_resolve(
+    t: &crate::analysis::multiplicity::CellTest,
+    b: usize,
+    what: &str,
+) -> Option<String> {
+    let then = if held_by_resamples(t, b).is_empty() {
+        ""
+    } else {
+        " once the resamples allow"
+    };
+    t.tasks_needed
+        .map(|n| format!("≈{n} tasks would resolve {what}{then}"))
 }
 
 /// An advantage cell's own bootstrap p, `≤` at its floor 2/(B_c+1).

@@ -10,6 +10,7 @@ use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{
     cell_p, cell_p_alone, contrast, held_by_resamples, pct, pct_ci, pp, share_pp, signed_ci,
+    tasks_to_resolve,
 };
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
@@ -294,9 +295,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         let sim = t
             .ci_simultaneous
             .map(|(l, h)| format!("simultaneous 95% [{:+.1}, {:+.1}] pp", 100.0 * l, 100.0 * h));
-        let need = t
-            .tasks_needed
-            .map(|n| format!("≈{n} tasks would resolve this cell"));
+        let need = tasks_to_resolve(t, a.settings.boot.resamples, "this cell");
         later.extend(
             sim.into_iter()
                 .chain(need)
