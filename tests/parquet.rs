@@ -272,6 +272,53 @@ fn a_fractional_value_in_a_float_integer_column_names_its_row() {
     );
 }
 
+/// An unsigned 64-bit column (what a writer may choose for counts) holding
+/// more than a signed 64-bit integer can: that row is refused as too large,
+/// as the same value is in JSON Lines — not read as absent (polars' cast
+/// leaves it null), and the rows before it are read as they are.
+#[test]
+fn an_unsigned_value_past_64_signed_bits_is_too_large_in_its_row() {
+    let big = 1u64 << 63;
+    let rollouts = |name: &str, turns: [u64; 2], budget: [u64; 2]| {
+        let mut df = df!(
+            "run" => ["a", "a"],
+            "benchmark" => ["b", "b"],
+            "task" => ["t", "u"],
+            "budget" => budget,
+            "success" => [false, false],
+            "turns" => turns,
+        )
+        .unwrap();
+        let err = strict_failure(name, "x.parquet", &parquet_bytes(&mut df));
+        err.lines()
+            .next()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        rollouts("parquet_u64_turns", [3, big], [4, 4]),
+        format!("x.parquet:2: turns: {big} is too large")
+    );
+    assert_eq!(
+        rollouts("parquet_u64_budget", [3, 3], [4, u64::MAX]),
+        "x.parquet:2: budget: 18446744073709551615 is too large"
+    );
+    // A step's field: the flat column over every step of the file.
+    let mut df = two_rollouts(
+        "a",
+        Series::new("output_tokens".into(), [5u64, big, 7]),
+        [true, false],
+    );
+    let err = strict_failure("parquet_u64_step", "x.parquet", &parquet_bytes(&mut df));
+    assert_eq!(
+        err.lines().next().unwrap().rsplit('/').next().unwrap(),
+        format!("x.parquet:1: steps[1].output_tokens: {big} is too large")
+    );
+}
+
 /// A file is parsed by columns some thousands of rows at a time: a bad row
 /// far into it is named by its own row number, and a lenient load keeps
 /// every other row.

@@ -142,6 +142,20 @@ fn turn_counts_up_to_the_largest_a_trajectory_holds_are_kept_exactly() {
             "\"success\": true, \"turns\": 3, \"success_turn\": 4294967295",
             "x.jsonl:2: success_turn: 4294967295 is too large",
         ),
+        // Past 64 bits (serde_json: a u64, then a float with no fraction):
+        // still an integer, too large — not "expected an integer".
+        (
+            "\"success\": false, \"turns\": 9223372036854775808",
+            "x.jsonl:2: turns: 9223372036854775808 is too large",
+        ),
+        (
+            "\"success\": false, \"sample\": 18446744073709551616",
+            "x.jsonl:2: sample: 1.8446744073709552e+19 is too large",
+        ),
+        (
+            "\"success\": false, \"sample\": -18446744073709551616",
+            "x.jsonl:2: sample: -1.8446744073709552e+19 is too small",
+        ),
     ]
     .iter()
     .enumerate()

@@ -376,6 +376,14 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// A whole number past what 64 bits hold (serde_json keeps one up to
+/// 2⁶⁴ − 1 as u64, a larger one as a float with no fraction).
+fn beyond_i64(v: &Value) -> bool {
+    v.is_u64()
+        || v.as_f64()
+            .is_some_and(|x| x.fract() == 0.0 && x.abs() >= 9.2e18)
+}
+
 fn check_fields(
     obj: &serde_json::Map<String, Value>,
     fields: &[(&str, Ty)],
@@ -384,8 +392,20 @@ fn check_fields(
     for (name, ty) in fields {
         if let Some(v) = obj.get(*name) {
             if !v.is_null() && !ty.fits(v) {
+                let field = format!("{prefix}{name}");
+                if matches!(ty, Ty::Int) && beyond_i64(v) {
+                    // An integer all the same: its size is what is wrong.
+                    let size = match v.as_f64().is_some_and(|x| x < 0.0) {
+                        true => "too small",
+                        false => "too large",
+                    };
+                    return Some(RecordError::impossible(
+                        field,
+                        format!("{} is {size}", describe(v)),
+                    ));
+                }
                 return Some(RecordError::wrong_type(
-                    format!("{prefix}{name}"),
+                    field,
                     format!("expected {}, got {}", ty.name(), describe(v)),
                 ));
             }

@@ -9,6 +9,9 @@ use super::*;
 pub(super) enum Col<T: PolarsDataType> {
     Absent,
     Values(T::Array),
+    /// Values, but for the rows listed (in order, with what they hold):
+    /// unsigned integers past `i64::MAX`, each an error of its own row.
+    Beyond(T::Array, Vec<(usize, u64)>),
     Wrong(String),
 }
 
@@ -31,6 +34,16 @@ impl<T: PolarsDataType> Col<T> {
         match self {
             Col::Absent => Ok(None),
             Col::Values(v) => Ok(v.get(i)),
+            Col::Beyond(v, rows) => match v.get(i) {
+                Some(x) => Ok(Some(x)),
+                None => match rows.binary_search_by_key(&i, |r| r.0) {
+                    Ok(j) => Err(RecordError::impossible(
+                        field,
+                        format!("{} is too large", rows[j].1),
+                    )),
+                    Err(_) => Ok(None),
+                },
+            },
             Col::Wrong(dtype) => Err(RecordError::wrong_type(
                 field,
                 format!("expected {want}, the column is {dtype}"),
@@ -48,7 +61,7 @@ impl<T: PolarsDataType> Col<T> {
         want: &str,
     ) -> std::result::Result<Option<T::Physical<'_>>, RecordError> {
         match self {
-            Col::Wrong(_) => self.get(i, &format!("steps[{k}].{name}"), want),
+            Col::Wrong(_) | Col::Beyond(..) => self.get(i, &format!("steps[{k}].{name}"), want),
             _ => self.get(i, name, want),
         }
     }
@@ -74,7 +87,12 @@ pub(super) fn ints(s: Option<&Series>) -> Col<Int64Type> {
         Some(s) if s.dtype() == &DataType::Null => Col::Absent,
         Some(s) if is_int(s.dtype()) => match s.cast(&DataType::Int64) {
             Ok(c) => match c.i64() {
-                Ok(c) => Col::of(c),
+                // The cast leaves a u64 past i64::MAX null: such a row is
+                // refused as too large, not read as absent.
+                Ok(c) => match (Col::of(c), beyond_i64(s)) {
+                    (Col::Values(v), rows) if !rows.is_empty() => Col::Beyond(v, rows),
+                    (col, _) => col,
+                },
                 Err(_) => Col::of(&Int64Chunked::from_slice(PlSmallStr::EMPTY, &[])),
             },
             Err(e) => Col::Wrong(e.to_string()),
@@ -105,6 +123,16 @@ pub(super) fn ints(s: Option<&Series>) -> Col<Int64Type> {
         }
         Some(s) => Col::Wrong(s.dtype().to_string()),
     }
+}
+
+/// The rows of an unsigned 64-bit column holding more than `i64::MAX`,
+/// with their values (none for any other type).
+fn beyond_i64(s: &Series) -> Vec<(usize, u64)> {
+    let Ok(c) = s.u64() else { return Vec::new() };
+    c.iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.filter(|&v| i64::try_from(v).is_err()).map(|v| (i, v)))
+        .collect()
 }
 
 pub(super) fn floats(s: Option<&Series>) -> Col<Float64Type> {
@@ -178,7 +206,7 @@ impl Groups {
 pub(super) fn groups(s: Option<&Series>) -> Groups {
     match s {
         Some(s) if is_int(s.dtype()) => match ints(Some(s)) {
-            c @ Col::Values(_) => Groups::Ints(c),
+            c @ (Col::Values(_) | Col::Beyond(..)) => Groups::Ints(c),
             _ => Groups::Ints(Col::Absent),
         },
         other => Groups::Strs(strs(other)),
