@@ -40,8 +40,13 @@ impl Source {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
                     .map_err(|e| Error::file(p.display(), e.to_string()))?;
+                // `file:line: key: what is wrong`, where the key (or the
+                // TOML parser) gives the line.
                 let m = crate::schema::mapping::Mapping::parse(&p.display().to_string(), &text)
-                    .map_err(|e| Error::file(p.display(), format!("bad mapping: {e}")))?;
+                    .map_err(|e| match e.line(&text) {
+                        Some(l) => Error::file(format!("{}:{l}", p.display()), e.to_string()),
+                        None => Error::file(p.display(), format!("bad mapping: {e}")),
+                    })?;
                 Some(Arc::new(m))
             }
             None => None,

@@ -199,7 +199,32 @@ fn broken_mapping_and_bad_source_records() {
     let src = d.join("x.jsonl");
     std::fs::write(&src, "{\"r\": \"a\"}\n").unwrap();
     let err = mapped_failure(&src, &m, &d.join("o"));
-    assert!(err.contains("m.toml") && err.contains("split_on"), "{err}");
+    let mt = m.display();
+    assert_eq!(
+        err.lines().next().unwrap(),
+        format!("rl-audit: {mt}:1: shape: \"split\" needs split_on")
+    );
+    // `file:line: key: what is wrong`, the line where the key is given; a
+    // TOML syntax error at the parser's place; no line for the file as a
+    // whole.
+    for (text, want) in [
+        (
+            "# verl\n[trajectory]\nrun = \"r\"\nsuccess = { path = \"score\", above = \"x\" }\n",
+            format!("rl-audit: {mt}:4: trajectory.success: above must be a number"),
+        ),
+        (
+            "[trajectory]\nrun = \"r\"\n[trajectory\n",
+            format!("rl-audit: {mt}:3: unclosed table, expected `]`"),
+        ),
+        (
+            "files = 'x'\n",
+            format!("rl-audit: {mt}: bad mapping: a [trajectory] table is required"),
+        ),
+    ] {
+        std::fs::write(&m, text).unwrap();
+        let err = mapped_failure(&src, &m, &d.join("o"));
+        assert_eq!(err.lines().next().unwrap(), want, "{text}");
+    }
 
     std::fs::write(&m, "[trajectory]\nrun = \"who\"\nbenchmark = { const = \"b\" }\ntask = \"id\"\nbudget = \"meta.turns\"\nsuccess = \"ok\"\n").unwrap();
     std::fs::write(&src, "{\"who\": \"a\", \"id\": \"t\", \"meta\": {\"turns\": 4}, \"ok\": true}\n{\"who\": \"a\", \"id\": \"t\", \"meta\": {}, \"ok\": true}\n").unwrap();

@@ -118,8 +118,8 @@ const SOURCE_KEYS: &[&str] = &[
     "run_label",
 ];
 
-fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, String> {
-    let bad = |m: &str| format!("{target}: {m}");
+fn parse_source(target: &str, v: &toml::Value) -> Result<FieldMap, BadMapping> {
+    let bad = |m: &str| BadMapping::at(target, m);
     let to_json = |v: &toml::Value| serde_json::to_value(v).map_err(|e| bad(&e.to_string()));
     match v {
         toml::Value::String(p) => Ok(FieldMap {
@@ -244,21 +244,111 @@ const STEP_FIELDS: &[&str] = &[
     "state",
 ];
 
+/// What is wrong with a mapping file, and the key it is wrong at (dotted,
+/// as the file spells it; `join[i]` for a part of a join), if one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BadMapping {
+    pub key: Option<String>,
+    pub message: String,
+    /// The line, where the TOML parser itself gave the place.
+    line: Option<usize>,
+}
+
+impl BadMapping {
+    fn at(key: &str, message: &str) -> BadMapping {
+        BadMapping {
+            key: Some(key.to_string()),
+            message: message.to_string(),
+            line: None,
+        }
+    }
+    /// The 1-based line of `text` (the mapping file) the error is at: the
+    /// TOML parser's place, or the line where the key is given (a key of a
+    /// join's part is found at its join's key).
+    pub fn line(&self, text: &str) -> Option<usize> {
+        if let Some(l) = self.line {
+            return Some(l);
+        }
+        let key = self.key.as_deref()?;
+        let key = key.split('[').next().unwrap_or(key);
+        let doc = toml::de::DeTable::parse(text).ok()?;
+        let mut table = doc.get_ref();
+        let mut rest = key;
+        loop {
+            // The longest key of this table that starts what is left: a
+            // key may itself hold dots (a run name under step.logp).
+            let (k, v) = table
+                .iter()
+                .filter(|(k, _)| {
+                    let k: &str = k.get_ref();
+                    rest == k || rest.strip_prefix(k).is_some_and(|r| r.starts_with('.'))
+                })
+                .max_by_key(|(k, _)| k.get_ref().len())?;
+            rest = rest[k.get_ref().len()..].trim_start_matches('.');
+            match (rest.is_empty(), v.get_ref().as_table()) {
+                (true, _) => return Some(line_at(text, k.span().start)),
+                (false, Some(t)) => table = t,
+                (false, None) => return Some(line_at(text, k.span().start)),
+            }
+        }
+    }
+}
+
+/// The 1-based line of `text` that byte `at` is on.
+fn line_at(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+impl std::fmt::Display for BadMapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "{k}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<&str> for BadMapping {
+    fn from(message: &str) -> BadMapping {
+        BadMapping {
+            key: None,
+            message: message.to_string(),
+            line: None,
+        }
+    }
+}
+
 impl Mapping {
-    pub fn parse(name: &str, text: &str) -> Result<Mapping, String> {
-        let doc: toml::Table = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(name: &str, text: &str) -> Result<Mapping, BadMapping> {
+        let doc: toml::Table = toml::from_str(text).map_err(|e: toml::de::Error| BadMapping {
+            key: None,
+            message: e.message().trim_end().to_string(),
+            line: e.span().map(|r| line_at(text, r.start)),
+        })?;
         let s = |k: &str| doc.get(k).and_then(|v| v.as_str()).map(str::to_string);
         let shape = match s("shape").as_deref().unwrap_or("trajectory") {
             "trajectory" => Shape::Trajectory,
-            "split" => Shape::Split(s("split_on").ok_or("shape = \"split\" needs split_on")?),
+            "split" => Shape::Split(
+                s("split_on").ok_or_else(|| BadMapping::at("shape", "\"split\" needs split_on"))?,
+            ),
             "step" => Shape::Step {
-                group_by: s("group_by").ok_or("shape = \"step\" needs group_by")?,
+                group_by: s("group_by")
+                    .ok_or_else(|| BadMapping::at("shape", "\"step\" needs group_by"))?,
                 order_by: s("order_by"),
             },
-            other => return Err(format!("shape: {other:?} is not trajectory, split or step")),
+            other => {
+                return Err(BadMapping::at(
+                    "shape",
+                    &format!("{other:?} is not trajectory, split or step"),
+                ))
+            }
         };
         let pattern = |k: &str| {
-            s(k).map(|r| regex::Regex::new(&r).map_err(|e| format!("{k}: {e}")))
+            s(k).map(|r| regex::Regex::new(&r).map_err(|e| BadMapping::at(k, &e.to_string())))
                 .transpose()
         };
         let (files, skip_files) = (pattern("files")?, pattern("skip_files")?);
@@ -286,13 +376,16 @@ impl Mapping {
             ]
             .contains(&k.as_str())
             {
-                return Err(format!("unknown key {k:?}"));
+                return Err(BadMapping::at(k, "not a mapping key"));
             }
         }
         if let Some(t) = doc.get("trajectory").and_then(|t| t.as_table()) {
             for (k, v) in t {
                 if !TRAJECTORY_FIELDS.contains(&k.as_str()) {
-                    return Err(format!("trajectory.{k}: not a SPEC trajectory field"));
+                    return Err(BadMapping::at(
+                        &format!("trajectory.{k}"),
+                        "not a SPEC trajectory field",
+                    ));
                 }
                 m.trajectory
                     .push(parse_source(&format!("trajectory.{k}"), v).map(|mut f| {
@@ -306,9 +399,9 @@ impl Mapping {
         if let Some(t) = doc.get("step").and_then(|t| t.as_table()) {
             for (k, v) in t {
                 if k == "logp" {
-                    let runs = v
-                        .as_table()
-                        .ok_or("step.logp: expected a table of run = source")?;
+                    let runs = v.as_table().ok_or_else(|| {
+                        BadMapping::at("step.logp", "expected a table of run = source")
+                    })?;
                     for (run, src) in runs {
                         m.logp
                             .push((run.clone(), parse_source(&format!("step.logp.{run}"), src)?));
@@ -320,7 +413,10 @@ impl Mapping {
                             f
                         })?);
                 } else {
-                    return Err(format!("step.{k}: not a SPEC step field"));
+                    return Err(BadMapping::at(
+                        &format!("step.{k}"),
+                        "not a SPEC step field",
+                    ));
                 }
             }
         }
