@@ -101,7 +101,7 @@ pub struct Cli {
     /// Summarize the logs and exit: OUT.jsonl.zst holds every number each
     /// analysis reads (no texts), OUT.parquet only the Pass@(K,T) per-task
     /// aggregates; shards summarized apart are then audited together.
-    #[arg(long, value_name = "OUT.jsonl.zst|OUT.parquet")]
+    #[arg(long, value_name = "OUT.jsonl.zst|OUT.parquet", value_parser = parse_summary_name)]
     pub summarize: Option<PathBuf>,
     /// A behaviour split (repeatable): rollouts with an action matching the
     /// regular expression, and how often they succeed against the others.
@@ -206,6 +206,23 @@ fn parse_pair(s: &str) -> std::result::Result<(String, String), String> {
         .filter(|(a, b)| !a.is_empty() && !b.is_empty())
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .ok_or_else(|| format!("{s:?}: expected BASE:RL"))
+        .and_then(|(a, b)| match a == b {
+            true => Err(format!("{s:?}: BASE and RL are the same run")),
+            false => Ok((a, b)),
+        })
+}
+
+/// `--summarize OUT`: a name the load finds again and whose form it says
+/// (a summary the audit could not read back would be silently lost).
+fn parse_summary_name(s: &str) -> std::result::Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let parquet = s.to_ascii_lowercase().ends_with(".parquet");
+    match crate::schema::summary::is_summary_name(&p) || parquet {
+        true => Ok(p),
+        false => Err(format!(
+            "{s:?}: expected a name ending in .jsonl.zst, .jsonl.gz or .jsonl (the summary) or .parquet (the Pass@(K,T) aggregates)"
+        )),
+    }
 }
 
 fn parse_regex(s: &str) -> std::result::Result<String, String> {

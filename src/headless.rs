@@ -196,7 +196,8 @@ pub enum Summarized {
 }
 
 /// `--summarize OUT`: the full summary (`.jsonl`, `.jsonl.zst`, `.jsonl.gz`)
-/// or the Pass@(K,T) per-task aggregates (any other name, Parquet).
+/// or the Pass@(K,T) per-task aggregates (`.parquet`; the CLI takes no
+/// other name).
 pub fn summarize(opts: &Options, out: &std::path::Path) -> Result<Summarized> {
     let set = opts.source().load(None)?;
     if crate::schema::summary::is_summary_name(out) {

@@ -172,6 +172,24 @@ fn bad_invocation_exits_2() {
         let o = rl_audit(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
+    // What clap says, the value's own reason in it: a run compared with
+    // itself (every Δ 0 by construction), and a summary under a name the
+    // load would not find again.
+    for (args, why) in [
+        (
+            vec!["--headless", "--compare", "fl-base:fl-base"],
+            "invalid value 'fl-base:fl-base' for '--compare <BASE:RL>': \"fl-base:fl-base\": BASE and RL are the same run",
+        ),
+        (
+            vec!["--summarize", "shard.txt"],
+            "invalid value 'shard.txt' for '--summarize <OUT.jsonl.zst|OUT.parquet>': \"shard.txt\": expected a name ending in .jsonl.zst, .jsonl.gz or .jsonl (the summary) or .parquet (the Pass@(K,T) aggregates)",
+        ),
+    ] {
+        let o = rl_audit(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().next(), Some(format!("error: {why}").as_str()));
+    }
 }
 
 /// A Parquet page header whose value count is damaged into a negative
