@@ -606,3 +606,42 @@ fn what_a_step_does_not_hold_is_found_again_exactly() {
         }
     }
 }
+
+/// A JSON Lines file as Windows tools write it — a UTF-8 byte order mark
+/// first, CRLF line ends — audits as the plain file does (every section
+/// but `inputs`, which names the files), and its first record is re-read
+/// for the trajectory view.
+#[test]
+fn a_byte_order_mark_and_crlf_line_ends_change_nothing() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let d = temp_dir("bom_crlf");
+    let (plain, windows) = (d.join("plain"), d.join("windows"));
+    for dir in [&plain, &windows] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    for f in [
+        "eval-000.jsonl",
+        "probes.jsonl",
+        "checkpoints.jsonl",
+        "train-000.jsonl",
+    ] {
+        let text = std::fs::read_to_string(root.join(f)).unwrap();
+        std::fs::write(plain.join(f), &text).unwrap();
+        let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        std::fs::write(windows.join(f), crlf).unwrap();
+    }
+    let a = audit_json(&plain, &d.join("a"), &["--resamples", "200"]);
+    let b = audit_json(&windows, &d.join("b"), &["--resamples", "200"]);
+    assert_eq!(a["inputs"]["records"]["trajectory"], 448);
+    assert_eq!(a["inputs"]["records"], b["inputs"]["records"]);
+    for (k, v) in a.as_object().unwrap() {
+        if k != "inputs" {
+            assert_eq!(v, &b[k], "section {k} differs");
+        }
+    }
+    let first = |dir: &std::path::Path| {
+        rl_audit::schema::load::read_record(dir.join("eval-000.jsonl").to_str().unwrap(), 1)
+            .unwrap()
+    };
+    assert_eq!(first(&plain), first(&windows));
+}

@@ -82,7 +82,7 @@ pub(super) fn parse_chunk(
             c.too_long.get_or_insert(c.lines);
             continue;
         }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = without_bom(line.strip_suffix(b"\r").unwrap_or(line));
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
@@ -281,4 +281,10 @@ pub(crate) fn parse_file(
             c
         })
         .collect()
+}
+
+/// A line without the UTF-8 byte order mark that Windows tools (PowerShell,
+/// Notepad, .NET writers) put at the start of a file: JSON has none.
+pub(crate) fn without_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
 }

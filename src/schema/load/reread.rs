@@ -32,7 +32,8 @@ pub(super) fn read_record_from(
         )
     };
     let parse = |text: &[u8]| {
-        serde_json::from_slice(text).map_err(|e| Error::file(name, format!("line {line}: {e}")))
+        serde_json::from_slice(super::parse::without_bom(text))
+            .map_err(|e| Error::file(name, format!("line {line}: {e}")))
     };
     if fmt == Format::Parquet {
         return match embedded {
