@@ -161,6 +161,56 @@ fn file_level_failures() {
     }
 }
 
+/// A log directory that is the report's (`--out`) or inside it: the
+/// report's directory is never read as logs, so this is said, not "no log
+/// files found"; a report directory inside the logs is passed over as
+/// before.
+#[test]
+fn logs_in_the_report_directory_are_named_as_such() {
+    let d = temp_dir("logs_in_out");
+    let logs = d.join("runs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/large/jsonl/eval-000.jsonl"
+        ),
+        logs.join("eval.jsonl"),
+    )
+    .unwrap();
+    let l = logs.display();
+    for out in [logs.clone(), d.clone()] {
+        let o = rl_audit(&[
+            "--headless",
+            logs.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).lines().next().unwrap(),
+            format!(
+                "rl-audit: {l}: the report is to be written here (--out {}), and its directory is never read as logs: write it elsewhere, e.g. --out {l}/report",
+                out.display()
+            )
+        );
+    }
+    let inside = logs.join("report");
+    let o = rl_audit(&[
+        "--headless",
+        logs.to_str().unwrap(),
+        "--out",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(inside.join("report.json").is_file());
+}
+
 #[test]
 fn bad_invocation_exits_2() {
     for args in [

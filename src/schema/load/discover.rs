@@ -81,6 +81,20 @@ pub fn discover(
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| Error::file(p.display(), io_text(&e)))?;
         if meta.is_dir() {
+            // The report's directory is passed over as logs: one that holds
+            // this directory would leave nothing to read.
+            if let Some(s) = skip.as_deref() {
+                if std::fs::canonicalize(p).is_ok_and(|c| c.starts_with(s)) {
+                    return Err(Error::file(
+                        p.display(),
+                        format!(
+                            "the report is to be written here (--out {}), and its directory is never read as logs: write it elsewhere, e.g. --out {}",
+                            opts.skip_dir.as_deref().unwrap_or(s).display(),
+                            p.join("report").display()
+                        ),
+                    ));
+                }
+            }
             let mut found = Vec::new();
             walk(p, skip.as_deref(), &mut found, notes, ignored)?;
             if found.is_empty() {
