@@ -476,6 +476,36 @@ fn filter_and_export() {
     assert!(csv.lines().skip(1).all(|l| l.contains("4x4s")));
 }
 
+/// `e` on a panel still computing writes no file (its stand-in lists
+/// analyses, not data) and says why; the same panel once its parts are in
+/// exports its table.
+#[test]
+fn export_waits_for_the_panel_to_be_computed() {
+    let dir = common::temp_dir("tui-export-pending");
+    let d = demo();
+    let mut audit = d.audit.clone();
+    audit.pending = rl_audit::analysis::Part::ALL.to_vec();
+    let waiting = Arc::new(Loaded {
+        set: d.set.clone(),
+        audit,
+    });
+    let mut s = Screen::new(120, 40, waiting);
+    s.app.export_dir = dir.clone();
+    s.keys("3e");
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some("nothing to export yet: the panel's analyses are not in")
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    s.app.set_data(d);
+    s.keys("3");
+    let rows = s.app.table().unwrap().rows.len();
+    s.keys("e");
+    let want = format!("exported {rows} rows to rl-audit-export-cost.csv");
+    assert_eq!(s.app.message.as_deref(), Some(want.as_str()));
+    assert!(dir.join("rl-audit-export-cost.csv").is_file());
+}
+
 #[test]
 fn quit_only_from_the_top_with_q() {
     let mut s = Screen::new(80, 24, demo());

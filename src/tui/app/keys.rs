@@ -321,6 +321,10 @@ impl App {
 
     fn export(&mut self) {
         let Some(t) = self.table() else { return };
+        if t.name == crate::tui::views::pending::STAND_IN {
+            self.message = Some("nothing to export yet: the panel's analyses are not in".into());
+            return;
+        }
         let name = format!("rl-audit-export-{}.csv", t.name);
         let path = self.export_dir.join(&name);
         self.message = Some(match std::fs::write(&path, t.to_csv()) {

@@ -6,6 +6,9 @@ use crate::tui::panel::Panel;
 use crate::tui::select::{current, Selection};
 use crate::tui::table::{Mark, TableData, Target};
 
+/// The name of the stand-in table: nothing to export.
+pub const STAND_IN: &str = "computing";
+
 /// The panel's stand-in table while any of its parts is pending; `None` once
 /// they are all in. `stopped`: the audit stopped partway, and the parts
 /// pending will not come.
@@ -22,7 +25,7 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
     } else {
         format!("Computing: {done} of {all} analyses ready; the panel shows when these are")
     };
-    let mut t = TableData::new("computing", title, &["analysis", "state"]);
+    let mut t = TableData::new(STAND_IN, title, &["analysis", "state"]);
     for p in parts {
         t.push_text(
             vec![p.title().to_string(), state(a, *p, stopped).to_string()],
