@@ -302,6 +302,73 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Names as logs may give them: two benchmarks whose names differ only in
+/// a character a file name cannot hold (`suite/a`, `suite_a`) get a figure
+/// file each (none replaced by the other), every image report.md shows is
+/// a file of its own; a run named `<b>grpo` reads as written in report.md
+/// (its `<` escaped where CommonMark would take it for an HTML tag).
+#[test]
+fn names_that_share_a_file_name_or_look_like_html_keep_their_figures_and_text() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let d = temp_dir("report_names");
+    let logs = d.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for f in std::fs::read_dir(&root).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f)
+            .unwrap()
+            .replace("\"bfcl-v3\"", "\"suite/a\"")
+            .replace("\"terminal\"", "\"suite_a\"")
+            .replace("\"qwen3-4b-grpo\"", "\"<b>grpo\"");
+        std::fs::write(logs.join(f.file_name().unwrap()), text).unwrap();
+    }
+    let out = d.join("out");
+    audit_json(&logs, &out, &["--resamples", "200"]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    // Every image line: `![caption](figures/FILE)`.
+    let links: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("!["))
+        .map(|l| {
+            let at = l.rfind("](figures/").unwrap();
+            &l[at + "](figures/".len()..l.len() - 1]
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<&str> = links.iter().copied().collect();
+    assert_eq!(distinct.len(), links.len(), "two images share a file");
+    let on_disk: std::collections::BTreeSet<String> = std::fs::read_dir(out.join("figures"))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        on_disk,
+        distinct.iter().map(|s| s.to_string()).collect(),
+        "figures written and shown"
+    );
+    // Both benchmarks' Pass@(K,T) sections, each with its own figures.
+    for b in ["suite/a", "suite_a"] {
+        assert!(md.lines().any(|l| l == format!("### {b}")), "{b}");
+        assert!(
+            md.lines()
+                .any(|l| l.starts_with("![") && l.contains(&format!(" on {b} "))),
+            "{b}: no figure"
+        );
+    }
+    // The run's name: shown, and never as a tag — escaped, or in a code
+    // span (where CommonMark reads no HTML), wherever it is.
+    assert!(md.contains("\\<b>grpo"));
+    for (i, _) in md.match_indices("<b>grpo") {
+        let before = &md[..i];
+        let line = &before[before.rfind('\n').map_or(0, |n| n + 1)..];
+        let in_code = line.matches('`').count() % 2 == 1;
+        assert!(
+            before.ends_with('\\') || in_code,
+            "unescaped: {}",
+            &md[i.saturating_sub(80)..i + 10]
+        );
+    }
+}
+
 #[test]
 fn reruns_are_byte_identical() {
     let d = temp_dir("report_determinism");

@@ -59,7 +59,25 @@ pub fn all(a: &Audit) -> Vec<Figure> {
     failure_figures(a, &mut out);
     llr_turn_figures(a, &mut out);
     natural_figures(a, &mut out);
+    unique_files(&mut out);
     out
+}
+
+/// Names that differ only in characters [`slug`] replaces (`Qwen/Qwen3-4B`
+/// and `Qwen_Qwen3-4B`) would share a file, the later figure replacing the
+/// earlier: each file name after the first is numbered (`…-2.svg`).
+fn unique_files(figs: &mut [Figure]) {
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for f in figs {
+        let stem = f.file.strip_suffix(".svg").unwrap_or(&f.file).to_string();
+        let mut name = f.file.clone();
+        let mut n = 1;
+        while !taken.insert(name.clone()) {
+            n += 1;
+            name = format!("{stem}-{n}.svg");
+        }
+        f.file = name;
+    }
 }
 
 /// §4.6: per benchmark, the share of error events followed by a clean step,

@@ -147,6 +147,38 @@ pub fn esc(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
+/// report.md with no raw HTML: a `<` that CommonMark would take for the
+/// start of a tag, comment or declaration (§6.6: followed by a letter,
+/// `/`, `!` or `?`) is escaped outside code spans and fenced blocks, so
+/// that a run or benchmark named `<b>x` reads as written wherever a name
+/// is. The report writes no HTML of its own.
+pub fn no_raw_html(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut fenced = false;
+    for line in md.split_inclusive('\n') {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        }
+        let mut code = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            code ^= c == '`';
+            let opens = c == '<'
+                && !fenced
+                && !code
+                && !out.ends_with('\\')
+                && chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
+            if opens {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `[lo, hi]` scaled, signed, one decimal.
 pub fn signed_ci(ci: Ci, scale: f64) -> String {
     signed_ci_prec(ci, scale, 1)

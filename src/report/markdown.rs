@@ -458,7 +458,7 @@ fn images(md: &mut String, figs: &[super::figures::Figure], section: &str) {
         let _ = writeln!(
             md,
             "![{}](figures/{})\n",
-            f.caption.replace(['[', ']'], ""),
+            esc(&f.caption.replace(['[', ']'], "")),
             f.file
         );
     }

@@ -38,6 +38,7 @@ pub fn render(
         let at = at + md[at..].chars().take_while(|c| *c == '\n').count();
         md.insert_str(at, p);
     }
+    let md = format::no_raw_html(&md);
     let mut files = vec![
         (PathBuf::from("report.md"), md.into_bytes()),
         (PathBuf::from("report.json"), json_bytes),
