@@ -645,3 +645,44 @@ fn a_byte_order_mark_and_crlf_line_ends_change_nothing() {
     };
     assert_eq!(first(&plain), first(&windows));
 }
+
+/// A name holding a control character — an escape sequence that would act
+/// on the terminal where a report or an error is read, a newline, C1's
+/// NEL — is refused by field, the name shown escaped; texts (actions,
+/// observations) may hold them.
+#[test]
+fn a_name_with_a_control_character_is_refused_by_field() {
+    let g = good_line();
+    let cases = [
+        (
+            json!({"run": "grpo\u{1b}[31m", "benchmark": "b", "task": "t", "budget": 4, "success": false}),
+            r#"x.jsonl:2: run: "grpo\u{1b}[31m" holds a control character (U+001B); names are printed in reports and on terminals"#,
+        ),
+        (
+            json!({"run": "a", "benchmark": "b", "task": "line\nbreak", "budget": 4, "success": false}),
+            r#"x.jsonl:2: task: "line\nbreak" holds a control character (U+000A); names are printed in reports and on terminals"#,
+        ),
+        (
+            json!({"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false,
+                   "steps": [{"turn": 1, "logp": {"a": -1.0, "b\u{85}": -2.0}}]}),
+            r#"x.jsonl:2: steps[0].logp: "b\u{85}" holds a control character (U+0085); names are printed in reports and on terminals"#,
+        ),
+        (
+            json!({"kind": "probe", "benchmark": "b", "task": "t", "state": "s", "source": "a\u{7}",
+                   "turn": 1, "candidates": [{"run": "a", "action": "x", "score": 1.0}]}),
+            r#"x.jsonl:2: source: "a\u{7}" holds a control character (U+0007); names are printed in reports and on terminals"#,
+        ),
+    ];
+    for (i, (rec, want)) in cases.iter().enumerate() {
+        refused_as(
+            &format!("control_{i}"),
+            format!("{g}\n{rec}\n").as_bytes(),
+            want,
+        );
+    }
+    // A text may: an observation with a newline and a tab loads.
+    let text = json!({"run": "a", "benchmark": "b", "task": "u", "budget": 4, "success": false,
+        "steps": [{"turn": 1, "action": "ls\t-l", "observation": "a\nb\u{1b}[0m"}]});
+    let set = loaded("control_text", format!("{g}\n{text}\n").into_bytes());
+    assert_eq!(set.trajectories.len(), 2);
+}

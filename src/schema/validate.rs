@@ -20,6 +20,24 @@ pub enum Added {
     Summary,
 }
 
+/// A name (of a run, benchmark, task, …) as the log gives it, refused when
+/// it holds a control character: names are printed in reports and on
+/// terminals, where an escape sequence in one would act.
+pub(crate) fn named<'a>(field: &str, s: &'a str) -> Result<&'a str, RecordError> {
+    // C0, DEL, and C1 (U+0080–U+009F: 0xC2 0x80–0x9F in UTF-8).
+    let suspect = s.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+    match suspect.then(|| s.chars().find(|c| c.is_control())).flatten() {
+        Some(c) => Err(RecordError::impossible(
+            field,
+            format!(
+                "{s:?} holds a control character (U+{:04X}); names are printed in reports and on terminals",
+                c as u32
+            ),
+        )),
+        None => Ok(s),
+    }
+}
+
 fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
     v.ok_or_else(|| RecordError::missing(field))
 }
@@ -88,8 +106,8 @@ impl LogSet {
                 let method = required(raw.method, "method")?;
                 let decl = RunDecl {
                     loc,
-                    run: self.strings.intern(&run),
-                    method: self.strings.intern(&method),
+                    run: self.strings.intern(named("run", &run)?),
+                    method: self.strings.intern(named("method", &method)?),
                 };
                 self.run_decls.push(decl);
                 Ok(Added::Record)
@@ -226,6 +244,18 @@ impl LogSet {
             None if turns_known && turns >= budget => Termination::Budget,
             None => Termination::Wrong,
         };
+        // Names are printed: none may hold a control character.
+        for (field, name) in [
+            ("run", Some(&*run)),
+            ("benchmark", Some(&*benchmark)),
+            ("task", Some(&*task)),
+            ("method", r.method.as_deref()),
+            ("group", r.group.as_ref().map(|g| &*g.0)),
+            ("seed", r.seed.as_ref().map(|g| &*g.0)),
+            ("category", r.category.as_deref()),
+        ] {
+            name.map(|n| named(field, n)).transpose()?;
+        }
         // Steps go last: everything that can reject the record is checked above.
         let logp_start = self.logp_runs.len() as u32;
         let steps = match &r.steps {
@@ -331,7 +361,9 @@ impl LogSet {
                             "must be a finite number",
                         ));
                     }
-                    let id = self.strings.intern(run);
+                    let id = self
+                        .strings
+                        .intern(named(&format!("steps[{i}].logp"), run)?);
                     self.logp_runs.push(id);
                     self.logp_values.push(*x);
                 }
@@ -429,10 +461,10 @@ impl LogSet {
         };
         let p = Probe {
             loc,
-            benchmark: self.strings.intern(&benchmark),
-            task: self.strings.intern(&task),
-            state: self.strings.intern(&state),
-            source: self.strings.intern(&source),
+            benchmark: self.strings.intern(named("benchmark", &benchmark)?),
+            task: self.strings.intern(named("task", &task)?),
+            state: self.strings.intern(named("state", &state)?),
+            source: self.strings.intern(named("source", &source)?),
             turn,
             error: r.error.unwrap_or(false),
             frozenlake,
@@ -469,7 +501,7 @@ impl LogSet {
             });
         }
         let cand = Candidate {
-            run: self.strings.intern(&run),
+            run: self.strings.intern(named(&f("run"), &run)?),
             move_index,
             score: c.score,
             corrects: c.corrects,
@@ -516,7 +548,7 @@ impl LogSet {
             })?),
         };
         let loc = self.located(loc, file, line)?;
-        let run = self.strings.intern(run);
+        let run = self.strings.intern(named("run", run)?);
         let start = self.metrics.len() as u32;
         for (k, x) in obj {
             if matches!(

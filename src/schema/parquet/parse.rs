@@ -1,6 +1,7 @@
 //! Trajectory rows parsed into the set by columns, through the validator JSON Lines use; `--summarize` shards read back.
 
 use super::*;
+use crate::schema::validate::named;
 
 /// Rows parsed into one chunk-local set.
 const PART_ROWS: usize = 8192;
@@ -293,12 +294,15 @@ pub(super) fn aggregates_by_columns(name: &str, df: &DataFrame) -> Result<Parsed
                 ));
             }
             Ok(crate::schema::AggregateRow {
-                benchmark: set.strings.intern(s(&b, i, "benchmark")?),
-                run: set.strings.intern(s(&r, i, "run")?),
-                method: m
-                    .get(i, "method", "a string")?
-                    .map(|x| set.strings.intern(x)),
-                task: set.strings.intern(s(&t, i, "task")?),
+                benchmark: set
+                    .strings
+                    .intern(named("benchmark", s(&b, i, "benchmark")?)?),
+                run: set.strings.intern(named("run", s(&r, i, "run")?)?),
+                method: match m.get(i, "method", "a string")? {
+                    Some(x) => Some(set.strings.intern(named("method", x)?)),
+                    None => None,
+                },
+                task: set.strings.intern(named("task", s(&t, i, "task")?)?),
                 budget: u(&budget, "budget")?,
                 full_budget: u(&full, "full_budget")?,
                 min_turns: min_turns
