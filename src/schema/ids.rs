@@ -79,6 +79,23 @@ impl Interner {
         self.recent = [id, a];
         id
     }
+    /// [`Interner::intern`] of a name from a log, refused (with the
+    /// character) when it holds a control character — checked once, when
+    /// the name is first seen, so a name repeated over millions of records
+    /// costs no scan.
+    pub fn intern_name(&mut self, s: &str) -> Result<Id, char> {
+        let known = self
+            .names
+            .get(self.recent[0] as usize)
+            .is_some_and(|n| n == s)
+            || self.map.contains_key(s);
+        if !known {
+            if let Some(c) = s.chars().find(|c| c.is_control()) {
+                return Err(c);
+            }
+        }
+        Ok(self.intern(s))
+    }
     pub fn get(&self, s: &str) -> Option<Id> {
         self.map.get(s).copied()
     }

@@ -20,22 +20,29 @@ pub enum Added {
     Summary,
 }
 
-/// A name (of a run, benchmark, task, …) as the log gives it, refused when
-/// it holds a control character: names are printed in reports and on
-/// terminals, where an escape sequence in one would act.
-pub(crate) fn named<'a>(field: &str, s: &'a str) -> Result<&'a str, RecordError> {
-    // C0, DEL, and C1 (U+0080–U+009F: 0xC2 0x80–0x9F in UTF-8).
-    let suspect = s.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
-    match suspect.then(|| s.chars().find(|c| c.is_control())).flatten() {
-        Some(c) => Err(RecordError::impossible(
-            field,
-            format!(
-                "{s:?} holds a control character (U+{:04X}); names are printed in reports and on terminals",
-                c as u32
-            ),
-        )),
-        None => Ok(s),
-    }
+/// Why a name from a log is refused: it holds control character `c`.
+/// Names are printed in reports and on terminals, where an escape sequence
+/// in one would act.
+pub(crate) fn control_error(field: &str, s: &str, c: char) -> RecordError {
+    RecordError::impossible(
+        field,
+        format!(
+            "{s:?} holds a control character (U+{:04X}); names are printed in reports and on terminals",
+            c as u32
+        ),
+    )
+}
+
+/// `s` interned in `strings` as the name given in `field`
+/// ([`Interner::intern_name`](super::ids::Interner::intern_name)).
+pub(crate) fn named(
+    strings: &mut super::ids::Interner,
+    field: &str,
+    s: &str,
+) -> Result<super::Id, RecordError> {
+    strings
+        .intern_name(s)
+        .map_err(|c| control_error(field, s, c))
 }
 
 fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
@@ -106,8 +113,8 @@ impl LogSet {
                 let method = required(raw.method, "method")?;
                 let decl = RunDecl {
                     loc,
-                    run: self.strings.intern(named("run", &run)?),
-                    method: self.strings.intern(named("method", &method)?),
+                    run: named(&mut self.strings, "run", &run)?,
+                    method: named(&mut self.strings, "method", &method)?,
                 };
                 self.run_decls.push(decl);
                 Ok(Added::Record)
@@ -244,30 +251,34 @@ impl LogSet {
             None if turns_known && turns >= budget => Termination::Budget,
             None => Termination::Wrong,
         };
-        // Names are printed: none may hold a control character.
-        for (field, name) in [
-            ("run", Some(&*run)),
-            ("benchmark", Some(&*benchmark)),
-            ("task", Some(&*task)),
-            ("method", r.method.as_deref()),
-            ("group", r.group.as_ref().map(|g| &*g.0)),
-            ("seed", r.seed.as_ref().map(|g| &*g.0)),
-            ("category", r.category.as_deref()),
-        ] {
-            name.map(|n| named(field, n)).transpose()?;
-        }
+        // The names, interned before the steps (a set's ids are renumbered
+        // by name once it is whole): a new one holding a control character
+        // rejects the record.
+        let run = named(&mut self.strings, "run", &run)?;
+        let benchmark = named(&mut self.strings, "benchmark", &benchmark)?;
+        let task = named(&mut self.strings, "task", &task)?;
+        let method = r
+            .method
+            .map(|m| named(&mut self.strings, "method", &m))
+            .transpose()?;
+        let group = r
+            .group
+            .map(|g| named(&mut self.strings, "group", &g.0))
+            .transpose()?;
+        let seed = r
+            .seed
+            .map(|g| named(&mut self.strings, "seed", &g.0))
+            .transpose()?;
+        let category = r
+            .category
+            .map(|c| named(&mut self.strings, "category", &c))
+            .transpose()?;
         // Steps go last: everything that can reject the record is checked above.
         let logp_start = self.logp_runs.len() as u32;
         let steps = match &r.steps {
             Some(raw_steps) => Some(self.add_steps(raw_steps)?),
             None => None,
         };
-        // Interned in the order they always were (the set renumbers ids by
-        // name at the end, but a chunk's tables are built in this order).
-        let method = r.method.map(|m| self.strings.intern(&m));
-        let group = r.group.map(|g| self.strings.intern(&g.0));
-        let seed = r.seed.map(|g| self.strings.intern(&g.0));
-        let category = r.category.map(|c| self.strings.intern(&c));
         let mut t = Trajectory {
             method: method.into(),
             max_budget: max_budget.into(),
@@ -282,13 +293,7 @@ impl LogSet {
             turns_known,
             seed: seed.into(),
             category: category.into(),
-            ..Trajectory::bare(
-                loc,
-                self.strings.intern(&run),
-                self.strings.intern(&benchmark),
-                self.strings.intern(&task),
-                budget,
-            )
+            ..Trajectory::bare(loc, run, benchmark, task, budget)
         };
         t.set_extras(r.sample, r.reward, r.train_step);
         self.trajectories.push(t);
@@ -363,7 +368,8 @@ impl LogSet {
                     }
                     let id = self
                         .strings
-                        .intern(named(&format!("steps[{i}].logp"), run)?);
+                        .intern_name(run)
+                        .map_err(|c| control_error(&format!("steps[{i}].logp"), run, c))?;
                     self.logp_runs.push(id);
                     self.logp_values.push(*x);
                 }
@@ -461,10 +467,10 @@ impl LogSet {
         };
         let p = Probe {
             loc,
-            benchmark: self.strings.intern(named("benchmark", &benchmark)?),
-            task: self.strings.intern(named("task", &task)?),
-            state: self.strings.intern(named("state", &state)?),
-            source: self.strings.intern(named("source", &source)?),
+            benchmark: named(&mut self.strings, "benchmark", &benchmark)?,
+            task: named(&mut self.strings, "task", &task)?,
+            state: named(&mut self.strings, "state", &state)?,
+            source: named(&mut self.strings, "source", &source)?,
             turn,
             error: r.error.unwrap_or(false),
             frozenlake,
@@ -501,7 +507,10 @@ impl LogSet {
             });
         }
         let cand = Candidate {
-            run: self.strings.intern(named(&f("run"), &run)?),
+            run: self
+                .strings
+                .intern_name(&run)
+                .map_err(|c| control_error(&f("run"), &run, c))?,
             move_index,
             score: c.score,
             corrects: c.corrects,
@@ -548,7 +557,7 @@ impl LogSet {
             })?),
         };
         let loc = self.located(loc, file, line)?;
-        let run = self.strings.intern(named("run", run)?);
+        let run = named(&mut self.strings, "run", run)?;
         let start = self.metrics.len() as u32;
         for (k, x) in obj {
             if matches!(

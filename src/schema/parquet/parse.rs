@@ -294,15 +294,13 @@ pub(super) fn aggregates_by_columns(name: &str, df: &DataFrame) -> Result<Parsed
                 ));
             }
             Ok(crate::schema::AggregateRow {
-                benchmark: set
-                    .strings
-                    .intern(named("benchmark", s(&b, i, "benchmark")?)?),
-                run: set.strings.intern(named("run", s(&r, i, "run")?)?),
+                benchmark: named(&mut set.strings, "benchmark", s(&b, i, "benchmark")?)?,
+                run: named(&mut set.strings, "run", s(&r, i, "run")?)?,
                 method: match m.get(i, "method", "a string")? {
-                    Some(x) => Some(set.strings.intern(named("method", x)?)),
+                    Some(x) => Some(named(&mut set.strings, "method", x)?),
                     None => None,
                 },
-                task: set.strings.intern(named("task", s(&t, i, "task")?)?),
+                task: named(&mut set.strings, "task", s(&t, i, "task")?)?,
                 budget: u(&budget, "budget")?,
                 full_budget: u(&full, "full_budget")?,
                 min_turns: min_turns
