@@ -413,3 +413,112 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
     }
     assert!(done.advantage.iter().any(|x| x.test.p_value.is_some()));
 }
+
+/// A full budget of 3,000 turns whose rollouts end within 6: SPEC's curve
+/// has a row for every t to 3,000, each Pass@(K,t) as HumanEval's
+/// estimator gives it from the rollouts solved within t (flat past the
+/// last success turn), and the bound U(t) a row for every t too; the
+/// report's bytes streamed (report_bytes) are those of the whole report
+/// printed (report), here and on the demo.
+#[test]
+fn a_long_full_budget_gives_every_turn_its_row_and_the_same_bytes() {
+    use rl_audit::analysis::{run_audit, Settings};
+    let d = temp_dir("passkt_long_budget");
+    let (runs, tasks, samples, budget) = (["base", "rl"], 6usize, 4usize, 3000u32);
+    // Task i, sample j of run r: solved at turn (i + j + r) % 6 + 1 unless
+    // (i + j + r) % 3 == 0.
+    let solved_at = |r: usize, i: usize, j: usize| {
+        let x = i + j + r;
+        (!x.is_multiple_of(3)).then_some((x % 6 + 1) as u32)
+    };
+    let mut text = String::new();
+    for (r, run) in runs.iter().enumerate() {
+        text += &format!(
+            "{{\"kind\": \"run\", \"run\": \"{run}\", \"method\": \"{}\"}}\n",
+            if r == 0 { "base" } else { "grpo" }
+        );
+        for i in 0..tasks {
+            for j in 0..samples {
+                let mut v = traj(
+                    run,
+                    "b",
+                    &format!("t{i}"),
+                    budget,
+                    budget,
+                    solved_at(r, i, j),
+                );
+                v["sample"] = j.into();
+                if v["success"] == false {
+                    v["turns"] = 6.into();
+                }
+                text += &format!("{v}\n");
+            }
+        }
+    }
+    std::fs::write(d.join("a.jsonl"), &text).unwrap();
+    let out = d.join("out");
+    let r = audit_json(&d.join("a.jsonl"), &out, &["--resamples", "100"]);
+    let ks = [1u64, 2, 4];
+    assert_eq!(r["settings"]["ks"], json!(ks));
+    let curve = r["pass_curve"].as_array().unwrap();
+    assert_eq!(curve.len(), runs.len() * ks.len() * budget as usize);
+    for (ri, run) in runs.iter().enumerate() {
+        for k in ks {
+            for t in [1u32, 2, 3, 5, 6, 7, 100, 2999, 3000] {
+                let want = (0..tasks)
+                    .map(|i| {
+                        let c = (0..samples)
+                            .filter(|&j| solved_at(ri, i, j).is_some_and(|s| s <= t))
+                            .count();
+                        pass_at_k_ref(samples, c, k as usize)
+                    })
+                    .sum::<f64>()
+                    / tasks as f64;
+                let row = rows(
+                    &r,
+                    "pass_curve",
+                    &[("run", json!(run)), ("k", json!(k)), ("t", json!(t))],
+                );
+                assert_eq!(row.len(), 1);
+                let got = row[0]["value"].as_f64().unwrap();
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "{run} K={k} t={t}: {got} vs {want}"
+                );
+            }
+        }
+    }
+    // U(t): no min_turns, so a task is solvable at t once any rollout of
+    // any run solved it within t.
+    let bound = r["upper_bound_curve"].as_array().unwrap();
+    assert_eq!(bound.len(), budget as usize);
+    for t in [1u32, 2, 4, 6, 3000] {
+        let want = (0..tasks)
+            .filter(|&i| {
+                (0..runs.len())
+                    .any(|ri| (0..samples).any(|j| solved_at(ri, i, j).is_some_and(|s| s <= t)))
+            })
+            .count() as f64
+            / tasks as f64;
+        let row = rows(&r, "upper_bound_curve", &[("t", json!(t))]);
+        assert_eq!(row[0]["value"].as_f64().unwrap(), want, "U({t})");
+        assert_eq!(row[0]["kind"], "empirical");
+    }
+    // The bytes streamed are the report printed whole, here and on the demo.
+    let settings = Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples: 100,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let long = rl_audit::schema::load(&[d.join("a.jsonl")], &Default::default()).unwrap();
+    let demo = rl_audit::demo::load_demo(&Default::default()).unwrap();
+    for set in [long, demo] {
+        let audit = run_audit(&set, &settings).unwrap();
+        let mut whole =
+            serde_json::to_vec_pretty(&rl_audit::report::json::report(&set, &audit)).unwrap();
+        whole.push(b'\n');
+        assert!(rl_audit::report::json::report_bytes(&set, &audit).unwrap() == whole);
+    }
+}

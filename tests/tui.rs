@@ -2691,7 +2691,7 @@ fn a_k_without_a_curve_says_so() {
         .pass
         .curve
         .iter()
-        .all(|c| c.benchmark != "bfcl" || c.k < 4 || c.value.is_none()));
+        .all(|c| c.benchmark != "bfcl" || c.k < 4 || c.values.iter().all(Option::is_none)));
     let d = on_screen(&Arc::new(set), &audit);
     snapshot(&d, "curve-no-k", "2++");
 }

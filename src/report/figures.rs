@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::svg::{bar_chart, heatmap, line_chart, BarGroup, HeatCell, Series};
+use super::svg::{bar_chart, heatmap, line_chart, BarGroup, HeatCell, Series, MARKED_UP_TO};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
@@ -148,6 +148,7 @@ fn llr_turn_figures(a: &Audit, out: &mut Vec<Figure>) {
                         .filter_map(|l| ci_bounds(l.ci).map(|(lo, hi)| (l.turn as f64, lo, hi)))
                         .collect(),
                     dashed: false,
+                    stands_for: None,
                 }
             })
             .filter(|s| !s.points.is_empty())
@@ -320,23 +321,17 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
             }
         }
         // Pass-vs-T: truncated curves, CI whiskers at the levels, the upper bound.
-        let max_b = p
-            .curve
-            .iter()
-            .filter(|c| &c.benchmark == b)
-            .map(|c| c.t)
-            .max()
-            .unwrap_or(1);
+        let max_b = p.curve_until(b).unwrap_or(1);
         for &k in &p.ks {
             let mut series: Vec<Series> = runs
                 .iter()
                 .map(|r| {
-                    let points = p
-                        .curve
-                        .iter()
-                        .filter(|c| &c.benchmark == b && &c.run == *r && c.k == k)
-                        .filter_map(|c| c.value.map(|v| (c.t as f64, v)))
-                        .collect();
+                    // A short curve point by point (each t marked), a
+                    // long one by its vertices (a flat tail by its end).
+                    let points = match max_b as usize <= MARKED_UP_TO {
+                        true => p.curve_points_of(b, r, k),
+                        false => p.curve_of(b, r, k),
+                    };
                     let whiskers = p
                         .cells
                         .iter()
@@ -352,11 +347,13 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
                             })
                         })
                         .collect();
+                    // Given by its vertices: it stands for every t.
                     Series {
                         name: r.to_string(),
                         points,
                         whiskers,
                         dashed: false,
+                        stands_for: Some(max_b as usize),
                     }
                 })
                 .filter(|s: &Series| !s.points.is_empty())
@@ -365,17 +362,13 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
                 continue;
             }
             // The bound per absolute t, computed like the curve (a task at min(t, B)).
-            let ub: Vec<(f64, f64)> = p
-                .upper_curve
-                .iter()
-                .filter(|u| &u.benchmark == b)
-                .map(|u| (u.t as f64, u.value))
-                .collect();
+            let ub = p.upper_curve_of(b, max_b as usize <= MARKED_UP_TO);
             series.push(Series {
                 name: "upper bound U(T)".into(),
                 points: ub,
                 whiskers: Vec::new(),
                 dashed: true,
+                stands_for: Some(max_b as usize),
             });
             out.push(Figure {
                 section: "pass",
@@ -411,6 +404,7 @@ fn cost_figures(a: &Audit, out: &mut Vec<Figure>) {
                     points: pts,
                     whiskers: Vec::new(),
                     dashed: false,
+                    stands_for: None,
                 }
             })
             .collect();
@@ -543,12 +537,14 @@ fn likelihood_figures(a: &Audit, out: &mut Vec<Figure>) {
                     points: b,
                     whiskers: Vec::new(),
                     dashed: false,
+                    stands_for: None,
                 },
                 Series {
                     name: format!("{} (n={})", l.rl, h.n(1)),
                     points: r,
                     whiskers: Vec::new(),
                     dashed: false,
+                    stands_for: None,
                 },
             ];
             out.push(Figure {
@@ -614,6 +610,7 @@ fn dynamics_figures(a: &Audit, out: &mut Vec<Figure>) {
                 points: d.points.clone(),
                 whiskers: Vec::new(),
                 dashed: false,
+                stands_for: None,
             })
             .collect();
         out.push(Figure {

@@ -27,10 +27,8 @@ pub fn render(
     csv: bool,
     preface: Option<&str>,
 ) -> Result<ReportFiles> {
-    let json = json::report(set, audit);
-    let mut json_bytes = serde_json::to_vec_pretty(&json)
+    let json_bytes = json::report_bytes(set, audit)
         .map_err(|e| Error::Internal(format!("JSON encoding: {e}")))?;
-    json_bytes.push(b'\n');
     let figs = figures::all(audit);
     let mut md = markdown::report(set, audit, &figs);
     if let Some(p) = preface {
@@ -47,7 +45,7 @@ pub fn render(
         files.push((PathBuf::from("figures").join(&f.file), f.svg.into_bytes()));
     }
     if csv {
-        for (name, text) in csv::tables(&json) {
+        for (name, text) in csv::tables(&json::report(set, audit)) {
             files.push((
                 PathBuf::from("csv").join(format!("{name}.csv")),
                 text.into_bytes(),

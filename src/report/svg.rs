@@ -161,7 +161,14 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     pub whiskers: Vec<(f64, f64, f64)>,
     pub dashed: bool,
+    /// How many points the line stands for, where more than it holds (a
+    /// curve given by its vertices): a dot marks each point of a series
+    /// of at most [`MARKED_UP_TO`].
+    pub stands_for: Option<usize>,
 }
+
+/// The most points a series may have for a dot to mark each.
+pub const MARKED_UP_TO: usize = 60;
 
 fn extent(it: impl Iterator<Item = f64>) -> [f64; 2] {
     it.filter(|x| x.is_finite())
@@ -212,7 +219,7 @@ pub fn line_chart(
                 pts.join(" ")
             );
         }
-        if pts.len() <= 60 {
+        if se.stands_for.unwrap_or(pts.len()) <= MARKED_UP_TO {
             for (x, y) in &se.points {
                 let _ = writeln!(
                     s,

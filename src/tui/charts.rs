@@ -187,7 +187,7 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
     let colour = series.len();
     series.push(Series::line(
         "U(t)".into(),
-        a.pass.upper_curve_of(&bench),
+        a.pass.upper_curve_of(&bench, false),
         colour,
     ));
     chart(

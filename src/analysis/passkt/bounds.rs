@@ -51,7 +51,7 @@ fn solvable_share(
 /// U(T) per benchmark and level (SPEC §2.1), and U at every integer t
 /// from 1 to the benchmark's largest full budget: one scan of a
 /// benchmark's groups for both.
-pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<UpperPoint>) {
+pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<UpperCurve>) {
     let (mut out, mut curve) = (Vec::new(), Vec::new());
     for b in input.benchmarks() {
         let (first_solve, tasks, kind) = solvability(input, b);
@@ -65,11 +65,25 @@ pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<
             });
         }
         let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
-        for t in 1..=max_b {
-            curve.push(UpperPoint {
+        // A task turns solvable at its threshold (min_turns, else its
+        // earliest solve) if that is within its full budget; no share
+        // changes after the last such turn.
+        let last = tasks
+            .iter()
+            .filter_map(|(t, i)| {
+                let at = i.min_turns.or_else(|| first_solve.get(t).copied())?;
+                (at <= i.full_budget).then_some(at)
+            })
+            .max()
+            .unwrap_or(1)
+            .clamp(1, max_b.max(1));
+        if max_b > 0 {
+            curve.push(UpperCurve {
                 benchmark: input.name(b),
-                t,
-                value: solvable_share(&tasks, &first_solve, |i| t.min(i.full_budget)),
+                values: (1..=last)
+                    .map(|t| solvable_share(&tasks, &first_solve, |i| t.min(i.full_budget)))
+                    .collect(),
+                until: max_b,
                 kind,
             });
         }
@@ -77,7 +91,7 @@ pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<
     (out, curve)
 }
 
-pub(super) fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
+pub(super) fn curves(input: &PassInput, ks: &[u64]) -> Vec<Curve> {
     let mut out = Vec::new();
     for b in input.benchmarks() {
         let tasks: Vec<(Id, TaskInfo)> = input.tasks(b).collect();
@@ -104,13 +118,26 @@ pub(super) fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
             // over (K, t) read two arrays front to back: they read every
             // group through its pointer, ~10 M reads out of cache at 11 M
             // rollouts (the curves took 10 s there, 0.3 s at 1.1 M).
+            // No count changes after the latest success turn within a
+            // full budget: the curve is flat from there to max_b.
+            let last = full
+                .iter()
+                .flat_map(|(gs, fb)| {
+                    gs.iter().filter_map(|g| {
+                        let s = g.success_turns(&input.agg.turns);
+                        s[..s.partition_point(|&x| x <= *fb)].last().copied()
+                    })
+                })
+                .max()
+                .unwrap_or(1)
+                .clamp(1, max_b);
             let groups = full.iter().map(|(gs, _)| gs.len()).sum::<usize>();
-            let mut solved = vec![0u64; max_b as usize * groups];
+            let mut solved = vec![0u64; last as usize * groups];
             let mut meta: Vec<(Option<Id>, u64)> = Vec::with_capacity(groups);
             for (gs, fb) in &full {
                 for g in gs {
                     let i = meta.len();
-                    for t in 1..=max_b {
+                    for t in 1..=last {
                         solved[(t as usize - 1) * groups + i] =
                             g.solved_within(&input.agg.turns, t.min(*fb));
                     }
@@ -119,7 +146,8 @@ pub(super) fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
             }
             let mut c: SeedCounts = Vec::new();
             for &k in ks {
-                for t in 1..=max_b {
+                let mut values = Vec::with_capacity(last as usize);
+                for t in 1..=last {
                     // Each task at min(t, B), its seeds averaged (§4.3).
                     let row = &solved[(t as usize - 1) * groups..][..groups];
                     let mut at = meta.iter().zip(row);
@@ -135,14 +163,15 @@ pub(super) fn curves(input: &PassInput, ks: &[u64]) -> Vec<CurvePoint> {
                             seed_mean(&c, k, pass_at_k)
                         })
                         .collect();
-                    out.push(CurvePoint {
-                        benchmark: input.name(b),
-                        run: input.name(r),
-                        k,
-                        t,
-                        value: crate::analysis::stats::mean(&vals),
-                    });
+                    values.push(crate::analysis::stats::mean(&vals));
                 }
+                out.push(Curve {
+                    benchmark: input.name(b),
+                    run: input.name(r),
+                    k,
+                    values,
+                    until: max_b,
+                });
             }
         }
     }

@@ -113,21 +113,52 @@ impl PassReport {
             .filter(move |g| g.benchmark == bench && g.k == k && g.level == level)
     }
 
-    /// (t, Pass@(K,t)) of a run's truncated curve.
+    /// (t, Pass@(K,t)) of a run's truncated curve, as a line: its
+    /// [`vertices`] (a flat tail by its end), t where the value is defined.
     pub fn curve_of(&self, bench: &str, run: &str, k: u64) -> Vec<(f64, f64)> {
-        self.curve
+        self.run_curve(bench, run, k, false)
+    }
+
+    /// [`PassReport::curve_of`] at every t (SPEC's rows), for a short curve
+    /// drawn point by point.
+    pub fn curve_points_of(&self, bench: &str, run: &str, k: u64) -> Vec<(f64, f64)> {
+        self.run_curve(bench, run, k, true)
+    }
+
+    fn run_curve(&self, bench: &str, run: &str, k: u64, every: bool) -> Vec<(f64, f64)> {
+        let c = self
+            .curve
             .iter()
-            .filter(|c| c.benchmark == bench && c.run == run && c.k == k)
-            .filter_map(|c| c.value.map(|v| (c.t as f64, v)))
+            .find(|c| c.benchmark == bench && c.run == run && c.k == k);
+        let Some(c) = c else { return Vec::new() };
+        let points: Box<dyn Iterator<Item = (u32, Option<f64>)>> = match every {
+            true => Box::new(every_t(&c.values, c.until)),
+            false => Box::new(vertices(&c.values, c.until)),
+        };
+        points
+            .filter_map(|(t, v)| v.map(|v| (t as f64, v)))
             .collect()
     }
 
-    /// (t, U(t)) of a benchmark's upper-bound curve.
-    pub fn upper_curve_of(&self, bench: &str) -> Vec<(f64, f64)> {
-        self.upper_curve
+    /// (t, U(t)) of a benchmark's upper-bound curve, as a line
+    /// ([`vertices`]), or at every t.
+    pub fn upper_curve_of(&self, bench: &str, every: bool) -> Vec<(f64, f64)> {
+        let Some(u) = self.upper_curve.iter().find(|u| u.benchmark == bench) else {
+            return Vec::new();
+        };
+        let points: Box<dyn Iterator<Item = (u32, f64)>> = match every {
+            true => Box::new(every_t(&u.values, u.until)),
+            false => Box::new(vertices(&u.values, u.until)),
+        };
+        points.map(|(t, v)| (t as f64, v)).collect()
+    }
+
+    /// The largest t of a benchmark's curves (its largest full budget).
+    pub fn curve_until(&self, bench: &str) -> Option<u32> {
+        self.curve
             .iter()
-            .filter(|u| u.benchmark == bench)
-            .map(|u| (u.t as f64, u.value))
-            .collect()
+            .filter(|c| c.benchmark == bench)
+            .map(|c| c.until)
+            .max()
     }
 }

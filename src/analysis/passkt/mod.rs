@@ -44,13 +44,54 @@ pub struct PassCell {
     pub seeds: usize,
 }
 
+/// A run's truncated Pass@(K,t) curve over t = 1 … `until` (the
+/// benchmark's largest full budget, SPEC §2.1): `values[i]` at t = i + 1,
+/// the last of them at every t after. Past the latest success turn within
+/// a full budget no count changes, so the curve is flat there: a budget of
+/// 1,000,000 turns holds as many values as turns were taken.
 #[derive(Debug, Clone)]
-pub struct CurvePoint {
+pub struct Curve {
     pub benchmark: String,
     pub run: String,
     pub k: u64,
-    pub t: u32,
-    pub value: Option<f64>,
+    pub values: Vec<Option<f64>>,
+    pub until: u32,
+}
+
+/// U at every absolute number of turns t = 1 … `until` (the Pass-vs-T
+/// figure's bound): a task is solvable at t when `min_turns ≤ min(t, B)`,
+/// else by the empirical rule, exactly as the curve takes a task at
+/// min(t, B); `values` as in [`Curve`], flat past the last.
+#[derive(Debug, Clone)]
+pub struct UpperCurve {
+    pub benchmark: String,
+    pub values: Vec<f64>,
+    pub until: u32,
+    pub kind: &'static str,
+}
+
+/// Every t of a flat-tailed curve (`values` at t = 1, 2, …, the last held
+/// to `until`), with its value: SPEC's rows.
+pub fn every_t<T: Copy>(values: &[T], until: u32) -> impl Iterator<Item = (u32, T)> + '_ {
+    (1..=until).filter_map(move |t| {
+        let i = (t as usize - 1).min(values.len().checked_sub(1)?);
+        Some((t, values[i]))
+    })
+}
+
+/// The vertices of a flat-tailed curve drawn as a line through every t:
+/// the points it holds, and the tail's end where the curve runs past them
+/// (the tail's other points lie on that segment).
+pub fn vertices<T: Copy>(values: &[T], until: u32) -> impl Iterator<Item = (u32, T)> + '_ {
+    let tail = match values.last() {
+        Some(&v) if until as usize > values.len() => Some((until, v)),
+        _ => None,
+    };
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (i as u32 + 1, v))
+        .chain(tail)
 }
 
 #[derive(Debug, Clone)]
@@ -63,17 +104,6 @@ pub struct TokenCell {
     pub ci: Ci,
     pub tasks: usize,
     pub tasks_left_out: usize,
-}
-
-/// U at an absolute number of turns t (the Pass-vs-T figure's bound): a
-/// task is solvable at t when `min_turns ≤ min(t, B)`, else by the
-/// empirical rule, exactly as the curve takes a task at min(t, B).
-#[derive(Debug, Clone)]
-pub struct UpperPoint {
-    pub benchmark: String,
-    pub t: u32,
-    pub value: f64,
-    pub kind: &'static str,
 }
 
 #[derive(Debug, Clone)]
@@ -139,13 +169,13 @@ pub struct ModeGap {
 pub struct PassReport {
     pub ks: Vec<u64>,
     pub cells: Vec<PassCell>,
-    pub curve: Vec<CurvePoint>,
+    pub curve: Vec<Curve>,
     pub token: Vec<TokenCell>,
     pub token_budgets: BTreeMap<String, Vec<u64>>,
     /// Per benchmark: rollouts left out of the token view (no steps or missing tokens).
     pub token_left_out: BTreeMap<String, u64>,
     pub upper: Vec<UpperBound>,
-    pub upper_curve: Vec<UpperPoint>,
+    pub upper_curve: Vec<UpperCurve>,
     pub advantage: Vec<Advantage>,
     pub mode_gap: Vec<ModeGap>,
     /// The benchmarks whose rows are in: every one once the analysis is
@@ -494,5 +524,22 @@ mod tests {
         assert_eq!(t_at_level(1, 10), 1);
         assert_eq!(t_at_level(100, 7), 7);
         assert_eq!(t_at_level(75, 7), 6); // 5.25 → 6
+    }
+
+    #[test]
+    fn a_flat_tailed_curve_at_every_t_and_by_its_vertices() {
+        let v = [0.1, 0.4, 0.5];
+        let every: Vec<(u32, f64)> = every_t(&v, 6).collect();
+        assert_eq!(
+            every,
+            [(1, 0.1), (2, 0.4), (3, 0.5), (4, 0.5), (5, 0.5), (6, 0.5)]
+        );
+        let line: Vec<(u32, f64)> = vertices(&v, 6).collect();
+        assert_eq!(line, [(1, 0.1), (2, 0.4), (3, 0.5), (6, 0.5)]);
+        // No tail: the values are every t.
+        assert_eq!(vertices(&v, 3).count(), 3);
+        assert_eq!(every_t(&v, 3).count(), 3);
+        assert_eq!(every_t::<f64>(&[], 4).count(), 0);
+        assert_eq!(vertices::<f64>(&[], 4).count(), 0);
     }
 }

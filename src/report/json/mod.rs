@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::analysis::likelihood::{Summary, BINS};
 use crate::analysis::matched::Half;
+use crate::analysis::passkt::every_t;
 use crate::analysis::recovery::Breakdown;
 use crate::analysis::stats::{Ci, Estimate};
 use crate::analysis::Audit;
@@ -23,10 +24,101 @@ use rows::*;
 pub const SCHEMA_VERSION: u64 = 1;
 
 pub fn report(set: &LogSet, audit: &Audit) -> Value {
-    let s = &audit.settings;
+    let found = super::findings::findings(audit);
+    serde_json::to_value(build(set, audit, &found, false)).unwrap_or(Value::Null)
+}
+
+/// The place of each streamed array in the bytes before it is streamed: a
+/// text no report holds (names hold no control character).
+const PASS_CURVE: &str = "\u{0}pass_curve";
+const UPPER_CURVE: &str = "\u{0}upper_bound_curve";
+
+/// report.json's bytes: [`report`] pretty-printed, to the byte, with the
+/// curves' rows (one a turn up to the largest full budget: millions where
+/// a budget is a million turns) streamed from the audit into their place
+/// rather than held as JSON values.
+pub fn report_bytes(set: &LogSet, audit: &Audit) -> serde_json::Result<Vec<u8>> {
     let p = &audit.pass;
     let found = super::findings::findings(audit);
-    let r = Report {
+    let head = serde_json::to_vec_pretty(&serde_json::to_value(build(set, audit, &found, true))?)?;
+    let place = |tag: &str| {
+        let quoted = serde_json::to_vec(tag).unwrap_or_default();
+        head.windows(quoted.len())
+            .position(|w| w == quoted)
+            .map(|at| (at, at + quoted.len()))
+    };
+    let (Some(curve), Some(upper)) = (place(PASS_CURVE), place(UPPER_CURVE)) else {
+        return Err(serde::ser::Error::custom(
+            "a streamed array's place is missing",
+        ));
+    };
+    let rows: usize = p.curve.iter().map(|c| c.until as usize).sum();
+    let mut out = Vec::with_capacity(head.len() + rows * 110);
+    out.extend_from_slice(&head[..curve.0]);
+    stream(
+        &mut out,
+        rows,
+        p.curve.iter().flat_map(|c| {
+            every_t(&c.values, c.until).map(|(t, value)| CurveRow {
+                benchmark: &c.benchmark,
+                run: &c.run,
+                k: c.k,
+                t,
+                value,
+            })
+        }),
+    )?;
+    out.extend_from_slice(&head[curve.1..upper.0]);
+    stream(
+        &mut out,
+        p.upper_curve.iter().map(|u| u.until as usize).sum(),
+        p.upper_curve.iter().flat_map(|u| {
+            every_t(&u.values, u.until).map(|(t, value)| UpperCurveRow {
+                benchmark: &u.benchmark,
+                t,
+                value,
+                kind: u.kind,
+            })
+        }),
+    )?;
+    out.extend_from_slice(&head[upper.1..]);
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// `rows` (`len` of them) as a pretty-printed JSON array at the depth of
+/// report.json's top-level keys, as serde_json prints an array of them
+/// there (an empty one `[]`).
+fn stream<T: Serialize>(
+    out: &mut Vec<u8>,
+    len: usize,
+    rows: impl Iterator<Item = T>,
+) -> serde_json::Result<()> {
+    use serde::ser::SerializeSeq;
+    use serde_json::ser::Formatter;
+    let mut f = serde_json::ser::PrettyFormatter::new();
+    // Inside the top-level object, as the array's key is.
+    f.begin_object(&mut std::io::sink())
+        .map_err(serde_json::Error::io)?;
+    let mut ser = serde_json::Serializer::with_formatter(out, f);
+    let mut seq = ser.serialize_seq(Some(len))?;
+    for r in rows {
+        seq.serialize_element(&r)?;
+    }
+    SerializeSeq::end(seq)
+}
+
+/// The report's rows, the findings given (they are made from the audit);
+/// `streamed`: the curves' places held for [`report_bytes`].
+fn build<'a>(
+    set: &'a LogSet,
+    audit: &'a Audit,
+    found: &'a [super::findings::Finding],
+    streamed: bool,
+) -> Report<'a> {
+    let s = &audit.settings;
+    let p = &audit.pass;
+    Report {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "rl-audit",
@@ -83,17 +175,23 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 seeds: c.seeds,
             })
             .collect(),
-        pass_curve: p
-            .curve
-            .iter()
-            .map(|c| CurveRow {
-                benchmark: &c.benchmark,
-                run: &c.run,
-                k: c.k,
-                t: c.t,
-                value: c.value,
-            })
-            .collect(),
+        pass_curve: match streamed {
+            true => Rows::Streamed(PASS_CURVE),
+            false => Rows::Given(
+                p.curve
+                    .iter()
+                    .flat_map(|c| {
+                        every_t(&c.values, c.until).map(|(t, value)| CurveRow {
+                            benchmark: &c.benchmark,
+                            run: &c.run,
+                            k: c.k,
+                            t,
+                            value,
+                        })
+                    })
+                    .collect(),
+            ),
+        },
         token_budget: p
             .token
             .iter()
@@ -119,16 +217,22 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 tasks: u.tasks,
             })
             .collect(),
-        upper_bound_curve: p
-            .upper_curve
-            .iter()
-            .map(|u| UpperCurveRow {
-                benchmark: &u.benchmark,
-                t: u.t,
-                value: u.value,
-                kind: u.kind,
-            })
-            .collect(),
+        upper_bound_curve: match streamed {
+            true => Rows::Streamed(UPPER_CURVE),
+            false => Rows::Given(
+                p.upper_curve
+                    .iter()
+                    .flat_map(|u| {
+                        every_t(&u.values, u.until).map(|(t, value)| UpperCurveRow {
+                            benchmark: &u.benchmark,
+                            t,
+                            value,
+                            kind: u.kind,
+                        })
+                    })
+                    .collect(),
+            ),
+        },
         advantage: p
             .advantage
             .iter()
@@ -526,6 +630,5 @@ pub fn report(set: &LogSet, audit: &Audit) -> Value {
                 severity: f.severity.name(),
             })
             .collect(),
-    };
-    serde_json::to_value(&r).unwrap_or(Value::Null)
+    }
 }

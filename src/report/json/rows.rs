@@ -137,11 +137,13 @@ pub(super) struct PassRow<'a> {
     pub(super) seeds: usize,
 }
 
+/// Its fields in name order, as report.json's keys are: the rows are also
+/// streamed as they are ([`super::report_bytes`]), not through a map.
 #[derive(Serialize)]
 pub(super) struct CurveRow<'a> {
     pub(super) benchmark: &'a str,
-    pub(super) run: &'a str,
     pub(super) k: u64,
+    pub(super) run: &'a str,
     pub(super) t: u32,
     pub(super) value: Option<f64>,
 }
@@ -168,12 +170,30 @@ pub(super) struct UpperRow<'a> {
     pub(super) tasks: usize,
 }
 
+/// Fields in name order, as [`CurveRow`]'s.
 #[derive(Serialize)]
 pub(super) struct UpperCurveRow<'a> {
     pub(super) benchmark: &'a str,
+    pub(super) kind: &'static str,
     pub(super) t: u32,
     pub(super) value: f64,
-    pub(super) kind: &'static str,
+}
+
+/// A SPEC array given whole, or streamed into report.json's bytes where a
+/// tag holds its place ([`super::report_bytes`]): a curve of a million
+/// turns is millions of rows.
+pub(super) enum Rows<T> {
+    Given(Vec<T>),
+    Streamed(&'static str),
+}
+
+impl<T: Serialize> Serialize for Rows<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Rows::Given(rows) => rows.serialize(s),
+            Rows::Streamed(tag) => s.serialize_str(tag),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -620,10 +640,10 @@ pub(super) struct Report<'a> {
     pub(super) inputs: Inputs<'a>,
     pub(super) settings: SettingsOut<'a>,
     pub(super) pass_at_kt: Vec<PassRow<'a>>,
-    pub(super) pass_curve: Vec<CurveRow<'a>>,
+    pub(super) pass_curve: Rows<CurveRow<'a>>,
     pub(super) token_budget: Vec<TokenRow<'a>>,
     pub(super) upper_bound: Vec<UpperRow<'a>>,
-    pub(super) upper_bound_curve: Vec<UpperCurveRow<'a>>,
+    pub(super) upper_bound_curve: Rows<UpperCurveRow<'a>>,
     pub(super) advantage: Vec<AdvantageRow<'a>>,
     pub(super) mode_gap: Vec<ModeGapRow<'a>>,
     pub(super) matched_states: Vec<Named<MatchedHead<'a>>>,
