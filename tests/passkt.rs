@@ -419,7 +419,8 @@ fn each_benchmarks_rows_are_handed_on_final_but_for_their_tests() {
 /// estimator gives it from the rollouts solved within t (flat past the
 /// last success turn), and the bound U(t) a row for every t too; the
 /// report's bytes streamed (report_bytes) are those of the whole report
-/// printed (report), here and on the demo.
+/// printed (report), and so are the curves' CSV tables, here and on the
+/// demo.
 #[test]
 fn a_long_full_budget_gives_every_turn_its_row_and_the_same_bytes() {
     use rl_audit::analysis::{run_audit, Settings};
@@ -520,5 +521,18 @@ fn a_long_full_budget_gives_every_turn_its_row_and_the_same_bytes() {
             serde_json::to_vec_pretty(&rl_audit::report::json::report(&set, &audit)).unwrap();
         whole.push(b'\n');
         assert!(rl_audit::report::json::report_bytes(&set, &audit).unwrap() == whole);
+        // --csv's curve tables, streamed a row at a time, are those made of
+        // the whole report.
+        use rl_audit::report::{csv, json};
+        let tables: std::collections::BTreeMap<String, String> =
+            csv::tables(&json::report(&set, &audit))
+                .into_iter()
+                .collect();
+        for (name, rows) in json::curve_tables(&audit) {
+            assert!(
+                csv::streamed_table(rows) == tables.get(name).cloned(),
+                "{name}"
+            );
+        }
     }
 }

@@ -131,3 +131,20 @@ pub fn tables(report: &Value) -> Vec<(String, String)> {
     }
     out
 }
+
+/// A table of rows that share their keys (a curve's), made one row at a
+/// time: the CSV [`table`] makes of them all at once, without holding them.
+pub fn streamed_table(rows: impl Iterator<Item = Value>) -> Option<String> {
+    let mut rows = rows.map(|r| {
+        let mut out = Vec::new();
+        flatten("", &r, &mut out);
+        out
+    });
+    let first = rows.next()?;
+    let cols: Vec<String> = first.iter().map(|(k, _)| k.clone()).collect();
+    let cells = |r: Vec<(String, String)>| r.into_iter().map(|(_, v)| v).collect::<Vec<_>>();
+    Some(write(
+        &cols,
+        std::iter::once(cells(first)).chain(rows.map(cells)),
+    ))
+}

@@ -45,7 +45,14 @@ pub fn render(
         files.push((PathBuf::from("figures").join(&f.file), f.svg.into_bytes()));
     }
     if csv {
-        for (name, text) in csv::tables(&json::report(set, audit)) {
+        // The curves' rows (one a turn) streamed, the other tables whole.
+        let curves = json::curve_tables(audit)
+            .into_iter()
+            .filter_map(|(name, rows)| Some((name.to_string(), csv::streamed_table(rows)?)));
+        let mut tables = csv::tables(&json::report_without_curves(set, audit));
+        tables.extend(curves);
+        tables.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, text) in tables {
             files.push((
                 PathBuf::from("csv").join(format!("{name}.csv")),
                 text.into_bytes(),

@@ -86,6 +86,50 @@ pub fn report_bytes(set: &LogSet, audit: &Audit) -> serde_json::Result<Vec<u8>> 
     Ok(out)
 }
 
+/// [`report`] but for the curves, whose places hold a tag (text, not a
+/// table): what `--csv` makes its other tables of.
+pub fn report_without_curves(set: &LogSet, audit: &Audit) -> Value {
+    let found = super::findings::findings(audit);
+    serde_json::to_value(build(set, audit, &found, true)).unwrap_or(Value::Null)
+}
+
+/// The curves' tables, `pass_curve` and `upper_bound_curve`: each row as
+/// [`report`] holds it, one at a time.
+pub fn curve_tables(audit: &Audit) -> [(&'static str, Box<dyn Iterator<Item = Value> + '_>); 2] {
+    let p = &audit.pass;
+    [
+        (
+            "pass_curve",
+            Box::new(p.curve.iter().flat_map(|c| {
+                every_t(&c.values, c.until).map(|(t, value)| {
+                    serde_json::to_value(CurveRow {
+                        benchmark: &c.benchmark,
+                        run: &c.run,
+                        k: c.k,
+                        t,
+                        value,
+                    })
+                    .unwrap_or(Value::Null)
+                })
+            })),
+        ),
+        (
+            "upper_bound_curve",
+            Box::new(p.upper_curve.iter().flat_map(|u| {
+                every_t(&u.values, u.until).map(|(t, value)| {
+                    serde_json::to_value(UpperCurveRow {
+                        benchmark: &u.benchmark,
+                        t,
+                        value,
+                        kind: u.kind,
+                    })
+                    .unwrap_or(Value::Null)
+                })
+            })),
+        ),
+    ]
+}
+
 /// `rows` (`len` of them) as a pretty-printed JSON array at the depth of
 /// report.json's top-level keys, as serde_json prints an array of them
 /// there (an empty one `[]`).
