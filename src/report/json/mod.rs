@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::analysis::likelihood::{Summary, BINS};
 use crate::analysis::matched::Half;
-use crate::analysis::passkt::every_t;
+use crate::analysis::passkt::{every_t, PassReport};
 use crate::analysis::recovery::Breakdown;
 use crate::analysis::stats::{Ci, Estimate};
 use crate::analysis::Audit;
@@ -39,8 +39,7 @@ const UPPER_CURVE: &str = "\u{0}upper_bound_curve";
 /// rather than held as JSON values.
 pub fn report_bytes(set: &LogSet, audit: &Audit) -> serde_json::Result<Vec<u8>> {
     let p = &audit.pass;
-    let found = super::findings::findings(audit);
-    let head = serde_json::to_vec_pretty(&serde_json::to_value(build(set, audit, &found, true))?)?;
+    let head = serde_json::to_vec_pretty(&report_without_curves(set, audit))?;
     let place = |tag: &str| {
         let quoted = serde_json::to_vec(tag).unwrap_or_default();
         head.windows(quoted.len())
@@ -55,31 +54,12 @@ pub fn report_bytes(set: &LogSet, audit: &Audit) -> serde_json::Result<Vec<u8>> 
     let rows: usize = p.curve.iter().map(|c| c.until as usize).sum();
     let mut out = Vec::with_capacity(head.len() + rows * 110);
     out.extend_from_slice(&head[..curve.0]);
-    stream(
-        &mut out,
-        rows,
-        p.curve.iter().flat_map(|c| {
-            every_t(&c.values, c.until).map(|(t, value)| CurveRow {
-                benchmark: &c.benchmark,
-                run: &c.run,
-                k: c.k,
-                t,
-                value,
-            })
-        }),
-    )?;
+    stream(&mut out, rows, curve_rows(p))?;
     out.extend_from_slice(&head[curve.1..upper.0]);
     stream(
         &mut out,
         p.upper_curve.iter().map(|u| u.until as usize).sum(),
-        p.upper_curve.iter().flat_map(|u| {
-            every_t(&u.values, u.until).map(|(t, value)| UpperCurveRow {
-                benchmark: &u.benchmark,
-                t,
-                value,
-                kind: u.kind,
-            })
-        }),
+        upper_curve_rows(p),
     )?;
     out.extend_from_slice(&head[upper.1..]);
     out.push(b'\n');
@@ -96,38 +76,46 @@ pub fn report_without_curves(set: &LogSet, audit: &Audit) -> Value {
 /// The curves' tables, `pass_curve` and `upper_bound_curve`: each row as
 /// [`report`] holds it, one at a time.
 pub fn curve_tables(audit: &Audit) -> [(&'static str, Box<dyn Iterator<Item = Value> + '_>); 2] {
-    let p = &audit.pass;
     [
         (
             "pass_curve",
-            Box::new(p.curve.iter().flat_map(|c| {
-                every_t(&c.values, c.until).map(|(t, value)| {
-                    serde_json::to_value(CurveRow {
-                        benchmark: &c.benchmark,
-                        run: &c.run,
-                        k: c.k,
-                        t,
-                        value,
-                    })
-                    .unwrap_or(Value::Null)
-                })
-            })),
+            Box::new(
+                curve_rows(&audit.pass).map(|r| serde_json::to_value(r).unwrap_or(Value::Null)),
+            ),
         ),
         (
             "upper_bound_curve",
-            Box::new(p.upper_curve.iter().flat_map(|u| {
-                every_t(&u.values, u.until).map(|(t, value)| {
-                    serde_json::to_value(UpperCurveRow {
-                        benchmark: &u.benchmark,
-                        t,
-                        value,
-                        kind: u.kind,
-                    })
-                    .unwrap_or(Value::Null)
-                })
-            })),
+            Box::new(
+                upper_curve_rows(&audit.pass)
+                    .map(|r| serde_json::to_value(r).unwrap_or(Value::Null)),
+            ),
         ),
     ]
+}
+
+/// SPEC's `pass_curve` rows: every t of every curve.
+fn curve_rows(p: &PassReport) -> impl Iterator<Item = CurveRow<'_>> {
+    p.curve.iter().flat_map(|c| {
+        every_t(&c.values, c.until).map(|(t, value)| CurveRow {
+            benchmark: &c.benchmark,
+            run: &c.run,
+            k: c.k,
+            t,
+            value,
+        })
+    })
+}
+
+/// SPEC's `upper_bound_curve` rows: every t of every benchmark's bound.
+fn upper_curve_rows(p: &PassReport) -> impl Iterator<Item = UpperCurveRow<'_>> {
+    p.upper_curve.iter().flat_map(|u| {
+        every_t(&u.values, u.until).map(|(t, value)| UpperCurveRow {
+            benchmark: &u.benchmark,
+            t,
+            value,
+            kind: u.kind,
+        })
+    })
 }
 
 /// `rows` (`len` of them) as a pretty-printed JSON array at the depth of
@@ -221,20 +209,7 @@ fn build<'a>(
             .collect(),
         pass_curve: match streamed {
             true => Rows::Streamed(PASS_CURVE),
-            false => Rows::Given(
-                p.curve
-                    .iter()
-                    .flat_map(|c| {
-                        every_t(&c.values, c.until).map(|(t, value)| CurveRow {
-                            benchmark: &c.benchmark,
-                            run: &c.run,
-                            k: c.k,
-                            t,
-                            value,
-                        })
-                    })
-                    .collect(),
-            ),
+            false => Rows::Given(curve_rows(p).collect()),
         },
         token_budget: p
             .token
@@ -263,19 +238,7 @@ fn build<'a>(
             .collect(),
         upper_bound_curve: match streamed {
             true => Rows::Streamed(UPPER_CURVE),
-            false => Rows::Given(
-                p.upper_curve
-                    .iter()
-                    .flat_map(|u| {
-                        every_t(&u.values, u.until).map(|(t, value)| UpperCurveRow {
-                            benchmark: &u.benchmark,
-                            t,
-                            value,
-                            kind: u.kind,
-                        })
-                    })
-                    .collect(),
-            ),
+            false => Rows::Given(upper_curve_rows(p).collect()),
         },
         advantage: p
             .advantage
