@@ -59,24 +59,7 @@ pub struct Interner {
 
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Id {
-        let [a, b] = self.recent;
-        if self.names.get(a as usize).is_some_and(|n| n == s) {
-            return a;
-        }
-        if self.names.get(b as usize).is_some_and(|n| n == s) {
-            self.recent = [b, a];
-            return b;
-        }
-        let id = match self.map.get(s) {
-            Some(&id) => id,
-            None => {
-                let id = self.names.len() as Id;
-                self.names.push(s.to_string());
-                self.map.insert(s.to_string(), id);
-                id
-            }
-        };
-        self.recent = [id, a];
+        let Ok(id) = self.find_or_add(s, |_| None::<std::convert::Infallible>);
         id
     }
     /// [`Interner::intern`] of a name from a log, refused (with the
@@ -84,17 +67,33 @@ impl Interner {
     /// the name is first seen, so a name repeated over millions of records
     /// costs no scan.
     pub fn intern_name(&mut self, s: &str) -> Result<Id, char> {
-        let known = self
-            .names
-            .get(self.recent[0] as usize)
-            .is_some_and(|n| n == s)
-            || self.map.contains_key(s);
-        if !known {
-            if let Some(c) = s.chars().find(|c| c.is_control()) {
-                return Err(c);
-            }
+        self.find_or_add(s, |s| s.chars().find(|c| c.is_control()))
+    }
+    /// `s`'s id (the two most recent first, then the map), or a new one
+    /// unless `refuse` gives a reason for a name not seen before.
+    fn find_or_add<E>(&mut self, s: &str, refuse: impl FnOnce(&str) -> Option<E>) -> Result<Id, E> {
+        let [a, b] = self.recent;
+        if self.names.get(a as usize).is_some_and(|n| n == s) {
+            return Ok(a);
         }
-        Ok(self.intern(s))
+        if self.names.get(b as usize).is_some_and(|n| n == s) {
+            self.recent = [b, a];
+            return Ok(b);
+        }
+        let id = match self.map.get(s) {
+            Some(&id) => id,
+            None => {
+                if let Some(e) = refuse(s) {
+                    return Err(e);
+                }
+                let id = self.names.len() as Id;
+                self.names.push(s.to_string());
+                self.map.insert(s.to_string(), id);
+                id
+            }
+        };
+        self.recent = [id, a];
+        Ok(id)
     }
     pub fn get(&self, s: &str) -> Option<Id> {
         self.map.get(s).copied()
