@@ -485,6 +485,85 @@ fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
     );
 }
 
+/// `steps` must be a list of structs and a step's `logp` a list of `{run,
+/// value}` structs (SPEC §1). A list of numbers, a map (read back as a
+/// list of `{key, value}`) or a struct of runs (what pyarrow makes of a
+/// dict) is named with its type at the first step holding one — not read
+/// as steps without fields, or as no log-probabilities.
+#[test]
+fn steps_and_logp_in_another_layout_are_named_not_dropped() {
+    let first_line = |name: &str, df: &mut DataFrame| {
+        let err = strict_failure(name, "x.parquet", &parquet_bytes(df));
+        err.lines()
+            .next()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut df = df!(
+        "run" => ["a", "a"],
+        "benchmark" => ["b", "b"],
+        "task" => ["t", "u"],
+        "budget" => [4i64, 4],
+        "success" => [false, false],
+    )
+    .unwrap();
+    let steps: ListChunked = [
+        Some(Series::new("".into(), [1i64, 2])),
+        Some(Series::new("".into(), [1i64])),
+    ]
+    .into_iter()
+    .collect();
+    df.with_column(steps.into_series().with_name("steps".into()).into_column())
+        .unwrap();
+    assert_eq!(
+        first_line("layout_steps", &mut df),
+        "x.parquet:1: steps: expected a list of step structs, the column is list of i64"
+    );
+    // A struct of runs: one field a run.
+    let runs = StructChunked::from_series(
+        "logp".into(),
+        3,
+        [Series::new("a".into(), [-1.0f64, -2.0, -1.5])].iter(),
+    )
+    .unwrap()
+    .into_series();
+    assert_eq!(
+        first_line("layout_struct", &mut two_rollouts("a", runs, [true, false])),
+        "x.parquet:1: steps[0].logp: expected a list of {run, value} structs, the column is struct{a}"
+    );
+    // A map: a list of {key, value} a step.
+    let entry = |k: &str, v: f64| {
+        StructChunked::from_series(
+            "".into(),
+            1,
+            [
+                Series::new("key".into(), [k]),
+                Series::new("value".into(), [v]),
+            ]
+            .iter(),
+        )
+        .unwrap()
+        .into_series()
+    };
+    let map: ListChunked = [
+        Some(entry("a", -1.0)),
+        Some(entry("a", -2.0)),
+        Some(entry("a", -1.5)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        first_line(
+            "layout_map",
+            &mut two_rollouts("a", map.into_series().with_name("logp".into()), [true, false])
+        ),
+        "x.parquet:1: steps[0].logp: expected a list of {run, value} structs, the column is list of struct{key, value}"
+    );
+}
+
 /// Two rows whose `budget` column holds text ("4", "5"): the first row's
 /// budget is the error.
 fn budget_as_text() -> Vec<u8> {

@@ -240,6 +240,42 @@ pub(super) fn lists(s: Option<&Series>) -> std::result::Result<Option<Lists>, St
     }))
 }
 
+/// A column's type as an error names it: a struct with its fields' names
+/// (`list of struct{key, value}`: a map read back), else polars' own.
+pub(super) fn type_name(d: &DataType) -> String {
+    match d {
+        DataType::List(inner) => format!("list of {}", type_name(inner)),
+        DataType::Struct(fields) => format!(
+            "struct{{{}}}",
+            fields
+                .iter()
+                .map(|f| f.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        d => d.to_string(),
+    }
+}
+
+/// A list column of the structs a record's `steps` or a step's `logp`
+/// holds (`fields` among theirs), or, when it is something else, its type
+/// named: `Ok(None)` for no column or nothing but nulls.
+pub(super) fn struct_lists(
+    s: Option<&Series>,
+    fields: &[&str],
+) -> std::result::Result<Option<Lists>, String> {
+    let named = || s.map_or(String::new(), |s| type_name(s.dtype()));
+    let l = lists(s).map_err(|_| named())?;
+    match &l {
+        Some(x) => match x.inner.dtype() {
+            DataType::Null => Ok(l),
+            DataType::Struct(f) if fields.iter().all(|n| f.iter().any(|g| g.name() == *n)) => Ok(l),
+            _ => Err(named()),
+        },
+        None => Ok(None),
+    }
+}
+
 pub(super) fn field(s: &Series, name: &str) -> Option<Series> {
     s.struct_().ok().and_then(|sc| sc.field_by_name(name).ok())
 }

@@ -55,7 +55,7 @@ pub fn parse_trajectories(
         ints(s("train_step")),
     );
     let (success, reward, group) = (bools(s("success")), floats(s("reward")), groups(s("group")));
-    let steps = lists(s("steps"));
+    let steps = struct_lists(s("steps"), &[]);
     let step_lists: Option<&Lists> = steps.as_ref().ok().and_then(|o| o.as_ref());
     let f = |n: &str| {
         debug_assert!(STEP_FIELDS.contains(&n), "{n}: not decoded (STEP_FIELDS)");
@@ -70,7 +70,13 @@ pub fn parse_trajectories(
         f("budget_remaining"),
         f("logp"),
     );
-    let logp_lists = lists(lp_s.as_ref()).ok().flatten();
+    // SPEC §1: a list of {run, value} structs. Another layout (a map, a
+    // struct of runs) is named at the first step that holds one, not read
+    // as no log-probabilities.
+    let (logp_lists, logp_wrong) = match struct_lists(lp_s.as_ref(), &["run", "value"]) {
+        Ok(l) => (l, None),
+        Err(d) => (None, lp_s.as_ref().map(|c| (d, c.is_not_null()))),
+    };
     let (run_s, val_s) = match &logp_lists {
         Some(ll) => (field(&ll.inner, "run"), field(&ll.inner, "value")),
         None => (None, None),
@@ -155,6 +161,14 @@ pub fn parse_trajectories(
                             // read in the order they always were (the first
                             // of two wrong columns is the one named).
                             let step = v.push_mut(RawStep::default());
+                            if let Some((d, given)) = &logp_wrong {
+                                if given.get(j) == Some(true) {
+                                    return Err(RecordError::wrong_type(
+                                        format!("steps[{k}].logp"),
+                                        format!("expected a list of {{run, value}} structs, the column is {d}"),
+                                    ));
+                                }
+                            }
                             if let Some((ll, runs, vals)) = &sc.logp {
                                 if ll.valid[j] {
                                     let m = step.logp.insert(LogpMap::default());
