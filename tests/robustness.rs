@@ -648,8 +648,8 @@ fn a_byte_order_mark_and_crlf_line_ends_change_nothing() {
 
 /// A name holding a control character — an escape sequence that would act
 /// on the terminal where a report or an error is read, a newline, C1's
-/// NEL — is refused by field, the name shown escaped; texts (actions,
-/// observations) may hold them.
+/// NEL — is refused by field, the name shown escaped, and so is an empty
+/// one; texts (actions, observations) may hold them.
 #[test]
 fn a_name_with_a_control_character_is_refused_by_field() {
     let g = good_line();
@@ -678,6 +678,27 @@ fn a_name_with_a_control_character_is_refused_by_field() {
             &format!("control_{i}"),
             format!("{g}\n{rec}\n").as_bytes(),
             want,
+        );
+    }
+    // An empty name: a run, or an optional field given empty.
+    let empty = "empty: a name needs a character (leave an optional field out instead)";
+    for (i, (rec, field)) in [
+        (
+            json!({"run": "", "benchmark": "b", "task": "t", "budget": 4, "success": false}),
+            "run",
+        ),
+        (
+            json!({"run": "a", "benchmark": "b", "task": "t", "budget": 4, "success": false, "category": ""}),
+            "category",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        refused_as(
+            &format!("empty_{i}"),
+            format!("{g}\n{rec}\n").as_bytes(),
+            &format!("x.jsonl:2: {field}: {empty}"),
         );
     }
     // A text may: an observation with a newline and a tab loads.

@@ -57,17 +57,27 @@ pub struct Interner {
     recent: [Id; 2],
 }
 
+/// Why a name from a log is refused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BadName {
+    Empty,
+    /// It holds this control character.
+    Control(char),
+}
+
 impl Interner {
     pub fn intern(&mut self, s: &str) -> Id {
         let Ok(id) = self.find_or_add(s, |_| None::<std::convert::Infallible>);
         id
     }
-    /// [`Interner::intern`] of a name from a log, refused (with the
-    /// character) when it holds a control character — checked once, when
-    /// the name is first seen, so a name repeated over millions of records
-    /// costs no scan.
-    pub fn intern_name(&mut self, s: &str) -> Result<Id, char> {
-        self.find_or_add(s, |s| s.chars().find(|c| c.is_control()))
+    /// [`Interner::intern`] of a name from a log, refused when it is empty
+    /// or holds a control character — checked once, when the name is first
+    /// seen, so a name repeated over millions of records costs no scan.
+    pub fn intern_name(&mut self, s: &str) -> Result<Id, BadName> {
+        self.find_or_add(s, |s| match s.chars().find(|c| c.is_control()) {
+            Some(c) => Some(BadName::Control(c)),
+            None => s.is_empty().then_some(BadName::Empty),
+        })
     }
     /// `s`'s id (the two most recent first, then the map), or a new one
     /// unless `refuse` gives a reason for a name not seen before.

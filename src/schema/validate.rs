@@ -20,17 +20,20 @@ pub enum Added {
     Summary,
 }
 
-/// Why a name from a log is refused: it holds control character `c`.
-/// Names are printed in reports and on terminals, where an escape sequence
-/// in one would act.
-pub(crate) fn control_error(field: &str, s: &str, c: char) -> RecordError {
-    RecordError::impossible(
-        field,
-        format!(
+/// Why a name from a log is refused: empty, or holding a control
+/// character (names are printed in reports and on terminals, where an
+/// escape sequence in one would act).
+pub(crate) fn name_error(field: &str, s: &str, why: super::ids::BadName) -> RecordError {
+    let message = match why {
+        super::ids::BadName::Empty => {
+            "empty: a name needs a character (leave an optional field out instead)".to_string()
+        }
+        super::ids::BadName::Control(c) => format!(
             "{s:?} holds a control character (U+{:04X}); names are printed in reports and on terminals",
             c as u32
         ),
-    )
+    };
+    RecordError::impossible(field, message)
 }
 
 /// `s` interned in `strings` as the name given in `field`
@@ -42,7 +45,7 @@ pub(crate) fn named(
 ) -> Result<super::Id, RecordError> {
     strings
         .intern_name(s)
-        .map_err(|c| control_error(field, s, c))
+        .map_err(|why| name_error(field, s, why))
 }
 
 fn required<T>(v: Option<T>, field: &str) -> Result<T, RecordError> {
@@ -369,7 +372,7 @@ impl LogSet {
                     let id = self
                         .strings
                         .intern_name(run)
-                        .map_err(|c| control_error(&format!("steps[{i}].logp"), run, c))?;
+                        .map_err(|why| name_error(&format!("steps[{i}].logp"), run, why))?;
                     self.logp_runs.push(id);
                     self.logp_values.push(*x);
                 }
@@ -510,7 +513,7 @@ impl LogSet {
             run: self
                 .strings
                 .intern_name(&run)
-                .map_err(|c| control_error(&f("run"), &run, c))?,
+                .map_err(|why| name_error(&f("run"), &run, why))?,
             move_index,
             score: c.score,
             corrects: c.corrects,
