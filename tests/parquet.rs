@@ -289,14 +289,7 @@ fn an_unsigned_value_past_64_signed_bits_is_too_large_in_its_row() {
             "turns" => turns,
         )
         .unwrap();
-        let err = strict_failure(name, "x.parquet", &parquet_bytes(&mut df));
-        err.lines()
-            .next()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_string()
+        refused_line(name, &mut df)
     };
     assert_eq!(
         rollouts("parquet_u64_turns", [3, big], [4, 4]),
@@ -312,11 +305,18 @@ fn an_unsigned_value_past_64_signed_bits_is_too_large_in_its_row() {
         Series::new("output_tokens".into(), [5u64, big, 7]),
         [true, false],
     );
-    let err = strict_failure("parquet_u64_step", "x.parquet", &parquet_bytes(&mut df));
     assert_eq!(
-        err.lines().next().unwrap().rsplit('/').next().unwrap(),
+        refused_line("parquet_u64_step", &mut df),
         format!("x.parquet:1: steps[1].output_tokens: {big} is too large")
     );
+}
+
+/// The first line a strict audit of `df` (as `x.parquet`) fails with, from
+/// the file's name on.
+fn refused_line(name: &str, df: &mut DataFrame) -> String {
+    let err = strict_failure(name, "x.parquet", &parquet_bytes(df));
+    let line = err.lines().next().unwrap_or_default();
+    line.rsplit('/').next().unwrap_or_default().to_string()
 }
 
 /// A file is parsed by columns some thousands of rows at a time: a bad row
@@ -492,16 +492,6 @@ fn a_step_field_of_the_wrong_type_is_named_though_it_holds_no_value() {
 /// as steps without fields, or as no log-probabilities.
 #[test]
 fn steps_and_logp_in_another_layout_are_named_not_dropped() {
-    let first_line = |name: &str, df: &mut DataFrame| {
-        let err = strict_failure(name, "x.parquet", &parquet_bytes(df));
-        err.lines()
-            .next()
-            .unwrap()
-            .rsplit('/')
-            .next()
-            .unwrap()
-            .to_string()
-    };
     let mut df = df!(
         "run" => ["a", "a"],
         "benchmark" => ["b", "b"],
@@ -519,7 +509,7 @@ fn steps_and_logp_in_another_layout_are_named_not_dropped() {
     df.with_column(steps.into_series().with_name("steps".into()).into_column())
         .unwrap();
     assert_eq!(
-        first_line("layout_steps", &mut df),
+        refused_line("layout_steps", &mut df),
         "x.parquet:1: steps: expected a list of step structs, the column is list of i64"
     );
     // A struct of runs: one field a run.
@@ -531,7 +521,7 @@ fn steps_and_logp_in_another_layout_are_named_not_dropped() {
     .unwrap()
     .into_series();
     assert_eq!(
-        first_line("layout_struct", &mut two_rollouts("a", runs, [true, false])),
+        refused_line("layout_struct", &mut two_rollouts("a", runs, [true, false])),
         "x.parquet:1: steps[0].logp: expected a list of {run, value} structs, the column is struct{a}"
     );
     // A map: a list of {key, value} a step.
@@ -556,7 +546,7 @@ fn steps_and_logp_in_another_layout_are_named_not_dropped() {
     .into_iter()
     .collect();
     assert_eq!(
-        first_line(
+        refused_line(
             "layout_map",
             &mut two_rollouts("a", map.into_series().with_name("logp".into()), [true, false])
         ),
