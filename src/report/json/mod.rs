@@ -51,14 +51,19 @@ pub fn report_bytes(set: &LogSet, audit: &Audit) -> serde_json::Result<Vec<u8>> 
             "a streamed array's place is missing",
         ));
     };
-    let rows: usize = p.curve.iter().map(|c| c.until as usize).sum();
+    // As many rows as every_t gives: each t to `until`, none without values.
+    let count = |values: usize, until: u32| if values == 0 { 0 } else { until as usize };
+    let rows: usize = p.curve.iter().map(|c| count(c.values.len(), c.until)).sum();
     let mut out = Vec::with_capacity(head.len() + rows * 110);
     out.extend_from_slice(&head[..curve.0]);
     stream(&mut out, rows, curve_rows(p))?;
     out.extend_from_slice(&head[curve.1..upper.0]);
     stream(
         &mut out,
-        p.upper_curve.iter().map(|u| u.until as usize).sum(),
+        p.upper_curve
+            .iter()
+            .map(|u| count(u.values.len(), u.until))
+            .sum(),
         upper_curve_rows(p),
     )?;
     out.extend_from_slice(&head[upper.1..]);
