@@ -133,7 +133,8 @@ pub fn tables(report: &Value) -> Vec<(String, String)> {
 }
 
 /// A table of rows that share their keys (a curve's), made one row at a
-/// time: the CSV [`table`] makes of them all at once, without holding them.
+/// time: the CSV the private `table` makes of them all at once, without
+/// holding them.
 pub fn streamed_table(rows: impl Iterator<Item = Value>) -> Option<String> {
     let mut rows = rows.map(|r| {
         let mut out = Vec::new();
