@@ -307,23 +307,81 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// file each (none replaced by the other), every image report.md shows is
 /// a file of its own; a run named `<b>grpo` reads as written in report.md
 /// (its `<` escaped where CommonMark would take it for an HTML tag).
+/// report.md as a CommonMark reader with GFM tables (pulldown-cmark) reads
+/// it: each table's header and rows as the text of their cells, and the
+/// text of each list item and heading; a panic on any HTML.
+struct ReadMd {
+    tables: Vec<(Vec<String>, Vec<Vec<String>>)>,
+    items: Vec<String>,
+    headings: Vec<String>,
+}
+
+fn read_md(md: &str) -> ReadMd {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let mut r = ReadMd {
+        tables: Vec::new(),
+        items: Vec::new(),
+        headings: Vec::new(),
+    };
+    let (mut text, mut row) = (String::new(), Vec::new());
+    let mut in_head = false;
+    for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
+        match e {
+            Event::Html(h) | Event::InlineHtml(h) => panic!("HTML in report.md: {h}"),
+            Event::Text(t) | Event::Code(t) => text.push_str(&t),
+            Event::SoftBreak | Event::HardBreak => text.push(' '),
+            Event::Start(Tag::Table(_)) => r.tables.push((Vec::new(), Vec::new())),
+            Event::Start(Tag::TableHead) => in_head = true,
+            Event::Start(Tag::TableCell | Tag::Item | Tag::Heading { .. }) => text.clear(),
+            Event::End(TagEnd::TableCell) => row.push(std::mem::take(&mut text)),
+            Event::End(TagEnd::TableHead) => {
+                in_head = false;
+                r.tables.last_mut().unwrap().0 = std::mem::take(&mut row);
+            }
+            Event::End(TagEnd::TableRow) if !in_head => r
+                .tables
+                .last_mut()
+                .unwrap()
+                .1
+                .push(std::mem::take(&mut row)),
+            Event::End(TagEnd::Item) => r.items.push(std::mem::take(&mut text)),
+            Event::End(TagEnd::Heading(_)) => r.headings.push(std::mem::take(&mut text)),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// Names that a file name cannot hold apart (`suite/a`, `suite_a`), that
+/// look like HTML (`<b>grpo`) or that hold what Markdown reads (backticks,
+/// a pipe), in runs, a benchmark, a record kind and a `--grep` pattern:
+/// each figure its own file, and report.md, read by a CommonMark reader,
+/// has no HTML, tables whose cells hold the names as written, and the
+/// pairs and kinds as written.
 #[test]
-fn names_that_share_a_file_name_or_look_like_html_keep_their_figures_and_text() {
+fn names_that_share_a_file_name_or_look_like_markdown_keep_their_figures_and_text() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
     let d = temp_dir("report_names");
     let logs = d.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
+    let (base, rl, mix) = ("q`4|b ``x", "<b>grpo", "`mix`");
+    let (kind, pattern) = ("no`te", "`|<b>");
     for f in std::fs::read_dir(&root).unwrap() {
         let f = f.unwrap().path();
-        let text = std::fs::read_to_string(&f)
+        let mut text = std::fs::read_to_string(&f)
             .unwrap()
             .replace("\"bfcl-v3\"", "\"suite/a\"")
             .replace("\"terminal\"", "\"suite_a\"")
-            .replace("\"qwen3-4b-grpo\"", "\"<b>grpo\"");
+            .replace("\"qwen3-4b\"", &format!("\"{base}\""))
+            .replace("\"qwen3-4b-grpo\"", &format!("\"{rl}\""))
+            .replace("\"qwen3-4b-budgetmix\"", &format!("\"{mix}\""));
+        if f.ends_with("probes.jsonl") {
+            text.push_str(&format!("{{\"kind\":\"{kind}\"}}\n"));
+        }
         std::fs::write(logs.join(f.file_name().unwrap()), text).unwrap();
     }
     let out = d.join("out");
-    audit_json(&logs, &out, &["--resamples", "200"]);
+    audit_json(&logs, &out, &["--resamples", "200", "--grep", pattern]);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     // Every image line: `![caption](figures/FILE)`.
     let links: Vec<&str> = md
@@ -345,27 +403,74 @@ fn names_that_share_a_file_name_or_look_like_html_keep_their_figures_and_text() 
         distinct.iter().map(|s| s.to_string()).collect(),
         "figures written and shown"
     );
+    let read = read_md(&md);
     // Both benchmarks' Pass@(K,T) sections, each with its own figures.
     for b in ["suite/a", "suite_a"] {
-        assert!(md.lines().any(|l| l == format!("### {b}")), "{b}");
+        assert!(read.headings.iter().any(|h| h == b), "{b}");
         assert!(
             md.lines()
                 .any(|l| l.starts_with("![") && l.contains(&format!(" on {b} "))),
             "{b}: no figure"
         );
     }
-    // The run's name: shown, and never as a tag — escaped, or in a code
-    // span (where CommonMark reads no HTML), wherever it is.
-    assert!(md.contains("\\<b>grpo"));
-    for (i, _) in md.match_indices("<b>grpo") {
-        let before = &md[..i];
-        let line = &before[before.rfind('\n').map_or(0, |n| n + 1)..];
-        let in_code = line.matches('`').count() % 2 == 1;
-        assert!(
-            before.ends_with('\\') || in_code,
-            "unescaped: {}",
-            &md[i.saturating_sub(80)..i + 10]
-        );
+    // The compared pairs and the unknown kind, as written.
+    let pairs: Vec<&String> = read.items.iter().filter(|i| i.contains(" → ")).collect();
+    let want: Vec<String> = ["suite/a", "suite_a"]
+        .iter()
+        .flat_map(|b| {
+            [
+                format!("{b}: {base} → {rl}"),
+                format!("{b}: {base} → {mix}"),
+            ]
+        })
+        .collect();
+    for w in &want {
+        assert!(pairs.contains(&w), "pair {w:?} not in {pairs:?}");
+    }
+    assert!(md.contains(&format!("1 × {}", "``no`te``")), "the kind");
+    // Every table's run, base, RL, benchmark and pattern cells hold a name
+    // as written: a backtick or pipe of a name that opened a code span or
+    // split a cell would shift them. Each name is met in some table.
+    // The Pass@(K,T) tables' run column also has U(T)'s row; BudgetMix's
+    // benchmark column its mean.
+    let runs = [base, rl, mix, "upper bound U(T)"];
+    let benches = [
+        "suite/a",
+        "suite_a",
+        "deepcoder-mt",
+        "intercode-sql",
+        "mean",
+    ];
+    let (to_rl, to_mix) = (format!("{base} → {rl}"), format!("{base} → {mix}"));
+    let pairs = [to_rl.as_str(), to_mix.as_str()];
+    let mut met = std::collections::BTreeSet::new();
+    for (head, rows) in &read.tables {
+        for (c, name) in head.iter().enumerate() {
+            let allowed: &[&str] = match name.as_str() {
+                "run" => &runs,
+                "benchmark" => &benches,
+                "base → RL" => &pairs,
+                "pattern" => &[pattern],
+                _ => continue,
+            };
+            for row in rows {
+                assert_eq!(row.len(), head.len(), "{head:?}: {row:?}");
+                let v = row[c].as_str();
+                assert!(
+                    allowed.contains(&v) || v == "–",
+                    "{name} cell {v:?} in {head:?}: {row:?}"
+                );
+                met.insert(v.to_string());
+            }
+        }
+    }
+    for n in runs
+        .iter()
+        .chain(&benches[..2])
+        .chain(&pairs)
+        .chain([&pattern])
+    {
+        assert!(met.contains(*n), "{n:?} in no table");
     }
 }
 

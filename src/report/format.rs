@@ -142,41 +142,110 @@ pub fn share_pp(x: f64) -> String {
     format!("{p:+.decimals$} pp")
 }
 
-/// A Markdown table cell: pipes escaped.
+/// A name or text in a Markdown table cell or line: pipes escaped (a pipe
+/// ends a cell), and backticks (two in a row would open a code span that
+/// runs across cells).
 pub fn esc(s: &str) -> String {
-    s.replace('|', "\\|")
+    s.replace('|', "\\|").replace('`', "\\`")
+}
+
+/// `s` as a Markdown code span, whatever it holds (CommonMark §6.1): fenced
+/// by one backtick more than its longest run of them, and padded with a
+/// space where a backtick would otherwise touch the fence or CommonMark
+/// would strip a space of its own. Pipes are escaped, as a table needs (GFM
+/// reads `\|` in a code span in a table as `|`); a code span outside a
+/// table gets `s` as it is.
+pub fn code(s: &str) -> String {
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let spaced = s.starts_with(' ') && s.ends_with(' ') && s.trim() != "";
+    let pad = if s.starts_with('`') || s.ends_with('`') || spaced {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// [`code`] in a table cell: its pipes escaped.
+pub fn code_cell(s: &str) -> String {
+    code(&s.replace('|', "\\|"))
 }
 
 /// report.md with no raw HTML: a `<` that CommonMark would take for the
 /// start of a tag, comment or declaration (§6.6: followed by a letter,
 /// `/`, `!` or `?`) is escaped outside code spans and fenced blocks, so
 /// that a run or benchmark named `<b>x` reads as written wherever a name
-/// is. The report writes no HTML of its own.
+/// is. The report writes no HTML of its own. Code spans are read as
+/// CommonMark does within a line (a run of n backticks to the next run of
+/// exactly n; a run with none after it is text), and a backslash escapes
+/// the punctuation after it.
 pub fn no_raw_html(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut fenced = false;
     for line in md.split_inclusive('\n') {
         if line.starts_with("```") {
             fenced = !fenced;
+            out.push_str(line);
+            continue;
         }
-        let mut code = false;
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            code ^= c == '`';
-            let opens = c == '<'
-                && !fenced
-                && !code
-                && !out.ends_with('\\')
-                && chars
-                    .peek()
-                    .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?'));
-            if opens {
-                out.push('\\');
+        if fenced {
+            out.push_str(line);
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if b.get(i + 1).is_some_and(u8::is_ascii_punctuation) => {
+                    out.push_str(&line[i..i + 2]);
+                    i += 2;
+                }
+                b'`' => {
+                    let n = b[i..].iter().take_while(|&&c| c == b'`').count();
+                    let end = closing_run(&b[i + n..], n).map_or(i + n, |at| i + n + at + n);
+                    out.push_str(&line[i..end]);
+                    i = end;
+                }
+                b'<' if b.get(i + 1).is_some_and(|&n| {
+                    n.is_ascii_alphabetic() || matches!(n, b'/' | b'!' | b'?')
+                }) =>
+                {
+                    out.push_str("\\<");
+                    i += 1;
+                }
+                _ => {
+                    // Up to the next byte that can matter (all ASCII, so
+                    // never inside a character).
+                    let run = b[i + 1..]
+                        .iter()
+                        .position(|c| matches!(c, b'\\' | b'`' | b'<'))
+                        .map_or(b.len(), |at| i + 1 + at);
+                    out.push_str(&line[i..run]);
+                    i = run;
+                }
             }
-            out.push(c);
         }
     }
     out
+}
+
+/// Where, in `rest`, a run of exactly `n` backticks starts: a code span's
+/// closing fence.
+fn closing_run(rest: &[u8], n: usize) -> Option<usize> {
+    let mut i = 0;
+    while i < rest.len() {
+        if rest[i] == b'`' {
+            let m = rest[i..].iter().take_while(|&&c| c == b'`').count();
+            if m == n {
+                return Some(i);
+            }
+            i += m;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// `[lo, hi]` scaled, signed, one decimal.
@@ -252,6 +321,32 @@ pub fn verdict(ci: Ci) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_span_holds_any_name_and_html_is_escaped_outside_them() {
+        // CommonMark §6.1: the fence longer than any run inside, a space
+        // where a backtick touches it or a space of the name's own would
+        // be stripped.
+        assert_eq!(code("grpo"), "`grpo`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("a``b`"), "``` a``b` ```");
+        assert_eq!(code("`x"), "`` `x ``");
+        assert_eq!(code(" a "), "`  a  `");
+        assert_eq!(code("   "), "`   `");
+        assert_eq!(code_cell("a|b"), "`a\\|b`");
+        assert_eq!(esc("a|b`c"), "a\\|b\\`c");
+        // Code spans (to the next run of as many backticks) and escaped
+        // characters pass; a `<` opening a tag elsewhere is escaped; a
+        // run with no closing one is text.
+        assert_eq!(
+            no_raw_html("x `<b>` <b> \\<i> ``a`<b>`` \\`<p>` ` <c> 1 < 2 <\n"),
+            "x `<b>` \\<b> \\<i> ``a`<b>`` \\`\\<p>` ` \\<c> 1 < 2 <\n"
+        );
+        assert_eq!(
+            no_raw_html("```\n<b>\n```\n<b> é<é\n"),
+            "```\n<b>\n```\n\\<b> é<é\n"
+        );
+    }
 
     #[test]
     fn a_share_of_delta_keeps_its_sign_and_first_digits() {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::format::{cell_p, cell_p_alone, esc, pct, pct_ci, pp, signed_ci};
+use super::format::{cell_p, cell_p_alone, code, esc, pct, pct_ci, pp, signed_ci};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
@@ -80,7 +80,7 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
     let _ = writeln!(md, "## Inputs\n");
     let _ = writeln!(md, "{} file(s):\n", set.files.len());
     for f in set.files.iter().take(50) {
-        let _ = writeln!(md, "- `{f}`");
+        let _ = writeln!(md, "- {}", code(f));
     }
     if set.files.len() > 50 {
         let _ = writeln!(md, "- … and {} more", set.files.len() - 50);
@@ -103,7 +103,7 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
         let parts: Vec<String> = set
             .unknown_kinds
             .iter()
-            .map(|(k, n)| format!("{n} × `{k}`"))
+            .map(|(k, n)| format!("{n} × {}", code(k)))
             .collect();
         let _ = writeln!(
             md,
@@ -116,7 +116,13 @@ fn inputs(md: &mut String, set: &LogSet, audit: &Audit) {
     } else {
         let _ = writeln!(md, "\nCompared pairs (base → RL):\n");
         for p in &audit.pairs {
-            let _ = writeln!(md, "- {}: `{}` → `{}`", p.benchmark, p.base, p.rl);
+            let _ = writeln!(
+                md,
+                "- {}: {} → {}",
+                esc(&p.benchmark),
+                code(&p.base),
+                code(&p.rl)
+            );
         }
     }
     for n in &audit.notes {

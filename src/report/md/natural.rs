@@ -105,10 +105,10 @@ pub fn grep(md: &mut String, audit: &Audit) {
     for g in &audit.grep {
         let _ = writeln!(
             md,
-            "| {} | {} | `{}` | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             esc(&g.benchmark),
             esc(&g.run),
-            esc(&g.pattern),
+            code_cell(&g.pattern),
             g.rollouts,
             g.matching,
             pct(g.pass_matching),
