@@ -3061,3 +3061,55 @@ fn the_budgetmix_rules_come_before_pass_when_its_panel_is_on_screen() {
     let render = |a: &rl_audit::analysis::Audit| report_of(&set, a);
     assert_eq!(render(&done), render(&full.audit));
 }
+
+/// A full budget of 3,000 turns whose rollouts all end by turn 6 (solved
+/// at (i + j + r) mod 6 + 1, or failed at 6): the Pass-vs-t chart draws
+/// the turns where its curves move, to 6 and a quarter of 6 more (t = 8),
+/// and says that all is flat from there to 3,000 — not the whole budget
+/// with every change in its first column.
+#[test]
+fn a_long_flat_tail_leaves_the_turns_that_move_the_chart() {
+    let d = common::temp_dir("tui_long_budget");
+    let (tasks, samples, budget) = (6usize, 4usize, 3000u32);
+    let mut text = String::new();
+    for (r, run) in ["base", "rl"].iter().enumerate() {
+        let method = if r == 0 { "base" } else { "grpo" };
+        text += &format!("{{\"kind\": \"run\", \"run\": \"{run}\", \"method\": \"{method}\"}}\n");
+        for i in 0..tasks {
+            for j in 0..samples {
+                let x = i + j + r;
+                let solved = (!x.is_multiple_of(3)).then_some((x % 6 + 1) as u32);
+                let mut v = common::traj(run, "b", &format!("t{i}"), budget, budget, solved);
+                v["sample"] = j.into();
+                if solved.is_none() {
+                    v["turns"] = 6.into();
+                }
+                text += &format!("{v}\n");
+            }
+        }
+    }
+    let file = d.join("a.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let audit = run_audit(&set, &quick()).expect("audit");
+    let d = on_screen(&Arc::new(set), &audit);
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let screen = {
+            let mut s = Screen::new(w, h, d.clone());
+            s.keys("2")
+        };
+        assert!(
+            screen.contains("t (turns; all flat from 6 to 3000)"),
+            "{screen}"
+        );
+        let axis = screen
+            .lines()
+            .rev()
+            .find(|l| l.contains("│    1 "))
+            .unwrap_or_else(|| panic!("no x-axis labels:\n{screen}"));
+        let labels: Vec<&str> = axis.trim_matches(['│', ' ']).split_whitespace().collect();
+        assert_eq!(labels.first(), Some(&"1"), "{axis}");
+        assert_eq!(labels.last(), Some(&"8"), "{axis}");
+    }
+    snapshot(&d, "2-budget-long-flat-tail", "2");
+}

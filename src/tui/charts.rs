@@ -162,10 +162,15 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         Some(p) => vec![p.base, p.rl],
         None => a.pass.runs(&bench).iter().map(|r| r.to_string()).collect(),
     };
+    let shown = flat_tail(a.pass.curve_last_change(&bench), a.pass.curve_until(&bench));
+    let cut = |points: Vec<(f64, f64)>| match shown {
+        Some((x, _, _)) => cut_at(points, x as f64),
+        None => points,
+    };
     let mut series: Vec<Series> = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| Series::line(r.clone(), a.pass.curve_of(&bench, r, k), i))
+        .map(|(i, r)| Series::line(r.clone(), cut(a.pass.curve_of(&bench, r, k)), i))
         .collect();
     let computing = a.is_pending(crate::analysis::Part::Pass) && a.pass.curve.is_empty();
     if !computing && series.iter().all(|s| s.points.is_empty()) {
@@ -187,9 +192,13 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
     let colour = series.len();
     series.push(Series::line(
         "U(t)".into(),
-        a.pass.upper_curve_of(&bench, false),
+        cut(a.pass.upper_curve_of(&bench, false)),
         colour,
     ));
+    let x_name = match shown {
+        Some((_, last, until)) => format!("t (turns; all flat from {last} to {until})"),
+        None => "t (turns)".into(),
+    };
     chart(
         f,
         area,
@@ -199,13 +208,37 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
             } else {
                 format!("Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)")
             },
-            x_name: "t (turns)",
+            x_name: &x_name,
             y_name: "Pass",
             y01: true,
         },
         series,
         theme,
     );
+}
+
+/// How far a Pass-vs-t chart reaches when its curves end in a long flat
+/// tail (a full budget of thousands of turns, every rollout done in a few):
+/// past the last change by a quarter of it, so that the turns where the
+/// curves move are not squeezed into the chart's first column. `None`
+/// (the whole budget) unless the tail is over three quarters of it. Gives
+/// (the t drawn up to, the last change, the full budget).
+fn flat_tail(last: Option<u32>, until: Option<u32>) -> Option<(u32, u32, u32)> {
+    let (last, until) = (last?.max(1), until?);
+    let shown = last + last.div_ceil(4);
+    (until / 4 > last && shown < until).then_some((shown, last, until))
+}
+
+/// A line's points up to x, the line carried flat to x from its last point
+/// before (a curve given by its vertices is flat between them).
+fn cut_at(mut points: Vec<(f64, f64)>, x: f64) -> Vec<(f64, f64)> {
+    points.retain(|p| p.0 <= x);
+    if let Some(&(px, y)) = points.last() {
+        if px < x {
+            points.push((x, y));
+        }
+    }
+    points
 }
 
 pub fn cost_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Theme) {

@@ -153,6 +153,18 @@ impl PassReport {
         points.map(|(t, v)| (t as f64, v)).collect()
     }
 
+    /// The largest t at which one of a benchmark's curves or its bound U(t)
+    /// may still change: past it each is flat to
+    /// [`PassReport::curve_until`].
+    pub fn curve_last_change(&self, bench: &str) -> Option<u32> {
+        let curves = self.curve.iter().filter(|c| c.benchmark == bench);
+        let upper = self.upper_curve.iter().filter(|u| u.benchmark == bench);
+        let held = curves
+            .map(|c| c.values.len())
+            .chain(upper.map(|u| u.values.len()));
+        held.max().map(|n| n as u32)
+    }
+
     /// The largest t of a benchmark's curves (its largest full budget).
     pub fn curve_until(&self, bench: &str) -> Option<u32> {
         self.curve
