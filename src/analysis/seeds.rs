@@ -65,18 +65,29 @@ fn stat(cell: &SeedCell, mult: &[Vec<u32>], tasks: Option<&[u32]>) -> Option<f64
         if times == 0 {
             continue;
         }
-        let v: Option<Vec<f64>> = cell
-            .sides
-            .iter()
-            .zip(vals)
-            .map(|(&side, v)| seeded(v, &mult[side]))
-            .collect();
-        let Some(v) = v else { continue };
-        let x = if v.len() == 2 { v[0] - v[1] } else { v[0] };
+        let Some(x) = member_value(cell, vals, mult) else {
+            continue;
+        };
         s += f64::from(times) * x;
         w += u64::from(times);
     }
     (w > 0).then(|| s / w as f64)
+}
+
+/// A member task's value under seed multiplicities: side 0's, or side 0's
+/// − side 1's for a difference; `None` where a side has none. Called for
+/// every member of every cell in every resample: it allocates nothing.
+fn member_value(cell: &SeedCell, vals: &[Vec<Option<f64>>], mult: &[Vec<u32>]) -> Option<f64> {
+    let mut sides = cell
+        .sides
+        .iter()
+        .zip(vals)
+        .map(|(&side, v)| seeded(v, &mult[side]));
+    let first = sides.next()??;
+    match sides.next() {
+        None => Some(first),
+        Some(second) => Some(first - second?),
+    }
 }
 
 /// Joint two-stage replicates of several cells over one task list of
@@ -131,15 +142,7 @@ pub fn estimate(m: usize, sides: &[Side], cell: SeedCell, cfg: &Bootstrap) -> Es
         let per: Vec<f64> = cell
             .members
             .iter()
-            .filter_map(|(_, vals)| {
-                let v: Option<Vec<f64>> = cell
-                    .sides
-                    .iter()
-                    .zip(vals)
-                    .map(|(&side, v)| seeded(v, &ones[side]))
-                    .collect();
-                v.map(|v| if v.len() == 2 { v[0] - v[1] } else { v[0] })
-            })
+            .filter_map(|(_, vals)| member_value(&cell, vals, &ones))
             .collect();
         let total: f64 = per.iter().sum();
         let n = per.len() as f64;
