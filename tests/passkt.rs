@@ -505,6 +505,63 @@ fn a_long_full_budget_gives_every_turn_its_row_and_the_same_bytes() {
         assert_eq!(row[0]["value"].as_f64().unwrap(), want, "U({t})");
         assert_eq!(row[0]["kind"], "empirical");
     }
+    // The figure: every curve's changes are by t = 6 of 3,000, so T is on
+    // a log scale from 1 (x = 70 px) to 3,000 (x = 510 px) — a turn t at
+    // 70 + 440 ln t / ln 3000 — ticked at the powers of ten and 3,000, and
+    // the axis says so.
+    let svg = std::fs::read_to_string(out.join("figures/pass_curve_b_k1.svg")).unwrap();
+    let px = |t: f64| 70.0 + 440.0 * t.ln() / 3000f64.ln();
+    let ticks: Vec<String> = [1.0, 10.0, 100.0, 1000.0, 3000.0]
+        .iter()
+        .map(|&t| {
+            format!(
+                r#"<text x="{:.1}" y="383" text-anchor="middle">{t}</text>"#,
+                px(t)
+            )
+        })
+        .collect();
+    let drawn: Vec<&str> = svg
+        .lines()
+        .filter(|l| l.ends_with("</text>") && l.contains(r#" y="383" "#))
+        .collect();
+    assert_eq!(drawn, ticks);
+    assert!(svg.contains(
+        ">T (turns, log scale; levels at % of the largest full budget; all flat from 6 to 3000)<"
+    ));
+    // Base's line: its vertices (t, Pass@(1,t)), each at its place.
+    let line = svg.lines().find(|l| l.starts_with("<polyline")).unwrap();
+    let points: Vec<(f64, f64)> = line
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("\"/>")
+        .split(' ')
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    let value = |t: u32| {
+        let row = rows(
+            &r,
+            "pass_curve",
+            &[("run", json!("base")), ("k", json!(1)), ("t", json!(t))],
+        );
+        row[0]["value"].as_f64().unwrap()
+    };
+    let ts: Vec<u32> = (1..=6)
+        .filter(|&t| t == 1 || t == 6 || value(t) != value(t - 1) || value(t + 1) != value(t))
+        .chain([3000])
+        .collect();
+    assert_eq!(points.len(), ts.len(), "{line}");
+    for (&(x, y), &t) in points.iter().zip(&ts) {
+        assert!((x - px(t as f64)).abs() <= 0.051, "t={t}: x {x}");
+        // y: 0 at 365 px, 1 at 40.
+        assert!(
+            (y - (365.0 - 325.0 * value(t))).abs() <= 0.051,
+            "t={t}: y {y}"
+        );
+    }
     // The bytes streamed are the report printed whole, here and on the demo.
     let settings = Settings {
         boot: rl_audit::analysis::stats::Bootstrap {

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use super::svg::{bar_chart, heatmap, line_chart, BarGroup, HeatCell, Series, MARKED_UP_TO};
+use super::svg::{
+    bar_chart, heatmap, line_chart, line_chart_scaled, BarGroup, HeatCell, Series, MARKED_UP_TO,
+};
 use crate::analysis::passkt::Mode;
 use crate::analysis::stats::Ci;
 use crate::analysis::Audit;
@@ -322,6 +324,13 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
         }
         // Pass-vs-T: truncated curves, CI whiskers at the levels, the upper bound.
         let max_b = p.curve_until(b).unwrap_or(1);
+        // A long flat tail: T on a log scale, so that both the turns where
+        // the curves move and the levels' intervals can be read.
+        let tail = p.curve_flat_tail(b);
+        let x_label = match tail {
+            Some((last, until)) => format!("T (turns, log scale; levels at % of the largest full budget; all flat from {last} to {until})"),
+            None => "T (turns; levels at % of the largest full budget)".into(),
+        };
         for &k in &p.ks {
             let mut series: Vec<Series> = runs
                 .iter()
@@ -374,7 +383,7 @@ fn pass_figures(a: &Audit, out: &mut Vec<Figure>) {
                 section: "pass",
                 file: format!("pass_curve_{}_k{k}.svg", slug(b)),
                 caption: format!("Pass@({k},T) against T on {b}: full-budget rollouts cut at T, 95% CIs at the levels, structural upper bound"),
-                svg: line_chart(&format!("{b}: Pass@({k},T) vs T (truncated)"), "T (turns; levels at % of the largest full budget)", "Pass", &series, true),
+                svg: line_chart_scaled(&format!("{b}: Pass@({k},T) vs T (truncated)"), &x_label, "Pass", &series, true, tail.is_some()),
             });
         }
     }

@@ -36,12 +36,14 @@ fn head(title: &str, w: f64, h: f64) -> String {
     s
 }
 
-/// Maps data to pixels inside the plot area.
+/// Maps data to pixels inside the plot area; x on a log scale when
+/// `log_x`.
 struct Frame {
     x0: f64,
     x1: f64,
     y0: f64,
     y1: f64,
+    log_x: bool,
 }
 
 impl Frame {
@@ -55,10 +57,50 @@ impl Frame {
             y0 -= 0.5;
             y1 += 0.5;
         }
-        Frame { x0, x1, y0, y1 }
+        Frame {
+            x0,
+            x1,
+            y0,
+            y1,
+            log_x: false,
+        }
     }
+
+    /// x from 1 on a log scale (where the data allow: x ≥ 1 throughout).
+    fn with_log_x(self, log: bool) -> Frame {
+        let log_x = log && self.x0 >= 1.0 && self.x1 > self.x0;
+        Frame { log_x, ..self }
+    }
+
     fn px(&self, x: f64) -> f64 {
-        L + (x - self.x0) / (self.x1 - self.x0) * (W - L - R)
+        let at = match self.log_x {
+            true => (x.ln() - self.x0.ln()) / (self.x1.ln() - self.x0.ln()),
+            false => (x - self.x0) / (self.x1 - self.x0),
+        };
+        L + at * (W - L - R)
+    }
+
+    /// The x ticks: five evenly spaced, or on a log scale each power of
+    /// ten in reach and the last x.
+    fn x_ticks(&self) -> Vec<f64> {
+        if !self.log_x {
+            return (0..=4)
+                .map(|i| self.x0 + (self.x1 - self.x0) * i as f64 / 4.0)
+                .collect();
+        }
+        let mut ticks: Vec<f64> = (0..)
+            .map(|e| 10f64.powi(e))
+            .take_while(|&t| t <= self.x1)
+            .filter(|&t| t >= self.x0)
+            .collect();
+        // The last x, unless a power of ten sits too near to read apart.
+        if ticks
+            .last()
+            .is_none_or(|&t| self.px(self.x1) - self.px(t) > 40.0)
+        {
+            ticks.push(self.x1);
+        }
+        ticks
     }
     fn py(&self, y: f64) -> f64 {
         H - B - (y - self.y0) / (self.y1 - self.y0) * (H - T - B)
@@ -102,18 +144,22 @@ fn axes(s: &mut String, f: &Frame, x_label: &str, y_label: &str, y_pct: bool) {
         H - B,
         H - B
     );
-    for i in 0..=4 {
-        let yv = f.y0 + (f.y1 - f.y0) * i as f64 / 4.0;
-        let y = f.py(yv);
-        let _ = writeln!(
-            s,
-            r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            W - R,
-            L - 6.0,
-            y + 4.0,
-            fmt_tick(yv, y_pct)
-        );
-        let xv = f.x0 + (f.x1 - f.x0) * i as f64 / 4.0;
+    // A y tick, then an x tick, in turn.
+    let x_ticks = f.x_ticks();
+    for i in 0..x_ticks.len().max(5) {
+        if i <= 4 {
+            let yv = f.y0 + (f.y1 - f.y0) * i as f64 / 4.0;
+            let y = f.py(yv);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{L}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                W - R,
+                L - 6.0,
+                y + 4.0,
+                fmt_tick(yv, y_pct)
+            );
+        }
+        let Some(&xv) = x_ticks.get(i) else { continue };
         let _ = writeln!(
             s,
             r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
@@ -184,6 +230,18 @@ pub fn line_chart(
     series: &[Series],
     y_pct: bool,
 ) -> String {
+    line_chart_scaled(title, x_label, y_label, series, y_pct, false)
+}
+
+/// [`line_chart`] with x on a log scale when `log_x` (and every x ≥ 1).
+pub fn line_chart_scaled(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    y_pct: bool,
+    log_x: bool,
+) -> String {
     let xs = extent(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     let mut ys = extent(series.iter().flat_map(|s| {
         s.points
@@ -197,7 +255,7 @@ pub fn line_chart(
     if !xs[0].is_finite() {
         return empty(title);
     }
-    let f = Frame::new(xs, ys);
+    let f = Frame::new(xs, ys).with_log_x(log_x);
     let mut s = head(title, W, H);
     axes(&mut s, &f, x_label, y_label, y_pct);
     for (i, se) in series.iter().enumerate() {

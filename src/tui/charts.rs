@@ -162,7 +162,10 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         Some(p) => vec![p.base, p.rl],
         None => a.pass.runs(&bench).iter().map(|r| r.to_string()).collect(),
     };
-    let shown = flat_tail(a.pass.curve_last_change(&bench), a.pass.curve_until(&bench));
+    let shown = a.pass.curve_flat_tail(&bench).map(|(last, until)| {
+        // A quarter past the last change.
+        (last + last.div_ceil(4), last, until)
+    });
     let cut = |points: Vec<(f64, f64)>| match shown {
         Some((x, _, _)) => cut_at(points, x as f64),
         None => points,
@@ -215,18 +218,6 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
         series,
         theme,
     );
-}
-
-/// How far a Pass-vs-t chart reaches when its curves end in a long flat
-/// tail (a full budget of thousands of turns, every rollout done in a few):
-/// past the last change by a quarter of it, so that the turns where the
-/// curves move are not squeezed into the chart's first column. `None`
-/// (the whole budget) unless the tail is over three quarters of it. Gives
-/// (the t drawn up to, the last change, the full budget).
-fn flat_tail(last: Option<u32>, until: Option<u32>) -> Option<(u32, u32, u32)> {
-    let (last, until) = (last?.max(1), until?);
-    let shown = last + last.div_ceil(4);
-    (until / 4 > last && shown < until).then_some((shown, last, until))
 }
 
 /// A line's points up to x, the line carried flat to x from its last point

@@ -165,6 +165,20 @@ impl PassReport {
         held.max().map(|n| n as u32)
     }
 
+    /// A benchmark's curves that end in a long flat tail — over the last
+    /// three quarters of its largest full budget (a budget of 3,000 turns,
+    /// every rollout done by turn 6; 200 turns, every task solved by 40):
+    /// (the last change, the largest full budget). Figures and charts show
+    /// such curves so that the turns where they move are not squeezed into
+    /// their first sliver.
+    pub fn curve_flat_tail(&self, bench: &str) -> Option<(u32, u32)> {
+        let (last, until) = (
+            self.curve_last_change(bench)?.max(1),
+            self.curve_until(bench)?,
+        );
+        (until / 4 > last).then_some((last, until))
+    }
+
     /// The largest t of a benchmark's curves (its largest full budget).
     pub fn curve_until(&self, bench: &str) -> Option<u32> {
         self.curve
