@@ -85,7 +85,7 @@ fn member_value(cell: &SeedCell, vals: &[Vec<Option<f64>>], mult: &[&[u32]]) -> 
         .sides
         .iter()
         .zip(vals)
-        .map(|(&side, v)| seeded(v, &mult[side]));
+        .map(|(&side, v)| seeded(v, mult[side]));
     let first = sides.next()??;
     match sides.next() {
         None => Some(first),
@@ -273,10 +273,7 @@ mod tests {
             assert!(Arc::ptr_eq(&held, &drawn(draw, &cfg)));
         }
         // Another seed or count of resamples: other draws.
-        let other = Bootstrap {
-            seed: 8,
-            ..cfg.clone()
-        };
+        let other = Bootstrap { seed: 8, ..cfg };
         assert_ne!(drawn(Draw::Tasks(13), &other), drawn(Draw::Tasks(13), &cfg));
     }
 }
