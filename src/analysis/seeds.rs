@@ -8,6 +8,7 @@
 //! multiplicity) that have one; a task with none is left out of that
 //! replicate, and a cell left with no task has no replicate there.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use rand::RngExt;
@@ -96,26 +97,27 @@ fn member_value(cell: &SeedCell, vals: &[Vec<Option<f64>>], mult: &[&[u32]]) -> 
 /// Joint two-stage replicates of several cells over one task list of
 /// length `m`: `out[c][b]` (NaN where cell c has no replicate).
 pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap) -> Vec<Vec<f64>> {
-    let seed_draws: Vec<Arc<Vec<u32>>> = sides
+    let seed_draws: Vec<(Draw, Option<Arc<Vec<u32>>>)> = sides
         .iter()
-        .map(|s| drawn(Draw::Seeds(s.run, s.seeds), cfg))
+        .map(|s| Draw::Seeds(s.run, s.seeds))
+        .map(|d| (d, drawn(d, cfg)))
         .collect();
-    let task_draws = drawn(Draw::Tasks(m), cfg);
+    let task_draws = (Draw::Tasks(m), drawn(Draw::Tasks(m), cfg));
     let per_b: Vec<Vec<f64>> = (0..cfg.resamples)
         .into_par_iter()
         .map(|b| {
             if cfg.cancel.is_cancelled() || m == 0 {
                 return vec![f64::NAN; cells.len()];
             }
-            let mult: Vec<&[u32]> = sides
+            let mult: Vec<Cow<[u32]>> = seed_draws
                 .iter()
-                .zip(&seed_draws)
-                .map(|(s, d)| &d[b * s.seeds..(b + 1) * s.seeds])
+                .map(|(d, held)| d.at(held, cfg.seed, b))
                 .collect();
-            let counts = &task_draws[b * m..(b + 1) * m];
+            let mult: Vec<&[u32]> = mult.iter().map(|m| m.as_ref()).collect();
+            let counts = task_draws.0.at(&task_draws.1, cfg.seed, b);
             cells
                 .iter()
-                .map(|c| stat(c, &mult, Some(counts)).unwrap_or(f64::NAN))
+                .map(|c| stat(c, &mult, Some(&counts)).unwrap_or(f64::NAN))
                 .collect()
         })
         .collect();
@@ -139,6 +141,20 @@ impl Draw {
             Draw::Seeds(_, n) | Draw::Tasks(n) => n,
         }
     }
+    /// Resample b's multiplicities: from every resample's, where they are
+    /// held, else drawn now.
+    fn at(self, held: &Option<Arc<Vec<u32>>>, seed: u64, b: usize) -> Cow<'_, [u32]> {
+        let n = self.len();
+        match held {
+            Some(all) => Cow::Borrowed(&all[b * n..(b + 1) * n]),
+            None => {
+                let mut own = vec![0; n];
+                self.of(seed, b, &mut own);
+                Cow::Owned(own)
+            }
+        }
+    }
+
     /// Resample b's multiplicities.
     fn of(self, seed: u64, b: usize, out: &mut [u32]) {
         let (mut rng, n) = match self {
@@ -164,14 +180,19 @@ const DRAWN_CAP: usize = 1 << 24;
 
 /// Every resample's multiplicities for `draw`, resample b's at
 /// `[b * len, (b + 1) * len)`: made once (in parallel), then read from
-/// [`DRAWN`] — the same numbers as each resample drawing its own.
-fn drawn(draw: Draw, cfg: &Bootstrap) -> Arc<Vec<u32>> {
+/// [`DRAWN`] — the same numbers as each resample drawing its own. `None`
+/// where they would be more than [`DRAWN_CAP`] (26,000 tasks and 10,000
+/// resamples: 1 GiB): each resample then draws its own as it goes.
+fn drawn(draw: Draw, cfg: &Bootstrap) -> Option<Arc<Vec<u32>>> {
     let key = (cfg.seed, cfg.resamples, draw);
+    let n = draw.len();
+    if cfg.resamples.saturating_mul(n) > DRAWN_CAP {
+        return None;
+    }
     let lock = || DRAWN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, d)) = lock().iter().find(|(k, _)| *k == key) {
-        return d.clone();
+        return Some(d.clone());
     }
-    let n = draw.len();
     let mut all = vec![0u32; cfg.resamples * n];
     if n > 0 {
         all.par_chunks_mut(n)
@@ -183,13 +204,11 @@ fn drawn(draw: Draw, cfg: &Bootstrap) -> Arc<Vec<u32>> {
     // statistics, not the draws.
     let mut held = lock();
     let size = |h: &[(DrawnKey, Arc<Vec<u32>>)]| h.iter().map(|(_, d)| d.len()).sum::<usize>();
-    if all.len() <= DRAWN_CAP {
-        if size(&held) + all.len() > DRAWN_CAP {
-            held.clear();
-        }
-        held.push((key, all.clone()));
+    if size(&held) + all.len() > DRAWN_CAP {
+        held.clear();
     }
-    all
+    held.push((key, all.clone()));
+    Some(all)
 }
 
 /// A cell's estimate with its two-stage interval (BCa's acceleration from
@@ -260,7 +279,7 @@ mod tests {
             c
         };
         for (draw, n) in [(Draw::Tasks(13), 13), (Draw::Seeds(3, 4), 4)] {
-            let held = drawn(draw, &cfg);
+            let held = drawn(draw, &cfg).expect("held");
             assert_eq!(held.len(), 50 * n);
             for b in 0..50 {
                 let rng = match draw {
@@ -270,10 +289,20 @@ mod tests {
                 assert_eq!(&held[b * n..(b + 1) * n], alone(rng, n), "{draw:?} b={b}");
             }
             // Asked again: the same draws, held once.
-            assert!(Arc::ptr_eq(&held, &drawn(draw, &cfg)));
+            assert!(Arc::ptr_eq(&held, &drawn(draw, &cfg).unwrap()));
+            // Resample b's, held or drawn as it goes: the same.
+            for b in [0, 17, 49] {
+                assert_eq!(draw.at(&Some(held.clone()), 7, b), draw.at(&None, 7, b));
+            }
         }
         // Another seed or count of resamples: other draws.
         let other = Bootstrap { seed: 8, ..cfg };
         assert_ne!(drawn(Draw::Tasks(13), &other), drawn(Draw::Tasks(13), &cfg));
+        // Too many to hold: none, each resample drawing its own.
+        let many = Bootstrap {
+            resamples: 10_000,
+            ..cfg
+        };
+        assert!(drawn(Draw::Tasks(DRAWN_CAP / 10_000 + 1), &many).is_none());
     }
 }
