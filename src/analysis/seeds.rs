@@ -8,7 +8,6 @@
 //! multiplicity) that have one; a task with none is left out of that
 //! replicate, and a cell left with no task has no replicate there.
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use rand::RngExt;
@@ -97,7 +96,7 @@ fn member_value(cell: &SeedCell, vals: &[Vec<Option<f64>>], mult: &[&[u32]]) -> 
 /// Joint two-stage replicates of several cells over one task list of
 /// length `m`: `out[c][b]` (NaN where cell c has no replicate).
 pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap) -> Vec<Vec<f64>> {
-    let seed_draws: Vec<(Draw, Option<Arc<Vec<u32>>>)> = sides
+    let seed_draws: Vec<(Draw, Option<Arc<Vec<u16>>>)> = sides
         .iter()
         .map(|s| Draw::Seeds(s.run, s.seeds))
         .map(|d| (d, drawn(d, cfg)))
@@ -109,11 +108,11 @@ pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap)
             if cfg.cancel.is_cancelled() || m == 0 {
                 return vec![f64::NAN; cells.len()];
             }
-            let mult: Vec<Cow<[u32]>> = seed_draws
+            let mult: Vec<Vec<u32>> = seed_draws
                 .iter()
                 .map(|(d, held)| d.at(held, cfg.seed, b))
                 .collect();
-            let mult: Vec<&[u32]> = mult.iter().map(|m| m.as_ref()).collect();
+            let mult: Vec<&[u32]> = mult.iter().map(Vec::as_slice).collect();
             let counts = task_draws.0.at(&task_draws.1, cfg.seed, b);
             cells
                 .iter()
@@ -143,14 +142,14 @@ impl Draw {
     }
     /// Resample b's multiplicities: from every resample's, where they are
     /// held, else drawn now.
-    fn at(self, held: &Option<Arc<Vec<u32>>>, seed: u64, b: usize) -> Cow<'_, [u32]> {
+    fn at(self, held: &Option<Arc<Vec<u16>>>, seed: u64, b: usize) -> Vec<u32> {
         let n = self.len();
         match held {
-            Some(all) => Cow::Borrowed(&all[b * n..(b + 1) * n]),
+            Some(all) => all[b * n..(b + 1) * n].iter().map(|&c| c.into()).collect(),
             None => {
                 let mut own = vec![0; n];
                 self.of(seed, b, &mut own);
-                Cow::Owned(own)
+                own
             }
         }
     }
@@ -170,40 +169,51 @@ impl Draw {
 /// Draws already made, by (seed, resamples, draw): every cell of a
 /// two-stage analysis over the same tasks and runs (each K, level and mode
 /// of a category's tasks, say) reads the same draws, and making them was
-/// most of its time (the demo's whole audit 1.3 → 1.0 s). Bounded: emptied when
-/// a draw would take it past [`DRAWN_CAP`] multiplicities.
+/// most of its time (the demo's whole audit 1.3 → 1.0 s). A multiplicity
+/// is at most the number drawn, so one of fewer than 65,536 draws is held
+/// in 2 bytes. Bounded: emptied when a draw would take it past
+/// [`DRAWN_CAP`] multiplicities.
 type DrawnKey = (u64, usize, Draw);
-static DRAWN: Mutex<Vec<(DrawnKey, Arc<Vec<u32>>)>> = Mutex::new(Vec::new());
+static DRAWN: Mutex<Vec<(DrawnKey, Arc<Vec<u16>>)>> = Mutex::new(Vec::new());
 
-/// The most multiplicities [`DRAWN`] holds (4 bytes each: 64 MiB).
-const DRAWN_CAP: usize = 1 << 24;
+/// The most multiplicities [`DRAWN`] holds (2 bytes each: 64 MiB; 2,600
+/// tasks' draws for 10,000 resamples are 26 M).
+const DRAWN_CAP: usize = 1 << 25;
 
 /// Every resample's multiplicities for `draw`, resample b's at
 /// `[b * len, (b + 1) * len)`: made once (in parallel), then read from
 /// [`DRAWN`] — the same numbers as each resample drawing its own. `None`
 /// where they would be more than [`DRAWN_CAP`] (26,000 tasks and 10,000
 /// resamples: 1 GiB): each resample then draws its own as it goes.
-fn drawn(draw: Draw, cfg: &Bootstrap) -> Option<Arc<Vec<u32>>> {
+fn drawn(draw: Draw, cfg: &Bootstrap) -> Option<Arc<Vec<u16>>> {
     let key = (cfg.seed, cfg.resamples, draw);
     let n = draw.len();
-    if cfg.resamples.saturating_mul(n) > DRAWN_CAP {
+    if cfg.resamples.saturating_mul(n) > DRAWN_CAP || n > usize::from(u16::MAX) {
         return None;
     }
     let lock = || DRAWN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, d)) = lock().iter().find(|(k, _)| *k == key) {
         return Some(d.clone());
     }
-    let mut all = vec![0u32; cfg.resamples * n];
+    let mut all = vec![0u16; cfg.resamples * n];
     if n > 0 {
-        all.par_chunks_mut(n)
-            .enumerate()
-            .for_each(|(b, out)| draw.of(cfg.seed, b, out));
+        all.par_chunks_mut(n).enumerate().for_each_init(
+            || vec![0u32; n],
+            |own, (b, out)| {
+                own.fill(0);
+                draw.of(cfg.seed, b, own);
+                // Each at most n < 65,536.
+                for (o, &c) in out.iter_mut().zip(own.iter()) {
+                    *o = c as u16;
+                }
+            },
+        );
     }
     let all = Arc::new(all);
     // Whole even if the audit is cancelled meanwhile: cancelling stops the
     // statistics, not the draws.
     let mut held = lock();
-    let size = |h: &[(DrawnKey, Arc<Vec<u32>>)]| h.iter().map(|(_, d)| d.len()).sum::<usize>();
+    let size = |h: &[(DrawnKey, Arc<Vec<u16>>)]| h.iter().map(|(_, d)| d.len()).sum::<usize>();
     if size(&held) + all.len() > DRAWN_CAP {
         held.clear();
     }
@@ -286,7 +296,8 @@ mod tests {
                     Draw::Tasks(_) => resample_rng(7, b),
                     Draw::Seeds(run, _) => seed_rng(7, b, run),
                 };
-                assert_eq!(&held[b * n..(b + 1) * n], alone(rng, n), "{draw:?} b={b}");
+                let held: Vec<u32> = held[b * n..(b + 1) * n].iter().map(|&c| c.into()).collect();
+                assert_eq!(held, alone(rng, n), "{draw:?} b={b}");
             }
             // Asked again: the same draws, held once.
             assert!(Arc::ptr_eq(&held, &drawn(draw, &cfg).unwrap()));
