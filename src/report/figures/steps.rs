@@ -106,17 +106,7 @@ pub(super) fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
             values: m
                 .by_turn
                 .iter()
-                .map(|t| {
-                    t.better.map(|v| {
-                        (
-                            v,
-                            crate::analysis::stats::wilson(
-                                (v * t.states as f64).round() as u64,
-                                t.states,
-                            ),
-                        )
-                    })
-                })
+                .map(|t| t.better.map(|v| (v, t.better_ci)))
                 .collect(),
         };
         out.push(Figure {
@@ -155,12 +145,7 @@ pub(super) fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
             values: r
                 .by_turn
                 .iter()
-                .map(|t| {
-                    t.better.map(|v| {
-                        let k = (v * t.scored as f64).round() as u64;
-                        (v, crate::analysis::stats::wilson(k, t.scored))
-                    })
-                })
+                .map(|t| t.better.map(|v| (v, t.better_ci)))
                 .collect(),
         };
         out.push(Figure {
