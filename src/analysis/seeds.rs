@@ -391,16 +391,17 @@ mod tests {
             },
         ];
         let reps = replicates(m, &sides, &cells, &cfg);
-        for b in 0..cfg.resamples {
-            let mult: Vec<Vec<u32>> = sides
-                .iter()
-                .map(|s| Draw::Seeds(s.run, s.seeds).at(&None, cfg.seed, b))
-                .collect();
-            let mult: Vec<&[u32]> = mult.iter().map(Vec::as_slice).collect();
-            let counts = Draw::Tasks(m).at(&None, cfg.seed, b);
-            for (c, cell) in cells.iter().enumerate() {
+        for (c, cell) in cells.iter().enumerate() {
+            assert_eq!(reps[c].len(), cfg.resamples);
+            for (b, got) in reps[c].iter().enumerate() {
+                let mult: Vec<Vec<u32>> = sides
+                    .iter()
+                    .map(|s| Draw::Seeds(s.run, s.seeds).at(&None, cfg.seed, b))
+                    .collect();
+                let mult: Vec<&[u32]> = mult.iter().map(Vec::as_slice).collect();
+                let counts = Draw::Tasks(m).at(&None, cfg.seed, b);
                 let alone = stat(cell, &mult, Some(&counts)).unwrap_or(f64::NAN);
-                assert_eq!(reps[c][b].to_bits(), alone.to_bits(), "cell {c}, b {b}");
+                assert_eq!(got.to_bits(), alone.to_bits(), "cell {c}, b {b}");
             }
         }
         assert!(reps[2].iter().all(|x| x.is_nan()));
