@@ -218,11 +218,13 @@ enum Draw {
 }
 
 impl Draw {
+    /// How many are drawn (and so how many multiplicities there are).
     fn len(self) -> usize {
         match self {
             Draw::Seeds(_, n) | Draw::Tasks(n) => n,
         }
     }
+
     /// Resample b's multiplicities: from every resample's, where they are
     /// held, else drawn now.
     fn at(self, held: &Option<Arc<Vec<u16>>>, seed: u64, b: usize) -> Vec<u32> {

@@ -152,9 +152,9 @@ pub fn esc(s: &str) -> String {
 /// `s` as a Markdown code span, whatever it holds (CommonMark §6.1): fenced
 /// by one backtick more than its longest run of them, and padded with a
 /// space where a backtick would otherwise touch the fence or CommonMark
-/// would strip a space of its own. Pipes are escaped, as a table needs (GFM
-/// reads `\|` in a code span in a table as `|`); a code span outside a
-/// table gets `s` as it is.
+/// would strip a space of its own. Pipes are left as they are: in a table
+/// cell use [`code_cell`] (GFM reads `\|` in a code span in a table as
+/// `|`).
 pub fn code(s: &str) -> String {
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
