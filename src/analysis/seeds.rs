@@ -113,11 +113,11 @@ pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap)
             // dropped).
             let b_of = |l: usize| (blk * LANES + l).min(cfg.resamples - 1);
             let lanes = |(d, held): &(Draw, Option<Arc<Vec<u16>>>)| {
-                let each: Vec<Vec<u32>> =
-                    (0..LANES).map(|l| d.at(held, cfg.seed, b_of(l))).collect();
-                (0..d.len())
-                    .map(|i| std::array::from_fn(|l| each[l][i]))
-                    .collect::<Vec<[u32; LANES]>>()
+                let mut out = vec![[0u32; LANES]; d.len()];
+                for l in 0..LANES {
+                    d.each(held, cfg.seed, b_of(l), |i, c| out[i][l] += c);
+                }
+                out
             };
             let mult: Vec<Vec<[u32; LANES]>> = seed_draws.iter().map(lanes).collect();
             let counts = lanes(&task_draws);
@@ -226,27 +226,42 @@ impl Draw {
     }
 
     /// Resample b's multiplicities: from every resample's, where they are
-    /// held, else drawn now.
+    /// held, else drawn now (the tests' one resample at a time).
+    #[cfg(test)]
     fn at(self, held: &Option<Arc<Vec<u16>>>, seed: u64, b: usize) -> Vec<u32> {
+        let mut own = vec![0; self.len()];
+        self.each(held, seed, b, |i, c| own[i] += c);
+        own
+    }
+
+    /// Resample b's multiplicities handed to `add` (id, how many more):
+    /// each held one once, or each id as it is drawn.
+    fn each(
+        self,
+        held: &Option<Arc<Vec<u16>>>,
+        seed: u64,
+        b: usize,
+        mut add: impl FnMut(usize, u32),
+    ) {
         let n = self.len();
         match held {
-            Some(all) => all[b * n..(b + 1) * n].iter().map(|&c| c.into()).collect(),
-            None => {
-                let mut own = vec![0; n];
-                self.of(seed, b, &mut own);
-                own
+            Some(all) => {
+                for (i, &c) in all[b * n..(b + 1) * n].iter().enumerate() {
+                    add(i, c.into());
+                }
             }
+            None => self.of(seed, b, |i| add(i, 1)),
         }
     }
 
-    /// Resample b's multiplicities.
-    fn of(self, seed: u64, b: usize, out: &mut [u32]) {
+    /// Resample b's draws, each id as it is drawn.
+    fn of(self, seed: u64, b: usize, mut drawn: impl FnMut(usize)) {
         let (mut rng, n) = match self {
             Draw::Seeds(run, n) => (seed_rng(seed, b, run), n),
             Draw::Tasks(n) => (resample_rng(seed, b), n),
         };
         for _ in 0..n {
-            out[rng.random_range(0..n)] += 1;
+            drawn(rng.random_range(0..n));
         }
     }
 }
@@ -286,7 +301,7 @@ fn drawn(draw: Draw, cfg: &Bootstrap) -> Option<Arc<Vec<u16>>> {
             || vec![0u32; n],
             |own, (b, out)| {
                 own.fill(0);
-                draw.of(cfg.seed, b, own);
+                draw.of(cfg.seed, b, |i| own[i] += 1);
                 // Each at most n < 65,536.
                 for (o, &c) in out.iter_mut().zip(own.iter()) {
                     *o = c as u16;
