@@ -114,8 +114,8 @@ pub fn replicates(m: usize, sides: &[Side], cells: &[SeedCell], cfg: &Bootstrap)
             let b_of = |l: usize| (blk * LANES + l).min(cfg.resamples - 1);
             let lanes = |(d, held): &(Draw, Option<Arc<Vec<u16>>>)| {
                 let mut out = vec![[0u32; LANES]; d.len()];
-                for l in 0..LANES {
-                    d.each(held, cfg.seed, b_of(l), |i, c| out[i][l] += c);
+                for (l, b) in (0..LANES).map(b_of).enumerate() {
+                    d.each(held, cfg.seed, b, |i, c| out[i][l] += c);
                 }
                 out
             };
