@@ -101,14 +101,7 @@ pub(super) fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
             .iter()
             .map(|t| format!("turn {}", t.turn))
             .collect();
-        let g = BarGroup {
-            name: "RL better (Wilson 95%)".into(),
-            values: m
-                .by_turn
-                .iter()
-                .map(|t| t.better.map(|v| (v, t.better_ci)))
-                .collect(),
-        };
+        let g = better_bars(m.by_turn.iter().map(|t| (t.better, t.better_ci)));
         out.push(Figure {
             section: "matched",
             file: pair_file("matched", &m.benchmark, &m.base, &m.rl),
@@ -140,14 +133,7 @@ pub(super) fn matched_figures(a: &Audit, out: &mut Vec<Figure>) {
                 .map(|t| t.terminal_success[i].map(|v| (v, None)))
                 .collect(),
         };
-        let better = BarGroup {
-            name: "RL better (Wilson 95%)".into(),
-            values: r
-                .by_turn
-                .iter()
-                .map(|t| t.better.map(|v| (v, t.better_ci)))
-                .collect(),
-        };
+        let better = better_bars(r.by_turn.iter().map(|t| (t.better, t.better_ci)));
         out.push(Figure {
             section: "recovery",
             file: pair_file("recovery", &r.benchmark, &r.base, &r.rl),
@@ -249,5 +235,14 @@ pub(super) fn likelihood_figures(a: &Audit, out: &mut Vec<Figure>) {
                 false,
             ),
         });
+    }
+}
+
+/// The bars of "RL better" by turn, each with the analysis's Wilson
+/// interval (matched states and error states alike).
+fn better_bars(by_turn: impl Iterator<Item = (Option<f64>, Option<(f64, f64)>)>) -> BarGroup {
+    BarGroup {
+        name: "RL better (Wilson 95%)".into(),
+        values: by_turn.map(|(v, ci)| v.map(|v| (v, ci))).collect(),
     }
 }
