@@ -2049,6 +2049,109 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
     assert_eq!(render(&done), render(&full));
 }
 
+/// The Cost panel on screen while Pass@(K,T) counts (the test set: several
+/// benchmarks, one seed a run, so each benchmark's values come before the
+/// next is counted): the benchmark selected is counted first and costed as
+/// soon as its values are in, before any other benchmark is counted — its
+/// points and winners those the whole audit gives it, no other
+/// benchmark's. The panel shows for it, and for another benchmark says
+/// which are costed; the part comes whole once every benchmark's values
+/// are in, and the report is the default order's to the byte.
+#[test]
+fn the_cost_panel_shows_the_benchmark_selected_once_its_values_are_in() {
+    use rl_audit::analysis::{Audit, Part};
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::views::pending::{is_waiting, waiting};
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/jsonl");
+    let set = rl_audit::schema::load(&[file], &LoadOptions::default()).expect("loads");
+    let full = run_audit(&set, &quick()).expect("audit");
+    let order = full.pass.benchmarks_in.clone();
+    assert!(order.len() >= 3, "{order:?}");
+    // Not the benchmark the default order counts first.
+    let chosen = order[1].clone();
+    let settings = quick();
+    settings.focus.set(Panel::Cost.parts());
+    settings.focus.set_benchmark(Some(&chosen));
+    let mut seen: Vec<Audit> = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    let at = seen
+        .iter()
+        .position(|a| !a.cost_in.is_empty())
+        .expect("the benchmark selected costed");
+    let (ran, came) = (&seen[at - 1], &seen[at]);
+    // Named as computing meanwhile, Pass@(K,T) after it.
+    assert_eq!(
+        ran.pending[..2],
+        [Part::Cost, Part::Pass],
+        "{:?}",
+        ran.pending
+    );
+    assert!(came.is_running(Part::Pass) && came.is_pending(Part::Cost));
+    assert_eq!(came.cost_in, std::slice::from_ref(&chosen));
+    // Only the benchmark selected counted so far.
+    assert_eq!(came.pass.values_in, std::slice::from_ref(&chosen));
+    assert!(came.pass.benchmarks_in.is_empty());
+    let of = |b: &str| {
+        (
+            full.cost_frontier
+                .iter()
+                .filter(|p| p.benchmark == b)
+                .cloned()
+                .collect::<Vec<_>>(),
+            full.cost_winners
+                .iter()
+                .filter(|w| w.benchmark == b)
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (points, winners) = of(&chosen);
+    assert!(!points.is_empty() && !winners.is_empty());
+    assert_eq!(came.cost_frontier, points);
+    assert_eq!(came.cost_winners, winners);
+    // The panel: shown for the benchmark selected, a stand-in for another
+    // one naming the benchmark costed.
+    let index = |b: &str| {
+        came.benchmarks()
+            .iter()
+            .position(|x| x == b)
+            .expect("a benchmark of the audit")
+    };
+    let select = |b: &str| rl_audit::tui::select::Selection {
+        bench: index(b),
+        ..Default::default()
+    };
+    assert!(!is_waiting(came, Panel::Cost, &select(&chosen)));
+    let other = select(&order[0]);
+    assert!(is_waiting(came, Panel::Cost, &other));
+    let t = waiting(came, Panel::Cost, &other, false).expect("a stand-in");
+    let cells: Vec<(String, String)> = (0..t.rows.len())
+        .map(|r| (t.text(r, 0).to_string(), t.text(r, 1).to_string()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("cost frontier".to_string(), "next (on screen)".to_string()),
+            (
+                "  benchmarks costed (Cost shows each)".to_string(),
+                chosen.clone()
+            ),
+        ]
+    );
+    // Whole once every benchmark's values are in, before any interval.
+    let whole = seen
+        .iter()
+        .position(|a| !a.is_pending(Part::Cost))
+        .expect("the part's hand-over");
+    assert!(whole > at);
+    assert_eq!(seen[whole].pass.values_in.len(), order.len());
+    assert!(seen[whole].pass.benchmarks_in.is_empty());
+    assert_eq!(seen[whole].cost_frontier, full.cost_frontier);
+    assert_eq!(seen[whole].cost_winners, full.cost_winners);
+    assert_eq!(report_of(&set, &done), report_of(&set, &full));
+}
+
 /// After the matched states, natural recovery still computing (at 11 M
 /// rollouts it ends last, 2 s after them): the Recovery panel of a pair
 /// shows, its natural-recovery rows one row reading "computing…", the rest

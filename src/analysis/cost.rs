@@ -28,7 +28,7 @@ pub struct CostPoint {
     pub on_frontier: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Winner {
     pub benchmark: String,
     pub from_cost: f64,

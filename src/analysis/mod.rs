@@ -227,6 +227,12 @@ pub struct Audit {
     /// is on screen (they read the training rollouts alone; the gains wait
     /// for Pass@(K,T)'s values).
     pub budgetmix_rules_in: bool,
+    /// While the cost frontier is pending, the benchmarks whose points and
+    /// winners are in (`cost_frontier`, `cost_winners` hold theirs alone):
+    /// with the Cost panel on screen, the benchmark selected, costed once
+    /// its Pass@(K,T) values are in — the points it will have once every
+    /// benchmark's values are and the part is computed whole.
+    pub cost_in: Vec<String>,
     /// Parts computed beside begun before the part they wait for is in:
     /// the likelihoods, when the panel on screen reads them — before
     /// Pass@(K,T) if it is on screen when the rollouts are counted, else
@@ -270,6 +276,12 @@ impl Audit {
     /// Whether `part` is still to come.
     pub fn is_pending(&self, part: Part) -> bool {
         self.pending.contains(&part)
+    }
+
+    /// Whether the cost frontier's points and winners for `bench` are in:
+    /// the part's, or [`Audit::cost_in`]'s while it is pending.
+    pub fn cost_in(&self, bench: &str) -> bool {
+        !self.is_pending(Part::Cost) || self.cost_in.iter().any(|b| b == bench)
     }
 
     /// Whether `part` is being computed now, as [`run_audit_staged`]

@@ -430,6 +430,52 @@ pub fn run_audit_staged(
                             staged(&a);
                         }
                         wait_beside!();
+                        // The Cost panel on screen (and not one reading
+                        // Pass@(K,T)): the benchmark selected — else the
+                        // first with values — costed once its values are
+                        // in, before the others' are counted (its points
+                        // and winners are those the whole part gives it:
+                        // each benchmark's are its cells' alone). The part
+                        // comes whole once every benchmark's values are.
+                        if !values
+                            && a.cost_in.is_empty()
+                            && a.is_pending(Part::Cost)
+                            && focus.wants(Part::Cost)
+                            && !focus.wants(Part::Pass)
+                        {
+                            let counted = |b: &String| {
+                                a.pass.values_in.contains(b) || a.pass.benchmarks_in.contains(b)
+                            };
+                            let bench = focus
+                                .benchmark()
+                                .filter(counted)
+                                .or_else(|| benchmarks.iter().find(|b| counted(b)).cloned());
+                            if let Some(bench) = bench {
+                                let one = passkt::PassReport {
+                                    cells: a
+                                        .pass
+                                        .cells
+                                        .iter()
+                                        .filter(|c| c.benchmark == bench)
+                                        .cloned()
+                                        .collect(),
+                                    ..Default::default()
+                                };
+                                // Named as computing meanwhile, then put
+                                // back where it was (Pass@(K,T) first).
+                                let at = a.pending.iter().position(|p| *p == Part::Cost);
+                                a.pending.retain(|p| *p != Part::Cost);
+                                a.pending.insert(0, Part::Cost);
+                                staged(&a);
+                                (a.cost_frontier, a.cost_winners) =
+                                    cost::analyse(set, agg, &one, settings);
+                                a.cost_in = vec![bench];
+                                a.pending.retain(|p| *p != Part::Cost);
+                                let at = at.unwrap_or(a.pending.len()).min(a.pending.len());
+                                a.pending.insert(at, Part::Cost);
+                                staged(&a);
+                            }
+                        }
                         while let Some(next) = settings.focus.while_pass_draws(&left, values) {
                             // Named as computing before it begins, then
                             // Pass@(K,T) again.

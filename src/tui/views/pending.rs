@@ -32,6 +32,16 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
             Mark::None,
             Target::None,
         );
+        if *p == Part::Cost && a.is_pending(*p) && !a.cost_in.is_empty() {
+            t.push_text(
+                vec![
+                    "  benchmarks costed (Cost shows each)".into(),
+                    a.cost_in.join(", "),
+                ],
+                Mark::None,
+                Target::None,
+            );
+        }
         if *p != Part::Pass || !a.is_pending(*p) {
             continue;
         }
@@ -67,6 +77,12 @@ pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
         Panel::Budget => match current(a, sel).0 {
             Some(b) => !a.pass_in(&b),
             None => a.is_pending(Part::Pass),
+        },
+        // The benchmark selected once its points are in (the Cost panel on
+        // screen: before the other benchmarks' Pass@(K,T) values).
+        Panel::Cost => match current(a, sel).0 {
+            Some(b) => !a.cost_in(&b),
+            None => a.is_pending(Part::Cost),
         },
         Panel::Recovery if current(a, sel).1.is_some() => a.is_pending(Part::Matched),
         Panel::Recovery => a.is_pending(Part::NaturalRecovery) && !a.natural_values_in,
