@@ -2055,8 +2055,9 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
 /// soon as its values are in, before any other benchmark is counted — its
 /// points and winners those the whole audit gives it, no other
 /// benchmark's. The panel shows for it, and for another benchmark says
-/// which are costed; the part comes whole once every benchmark's values
-/// are in, and the report is the default order's to the byte.
+/// which are costed; another benchmark selected then is counted next and
+/// costed in turn. The part comes whole once every benchmark's values are
+/// in, and the report is the default order's to the byte.
 #[test]
 fn the_cost_panel_shows_the_benchmark_selected_once_its_values_are_in() {
     use rl_audit::analysis::{Audit, Part};
@@ -2069,12 +2070,20 @@ fn the_cost_panel_shows_the_benchmark_selected_once_its_values_are_in() {
     assert!(order.len() >= 3, "{order:?}");
     // Not the benchmark the default order counts first.
     let chosen = order[1].clone();
+    // Selected once the first is costed.
+    let second = order[2].clone();
     let settings = quick();
     settings.focus.set(Panel::Cost.parts());
     settings.focus.set_benchmark(Some(&chosen));
+    let focus = settings.focus.clone();
     let mut seen: Vec<Audit> = Vec::new();
-    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
-        .expect("audit");
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if a.cost_in.len() == 1 {
+            focus.set_benchmark(Some(&second));
+        }
+        seen.push(a.clone())
+    })
+    .expect("audit");
     let at = seen
         .iter()
         .position(|a| !a.cost_in.is_empty())
@@ -2139,6 +2148,20 @@ fn the_cost_panel_shows_the_benchmark_selected_once_its_values_are_in() {
             ),
         ]
     );
+    // The second benchmark selected: counted next, costed in turn, its
+    // points and winners after the first's.
+    let next = seen
+        .iter()
+        .position(|a| a.cost_in.len() == 2)
+        .expect("the second benchmark costed");
+    let came = &seen[next];
+    assert_eq!(came.cost_in, [chosen.clone(), second.clone()]);
+    assert_eq!(came.pass.values_in, [chosen.clone(), second.clone()]);
+    let (more_points, more_winners) = of(&second);
+    assert!(!more_points.is_empty());
+    assert_eq!(came.cost_frontier, [points, more_points].concat());
+    assert_eq!(came.cost_winners, [winners, more_winners].concat());
+    assert!(came.is_pending(Part::Cost) && came.is_running(Part::Pass));
     // Whole once every benchmark's values are in, before any interval.
     let whole = seen
         .iter()

@@ -229,7 +229,7 @@ pub struct Audit {
     pub budgetmix_rules_in: bool,
     /// While the cost frontier is pending, the benchmarks whose points and
     /// winners are in (`cost_frontier`, `cost_winners` hold theirs alone):
-    /// with the Cost panel on screen, the benchmark selected, costed once
+    /// with the Cost panel on screen, each benchmark selected, costed once
     /// its Pass@(K,T) values are in — the points it will have once every
     /// benchmark's values are and the part is computed whole.
     pub cost_in: Vec<String>,

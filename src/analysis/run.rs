@@ -431,14 +431,15 @@ pub fn run_audit_staged(
                         }
                         wait_beside!();
                         // The Cost panel on screen (and not one reading
-                        // Pass@(K,T)): the benchmark selected — else the
-                        // first with values — costed once its values are
-                        // in, before the others' are counted (its points
-                        // and winners are those the whole part gives it:
-                        // each benchmark's are its cells' alone). The part
-                        // comes whole once every benchmark's values are.
+                        // Pass@(K,T)): the benchmark selected — else, none
+                        // selected, the first with values — costed once
+                        // its values are in, before the others' are
+                        // counted (its points and winners are those the
+                        // whole part gives it: each benchmark's are its
+                        // cells' alone); another selected meanwhile, it
+                        // too once its values are in. The part comes
+                        // whole once every benchmark's values are.
                         if !values
-                            && a.cost_in.is_empty()
                             && a.is_pending(Part::Cost)
                             && focus.wants(Part::Cost)
                             && !focus.wants(Part::Pass)
@@ -446,10 +447,14 @@ pub fn run_audit_staged(
                             let counted = |b: &String| {
                                 a.pass.values_in.contains(b) || a.pass.benchmarks_in.contains(b)
                             };
-                            let bench = focus
-                                .benchmark()
-                                .filter(counted)
-                                .or_else(|| benchmarks.iter().find(|b| counted(b)).cloned());
+                            let bench = match focus.benchmark() {
+                                Some(b) => Some(b).filter(|b| counted(b) && !a.cost_in.contains(b)),
+                                None => benchmarks
+                                    .iter()
+                                    .find(|b| counted(b))
+                                    .filter(|_| a.cost_in.is_empty())
+                                    .cloned(),
+                            };
                             if let Some(bench) = bench {
                                 let one = passkt::PassReport {
                                     cells: a
@@ -467,9 +472,10 @@ pub fn run_audit_staged(
                                 a.pending.retain(|p| *p != Part::Cost);
                                 a.pending.insert(0, Part::Cost);
                                 staged(&a);
-                                (a.cost_frontier, a.cost_winners) =
-                                    cost::analyse(set, agg, &one, settings);
-                                a.cost_in = vec![bench];
+                                let (points, winners) = cost::analyse(set, agg, &one, settings);
+                                a.cost_frontier.extend(points);
+                                a.cost_winners.extend(winners);
+                                a.cost_in.push(bench);
                                 a.pending.retain(|p| *p != Part::Cost);
                                 let at = at.unwrap_or(a.pending.len()).min(a.pending.len());
                                 a.pending.insert(at, Part::Cost);
