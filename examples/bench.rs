@@ -113,10 +113,10 @@ fn main() {
     let _r = recovery::analyse(&set, &pairs, &settings, &mut cache);
     rows.push(("matched states + recovery", t.elapsed().as_secs_f64()));
     let t = Instant::now();
-    let _n = natural::analyse(&set, &agg, &pairs, &settings);
+    let _n = natural::analyse(&set, &agg.tasks, &pairs, &settings);
     rows.push(("natural recovery", t.elapsed().as_secs_f64()));
     let t = Instant::now();
-    let successes = likelihood::Successes::of(&set, &agg, &pairs);
+    let successes = likelihood::Successes::of(&set, &agg.tasks, &pairs);
     let _l = likelihood::analyse(&set, &pairs, &settings, &successes);
     rows.push(("likelihood", t.elapsed().as_secs_f64()));
     let t = Instant::now();

@@ -1553,8 +1553,9 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
         })
         .collect();
     // The main sequence's parts in Part::ALL's order; those computed beside
-    // once begun (natural recovery after the rollout counts, the
-    // likelihoods after Pass@(K,T)), whenever they end; grep last.
+    // once begun (natural recovery from the start, handed on no sooner
+    // than the rollout counts, the next hand-over of the main sequence;
+    // the likelihoods after Pass@(K,T)), whenever they end; grep last.
     let main: Vec<Part> = left.iter().copied().filter(|p| !p.beside()).collect();
     let want: Vec<Part> = Part::ALL.into_iter().filter(|p| !p.beside()).collect();
     assert_eq!(main, want);
@@ -1900,9 +1901,10 @@ fn the_panel_on_screen_is_computed_first_and_no_figure_changes() {
 /// the Likelihood panel opened once Pass@(K,T) has begun, the likelihoods
 /// (computed beside) begun once every benchmark's values are in, before any
 /// interval — on screen from the start, before Pass@(K,T) (which waits for
-/// them even once another panel is opened). Each named
+/// them even once another panel is opened), in before the rollouts are
+/// counted. Each named
 /// as computing in the hand-over before; the Recovery panel on screen,
-/// natural recovery (computed beside) in before Pass@(K,T) begins. The
+/// natural recovery (computed beside) in before the rollouts are counted. The
 /// report the default order's, to the byte.
 #[test]
 fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
@@ -1959,17 +1961,22 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         // Named first (the status line's "computing …") while it runs.
         assert!(ran.is_running(part), "{then:?}: {:?}", ran.pending);
         assert_eq!(ran.pending.first(), Some(&part), "{then:?}");
-        assert!(came.is_running(Part::Pass), "{then:?}: {:?}", came.pending);
         assert_eq!(came.pass.values_in, values, "{first:?} → {then:?}");
         assert!(came.pass.benchmarks_in.is_empty(), "{then:?}");
         if first == Panel::Likelihood {
-            // Begun with the counts' hand-over, Pass@(K,T) not yet begun:
-            // no benchmark counted, none previewed.
+            // Begun before the rollouts are counted (they read each task's
+            // full budget alone), and in before they are: no benchmark
+            // counted, none previewed, the counts next.
             let begun = seen.iter().position(|a| a.is_running(part)).expect("begun");
             assert!(seen[begun..at]
                 .iter()
                 .all(|a| a.pass.values_in.is_empty() && a.pass.benchmarks_in.is_empty()));
-            assert!(!seen[begun].is_pending(Part::Aggregates));
+            assert!(seen[begun..=at]
+                .iter()
+                .all(|a| a.is_pending(Part::Aggregates)));
+            assert!(came.is_running(Part::Aggregates), "{:?}", came.pending);
+        } else {
+            assert!(came.is_running(Part::Pass), "{then:?}: {:?}", came.pending);
         }
         assert_eq!(render(&done), render(&full), "{then:?}");
     }
@@ -1998,19 +2005,19 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
     assert!(begun < counted);
     assert!(!seen[counted].is_pending(Part::Likelihood));
     assert_eq!(render(&done), render(&full));
-    // At the counts' hand-over, before the likelihoods begin, the
+    // At the checkpoints' hand-over, before the likelihoods begin, the
     // Likelihood panel's stand-in says they come next.
     let settings = quick();
     settings.focus.set(Panel::Likelihood.parts());
     let mut before = None;
     rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
-        if before.is_none() && !a.is_pending(Part::Aggregates) {
+        if before.is_none() && !a.is_pending(Part::Dynamics) {
             before = Some(a.clone());
         }
     })
     .expect("audit");
-    let before = before.expect("the counts' hand-over");
-    assert!(before.is_running(Part::Pass) && !before.is_running(Part::Likelihood));
+    let before = before.expect("the checkpoints' hand-over");
+    assert!(before.is_running(Part::Aggregates) && !before.is_running(Part::Likelihood));
     let t = rl_audit::tui::views::pending::waiting(
         &before,
         Panel::Likelihood,
@@ -2027,9 +2034,9 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             "next (on screen)"
         )
     );
-    // The Recovery panel on screen: the matched states before the
-    // rollout counts, then the main sequence waits for natural recovery
-    // (computed beside, at a lower priority) before Pass@(K,T) begins.
+    // The Recovery panel on screen: the matched states first, then the
+    // main sequence waits for natural recovery (computed beside, at a
+    // lower priority) before it counts the rollouts.
     let settings = quick();
     settings.focus.set(Panel::Recovery.parts());
     let mut seen: Vec<Audit> = Vec::new();
@@ -2040,7 +2047,7 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         .position(|a| !a.is_pending(Part::NaturalRecovery))
         .expect("natural recovery's hand-over");
     let came = &seen[at];
-    assert!(!came.is_pending(Part::Matched) && came.is_running(Part::Pass));
+    assert!(!came.is_pending(Part::Matched) && came.is_running(Part::Aggregates));
     assert!(came.pass.values_in.is_empty() && came.pass.benchmarks_in.is_empty());
     // Its values came first, in a hand-over of their own.
     assert!(seen[..at]

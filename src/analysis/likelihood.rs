@@ -7,7 +7,7 @@ use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
 use super::stats::{median_in_place, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::error::Result;
-use crate::schema::frames::EvalAggregates;
+use crate::schema::frames::TaskInfos;
 use crate::schema::{Id, Loc, LogSet, LogpWindow, Steps, Trajectory};
 
 pub const BINS: usize = 50;
@@ -285,7 +285,7 @@ pub struct LlrTurn {
 pub struct Successes(BTreeMap<(Id, Id), Vec<u32>>);
 
 impl Successes {
-    pub fn of(set: &LogSet, agg: &EvalAggregates, pairs: &[Pair]) -> Successes {
+    pub fn of(set: &LogSet, tasks: &TaskInfos, pairs: &[Pair]) -> Successes {
         let mut by: BTreeMap<(Id, Id), Vec<u32>> = pairs
             .iter()
             .flat_map(|p| [(p.benchmark, p.base), (p.benchmark, p.rl)])
@@ -296,7 +296,7 @@ impl Successes {
                 continue;
             }
             if let Some(v) = by.get_mut(&(t.benchmark, t.run)) {
-                if agg.at_full_budget(t) {
+                if tasks.at_full_budget(t) {
                     v.push(u32::try_from(i).expect("fewer than 2^32 rollouts"));
                 }
             }
@@ -486,7 +486,7 @@ mod tests {
             turn_windows(&set, &rollouts, usize::MAX),
             [(turns[0], turns[turns.len() - 1])]
         );
-        let successes = Successes::of(&set, &agg, &pairs);
+        let successes = Successes::of(&set, &agg.tasks, &pairs);
         let rows = |most| {
             format!(
                 "{:?}",
@@ -509,7 +509,7 @@ mod tests {
         let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
         assert!(pairs.len() > 1, "{}", pairs.len());
         let agg = crate::schema::frames::eval_aggregates(&set);
-        let found = Successes::of(&set, &agg, &pairs);
+        let found = Successes::of(&set, &agg.tasks, &pairs);
         for p in &pairs {
             let own: Vec<&Trajectory> = set
                 .trajectories

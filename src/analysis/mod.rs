@@ -25,7 +25,7 @@ pub mod xoshiro;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::{Error, Result};
-use crate::schema::frames::{eval_aggregates, EvalAggregates};
+use crate::schema::frames::{self, eval_aggregates_with, EvalAggregates};
 use crate::schema::{Id, LogSet};
 use stats::Bootstrap;
 
@@ -233,10 +233,11 @@ pub struct Audit {
     /// its Pass@(K,T) values are in — the points it will have once every
     /// benchmark's values are and the part is computed whole.
     pub cost_in: Vec<String>,
-    /// Parts computed beside begun before the part they wait for is in:
-    /// the likelihoods, when the panel on screen reads them — before
-    /// Pass@(K,T) if it is on screen when the rollouts are counted, else
-    /// once Pass@(K,T)'s values are in.
+    /// Parts computed beside that have begun: natural recovery once each
+    /// task's full budget is found, before the rollouts are counted; the
+    /// likelihoods when begun before the part they wait for is in, the
+    /// panel on screen reading them — before the rollouts are counted if it
+    /// is on screen then, else once Pass@(K,T)'s values are in.
     pub begun: Vec<Part>,
     /// `--grep`: matching rollouts and their success, per pattern.
     pub grep: Vec<grep::GrepRow>,
@@ -293,7 +294,7 @@ impl Audit {
             return false;
         }
         if part.beside() {
-            return part.begins_after().is_none_or(|p| !self.is_pending(p))
+            return part.begins_after().is_some_and(|p| !self.is_pending(p))
                 || self.begun.contains(&part);
         }
         // The first to come ([`Part::ALL`] puts the parts computed beside
@@ -424,11 +425,12 @@ impl Part {
     }
 
     /// The part whose end a part computed beside waits for before it
-    /// begins: natural recovery reads the aggregates; the likelihoods begin
-    /// once Pass@(K,T) has let its tables go.
+    /// begins, unless begun sooner ([`Audit::begun`]): the likelihoods
+    /// begin once Pass@(K,T) has let its tables go. Natural recovery waits
+    /// for none (it reads each task's full budget, found before the
+    /// rollouts are counted): it runs once begun.
     fn begins_after(self) -> Option<Part> {
         match self {
-            Part::NaturalRecovery => Some(Part::Aggregates),
             Part::Likelihood | Part::LlrByTurn => Some(Part::Pass),
             _ => None,
         }

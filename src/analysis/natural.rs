@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::bootstrap::cluster_bootstrap_each;
 use super::stats::{Ci, Cluster, Estimate};
 use super::{Pair, Settings};
-use crate::schema::frames::EvalAggregates;
+use crate::schema::frames::TaskInfos;
 use crate::schema::{FastMap, Id, LogSet};
 
 #[derive(Debug, Clone, Default)]
@@ -55,7 +55,7 @@ struct Counts {
 /// (benchmark, run) → task → counts, rollouts qualifying, and by turn.
 type PerRun = BTreeMap<(Id, Id), (BTreeMap<Id, Counts>, u64, BTreeMap<u32, Counts>)>;
 
-fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
+fn gather(set: &LogSet, tasks: &TaskInfos) -> PerRun {
     // Per (benchmark, run): tasks hashed while the rollouts are read (a
     // tree's search per rollout was most of this scan at 11 M), put in task
     // order at the end; the counts are whole numbers, the same either way.
@@ -64,7 +64,7 @@ fn gather(set: &LogSet, agg: &EvalAggregates) -> PerRun {
     // One buffer for every rollout's flags.
     let mut flags: Vec<(bool, u32)> = Vec::new();
     // Full-budget rollouts whose every step says whether it was an error.
-    for t in set.trajectories.iter().filter(|t| agg.at_full_budget(t)) {
+    for t in set.trajectories.iter().filter(|t| tasks.at_full_budget(t)) {
         flags.clear();
         let mut all = true;
         for s in set.steps_of(t).iter() {
@@ -143,11 +143,11 @@ fn pooled(
 
 pub fn analyse(
     set: &LogSet,
-    agg: &EvalAggregates,
+    tasks: &TaskInfos,
     pairs: &[Pair],
     s: &Settings,
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
-    analyse_staged(set, agg, pairs, s, &mut |_, _| {})
+    analyse_staged(set, tasks, pairs, s, &mut |_, _| {})
 }
 
 /// [`analyse`], handing its rows to `values` before their intervals are
@@ -155,12 +155,12 @@ pub fn analyse(
 /// scan is a fifth of the part; the bootstrap the rest).
 pub fn analyse_staged(
     set: &LogSet,
-    agg: &EvalAggregates,
+    tasks: &TaskInfos,
     pairs: &[Pair],
     s: &Settings,
     values: &mut dyn FnMut(Vec<RunRecovery>, Vec<RecoveryDiff>),
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
-    let per = gather(set, agg);
+    let per = gather(set, tasks);
     // Every interval's clusters, in the order the estimates are made: they
     // are bootstrapped together (sets of as many tasks share each
     // resample's draw; each interval is the one it would be alone).

@@ -154,43 +154,25 @@ pub fn run_audit_staged(
         (a.matched, a.recovery) = matched_states(&pairs);
         done!(Part::Matched);
     }
-    a.agg = std::sync::Arc::new(eval_aggregates(set));
-    crate::stage::release_freed_memory();
-    // The main sequence, in Part::ALL's order but for the parts the
-    // panel on screen reads (`settings.focus`), which come as soon as
-    // their inputs are in. The part computing is named first among
-    // those pending (`Audit::is_running`), also in the hand-over before
-    // it begins.
-    let mut left: Vec<Part> = Part::ALL
-        .into_iter()
-        .filter(|p| p.in_turn() && a.is_pending(*p))
-        .collect();
-    let first_of = |a: &mut Audit, left: &[Part]| {
-        if let Some(next) = settings.focus.next(left) {
-            a.pending.retain(|p| *p != next);
-            a.pending.insert(0, next);
-        }
-    };
-    first_of(&mut a, &left);
-    done!(Part::Aggregates);
+    // Each task's full budget, alone (11 M rollouts: ~0.2 s): the
+    // likelihoods and natural recovery read no more of the rollouts'
+    // aggregates, so they need not wait for the rollouts to be counted.
+    let tasks = std::sync::Arc::new(frames::TaskInfos::of(set));
     // The likelihood, its LLR by turn and natural recovery read neither
     // Pass@(K,T) nor each other: they run on threads of their own beside the
-    // parts up to the matched states (which leave part of the second core
-    // idle), and are handed on once done. Each analysis draws from its own
-    // seeded streams, so no figure depends on what runs beside it.
-    // Natural recovery (a few counts a task) runs beside Pass@(K,T), in the
-    // background: at a lower priority, so that it takes the CPU Pass@(K,T)
-    // leaves idle, not half of what it uses (11 M rollouts: Pass@(K,T) and
-    // so the Budget panel 9.0 → 7.9 s; it is then the last part to end,
-    // 1.5–2 s after the matched states). The likelihood and its LLR by turn wait until
-    // Pass@(K,T) has freed its per-cell tables, so that their memory, which
-    // grows with steps (one f64 a step for the step NLL median; a window of
-    // (turn, task) clusters), does not add to that peak (README, session
-    // 21).
+    // main sequence (which leaves part of the second core idle), and are
+    // handed on once done. Each analysis draws from its own seeded streams,
+    // so no figure depends on what runs beside it.
+    // Natural recovery (a few counts a task) runs beside the rollout counts
+    // and Pass@(K,T), in the background: at a lower priority, so that it
+    // takes the CPU they leave idle, not half of what they use (11 M
+    // rollouts: Pass@(K,T) and so the Budget panel 9.0 → 7.9 s; it is then
+    // the last part to end, 1.5–2 s after the matched states). The
+    // likelihood and its LLR by turn wait until Pass@(K,T) has freed its
+    // per-cell tables, so that their memory, which grows with steps (one
+    // f64 a step for the step NLL median; a window of (turn, task)
+    // clusters), does not add to that peak (README, session 21).
     let (pass_done, after_pass) = std::sync::mpsc::channel::<()>();
-    // The threads and the analyses read the aggregates through their own
-    // handle: the audit is handed on while they run.
-    let agg = std::sync::Arc::clone(&a.agg);
     // The parts computed beside come back on a channel as each is done.
     enum Beside {
         /// Natural recovery's rows before their intervals are drawn.
@@ -203,13 +185,14 @@ pub fn run_audit_staged(
     }
     let (beside_tx, beside_rx) = std::sync::mpsc::channel::<Beside>();
     std::thread::scope(|scope| -> Result<()> {
-        let (agg, pairs) = (&agg, &pairs[..]);
+        let tasks_of = &tasks;
+        let (tasks, pairs) = (&**tasks_of, &pairs[..]);
         use crate::stage::{beside, in_background};
         let tx = beside_tx.clone();
         let natural = scope.spawn(move || {
             let n = in_background(|| {
                 beside("natural recovery", || {
-                    natural::analyse_staged(set, agg, pairs, settings, &mut |runs, diffs| {
+                    natural::analyse_staged(set, tasks, pairs, settings, &mut |runs, diffs| {
                         let _ = tx.send(Beside::NaturalValues((runs, diffs)));
                     })
                 })
@@ -217,6 +200,7 @@ pub fn run_audit_staged(
             // Err: the main thread is gone (it panicked).
             let _ = tx.send(Beside::Natural(n));
         });
+        a.begun.push(Part::NaturalRecovery);
         let tx = beside_tx;
         let likelihoods = scope.spawn(move || {
             // Err: the main thread is gone (it panicked); go on regardless.
@@ -226,7 +210,7 @@ pub fn run_audit_staged(
             // core (11 M: 9.4 and 6.3 s one after the other, the main
             // thread waiting for them), and their bootstraps share the pool.
             // Both read the same rollouts, found once.
-            let successes = likelihood::Successes::of(set, agg, pairs);
+            let successes = likelihood::Successes::of(set, tasks, pairs);
             let (l, t) = std::thread::scope(|inner| {
                 let t = inner.spawn(|| {
                     beside("likelihood by turn", || {
@@ -283,6 +267,20 @@ pub fn run_audit_staged(
                 beside_in!(beside_rx.try_recv());
             }};
         }
+        // The Likelihood panel on screen from the start (and not a panel
+        // reading Pass@(K,T)): the likelihoods begin at once, before the
+        // rollouts are counted and Pass@(K,T), and the main sequence waits
+        // for them (`wait_beside!`) — both cores theirs, and no counting
+        // table of Pass@(K,T) held beside their memory.
+        let focus = &settings.focus;
+        if a.is_pending(Part::Likelihood)
+            && focus.wants(Part::Likelihood)
+            && !focus.wants(Part::Pass)
+        {
+            let _ = pass_done.send(());
+            a.begun.extend([Part::Likelihood, Part::LlrByTurn]);
+            staged(&a);
+        }
         // The panel on screen reads a part computed beside that is running,
         // and every part of the main sequence it reads is in (the Likelihood
         // panel; the Recovery panel once the matched states are in): the
@@ -328,6 +326,30 @@ pub fn run_audit_staged(
                 }
             }};
         }
+        // The Likelihood panel on screen, or the Recovery panel with its
+        // matched states in: what it reads before the rollouts are counted.
+        wait_beside!();
+        let agg = std::sync::Arc::new(eval_aggregates_with(set, std::sync::Arc::clone(tasks_of)));
+        a.agg = std::sync::Arc::clone(&agg);
+        let agg = &agg;
+        crate::stage::release_freed_memory();
+        // The main sequence, in Part::ALL's order but for the parts the
+        // panel on screen reads (`settings.focus`), which come as soon as
+        // their inputs are in. The part computing is named first among
+        // those pending (`Audit::is_running`), also in the hand-over before
+        // it begins.
+        let mut left: Vec<Part> = Part::ALL
+            .into_iter()
+            .filter(|p| p.in_turn() && a.is_pending(*p))
+            .collect();
+        let first_of = |a: &mut Audit, left: &[Part]| {
+            if let Some(next) = settings.focus.next(left) {
+                a.pending.retain(|p| *p != next);
+                a.pending.insert(0, next);
+            }
+        };
+        first_of(&mut a, &left);
+        main_done!(Part::Aggregates);
         // A main-sequence part other than Pass@(K,T) (which reads none of
         // them; those reading Pass@(K,T) read its values and K grid alone).
         let run_main = |part: Part, a: &mut Audit| match part {
@@ -360,20 +382,6 @@ pub fn run_audit_staged(
             .into_iter()
             .map(|b| set.name(b).to_string())
             .collect();
-        // The Likelihood panel on screen from the start (and not a panel
-        // reading Pass@(K,T)): the likelihoods begin at once, before
-        // Pass@(K,T), and the main sequence waits for them
-        // (`wait_beside!`) — both cores theirs, and no counting table of
-        // Pass@(K,T) held beside their memory.
-        let focus = &settings.focus;
-        if a.is_pending(Part::Likelihood)
-            && focus.wants(Part::Likelihood)
-            && !focus.wants(Part::Pass)
-        {
-            let _ = pass_done.send(());
-            a.begun = vec![Part::Likelihood, Part::LlrByTurn];
-            staged(&a);
-        }
         loop {
             wait_beside!();
             let Some(&part) = a.pending.first().filter(|p| left.contains(p)) else {
@@ -420,13 +428,13 @@ pub fn run_audit_staged(
                         // (`wait_beside!`).
                         let focus = &settings.focus;
                         if values
-                            && a.begun.is_empty()
+                            && !a.begun.contains(&Part::Likelihood)
                             && a.is_pending(Part::Likelihood)
                             && focus.wants(Part::Likelihood)
                             && !focus.wants(Part::Pass)
                         {
                             let _ = pass_done.send(());
-                            a.begun = vec![Part::Likelihood, Part::LlrByTurn];
+                            a.begun.extend([Part::Likelihood, Part::LlrByTurn]);
                             staged(&a);
                         }
                         wait_beside!();

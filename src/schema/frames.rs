@@ -94,11 +94,103 @@ pub struct TaskInfo {
     pub min_turns: Option<u32>,
 }
 
+/// Every task's [`TaskInfo`], from its evaluation rollouts and the
+/// `--summarize` shards' rows ([`TaskInfos::of`]): what the aggregates hold
+/// (`EvalAggregates::tasks`), found alone in one pass, so that the parts
+/// reading no more than which rollouts are at their task's full budget
+/// (the likelihood, natural recovery) need not wait for the rollouts to be
+/// counted (11 M rollouts: ~0.2 s, against the counts' 1.2 s). It derefs
+/// to its tree: (benchmark, task) → full budget and oracle fewest turns.
+#[derive(Debug, Default, Clone)]
+pub struct TaskInfos {
+    tasks: BTreeMap<(Id, Id), TaskInfo>,
+    /// `tasks`, hashed, for the scans that ask for every rollout's task
+    /// ([`TaskInfos::at_full_budget`], [`TaskInfos::get_info`]; a tree's
+    /// search for each of 11 M rollouts was ~0.2 s of natural recovery's
+    /// and of the token scan's, 0.6 s of 1.2 CPU-s of the failure causes').
+    hashed: FastMap<(Id, Id), TaskInfo>,
+}
+
+impl std::ops::Deref for TaskInfos {
+    type Target = BTreeMap<(Id, Id), TaskInfo>;
+    fn deref(&self) -> &Self::Target {
+        &self.tasks
+    }
+}
+
+impl TaskInfos {
+    /// A task's full budget: the largest `max_budget` (else `budget`) over
+    /// its evaluation rollouts, and over the shards' `full_budget`; its
+    /// fewest turns: the largest its rollouts give, else the first shard
+    /// row's that gives one. Rollouts are read in parallel chunks (each rule
+    /// over the rollouts a maximum, so in any order).
+    pub fn of(set: &LogSet) -> TaskInfos {
+        use rayon::prelude::*;
+        let add = |m: &mut FastMap<(Id, Id), TaskInfo>, key, full: u32, turns| {
+            let info = m.entry(key).or_insert(TaskInfo {
+                full_budget: full,
+                min_turns: turns,
+            });
+            info.full_budget = info.full_budget.max(full);
+            info.min_turns = info.min_turns.max(turns);
+        };
+        // A chunk a thread: each chunk's map holds about every task.
+        let threads = rayon::current_num_threads().max(1);
+        let chunk = set.trajectories.len().div_ceil(threads).max(1);
+        let chunks: Vec<FastMap<(Id, Id), TaskInfo>> = set
+            .trajectories
+            .par_chunks(chunk)
+            .map(|chunk| {
+                let mut m = FastMap::default();
+                for t in chunk.iter().filter(|t| !t.is_training()) {
+                    let full = t.max_budget().unwrap_or(t.budget);
+                    add(&mut m, (t.benchmark, t.task), full, t.min_turns());
+                }
+                m
+            })
+            .collect();
+        let mut hashed = FastMap::default();
+        for m in chunks {
+            for (key, info) in m {
+                add(&mut hashed, key, info.full_budget, info.min_turns);
+            }
+        }
+        for a in &set.aggregates {
+            let info = hashed.entry((a.benchmark, a.task)).or_insert(TaskInfo {
+                full_budget: a.full_budget,
+                min_turns: a.min_turns,
+            });
+            info.full_budget = info.full_budget.max(a.full_budget);
+            info.min_turns = info.min_turns.or(a.min_turns);
+        }
+        TaskInfos {
+            tasks: hashed.iter().map(|(k, i)| (*k, *i)).collect(),
+            hashed,
+        }
+    }
+
+    /// Whether `t` is an evaluation rollout at its task's full budget
+    /// B(task) (what `--grep`, the likelihood analyses and natural
+    /// recovery read).
+    pub fn at_full_budget(&self, t: &super::Trajectory) -> bool {
+        !t.is_training()
+            && self
+                .hashed
+                .get(&(t.benchmark, t.task))
+                .is_some_and(|i| i.full_budget == t.budget)
+    }
+
+    /// A task's entry, found by hash (for a lookup per rollout).
+    pub fn get_info(&self, bench: Id, task: Id) -> Option<TaskInfo> {
+        self.hashed.get(&(bench, task)).copied()
+    }
+}
+
 /// The aggregates of every evaluation rollout.
 #[derive(Debug, Default, Clone)]
 pub struct EvalAggregates {
     /// (benchmark, task) → full budget and oracle fewest turns.
-    pub tasks: BTreeMap<(Id, Id), TaskInfo>,
+    pub tasks: std::sync::Arc<TaskInfos>,
     /// (benchmark, run, task) → groups by budget (then seed), ascending.
     pub groups: BTreeMap<(Id, Id, Id), Vec<BudgetGroup>>,
     /// (benchmark, run) → its distinct evaluation seeds (§4.3).
@@ -110,27 +202,17 @@ pub struct EvalAggregates {
     /// every view of the inputs.
     pub evaluation: u64,
     pub training: u64,
-    /// `tasks`, hashed, for the scans that ask for every rollout's task
-    /// ([`EvalAggregates::at_full_budget`], [`EvalAggregates::task_info`]; a
-    /// tree's search for each of 11 M rollouts was ~0.2 s of natural
-    /// recovery's and of the token scan's, 0.6 s of 1.2 CPU-s of the
-    /// failure causes'). Made from `tasks` once they are complete.
-    hashed: FastMap<(Id, Id), TaskInfo>,
 }
 
 impl EvalAggregates {
     /// Whether `t` is an evaluation rollout at its task's full budget
     /// B(task) (what `--grep` and the likelihood analyses read).
     pub fn at_full_budget(&self, t: &super::Trajectory) -> bool {
-        !t.is_training()
-            && self
-                .hashed
-                .get(&(t.benchmark, t.task))
-                .is_some_and(|i| i.full_budget == t.budget)
+        self.tasks.at_full_budget(t)
     }
     /// A task's entry of `tasks`, found by hash (for a lookup per rollout).
     pub fn task_info(&self, bench: Id, task: Id) -> Option<TaskInfo> {
-        self.hashed.get(&(bench, task)).copied()
+        self.tasks.get_info(bench, task)
     }
 }
 
@@ -152,11 +234,20 @@ const PART_ROWS: usize = 1 << 18;
 /// time (1.1 M rollouts: 0.30 → 0.145 s), and without polars' query engine
 /// the first build compiles 30 fewer crates.
 pub fn eval_aggregates(set: &LogSet) -> EvalAggregates {
-    aggregates_in_parts(set, PART_ROWS)
+    eval_aggregates_with(set, std::sync::Arc::new(TaskInfos::of(set)))
 }
 
-/// [`eval_aggregates`] with parts of about `part_rows` rollouts.
-fn aggregates_in_parts(set: &LogSet, part_rows: usize) -> EvalAggregates {
+/// [`eval_aggregates`] with the set's [`TaskInfos::of`] found before.
+pub fn eval_aggregates_with(set: &LogSet, tasks: std::sync::Arc<TaskInfos>) -> EvalAggregates {
+    aggregates_in_parts(set, tasks, PART_ROWS)
+}
+
+/// [`eval_aggregates_with`] with parts of about `part_rows` rollouts.
+fn aggregates_in_parts(
+    set: &LogSet,
+    tasks: std::sync::Arc<TaskInfos>,
+    part_rows: usize,
+) -> EvalAggregates {
     use rayon::prelude::*;
     let seeds = run_seeds(set);
     let rows = set.trajectories.iter().filter(|t| !t.is_training()).count();
@@ -185,7 +276,7 @@ fn aggregates_in_parts(set: &LogSet, part_rows: usize) -> EvalAggregates {
         }
     }
     merge_aggregates(set, &mut out);
-    out.hashed = out.tasks.iter().map(|(k, i)| (*k, *i)).collect();
+    out.tasks = tasks;
     out.seeds = seeds;
     out.evaluation = rows as u64;
     out.training = (set.trajectories.len() - rows) as u64;
@@ -236,7 +327,6 @@ fn reduce_part(
     for run in keyed.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
         let first = &set.trajectories[run[0].3 as usize];
         let (mut outcome_only, mut outcome_only_solved) = (0u64, 0u64);
-        let (mut full, mut min_turns) = (0u32, None);
         let turns = push_turns(
             &mut out.turns,
             run.iter()
@@ -246,22 +336,9 @@ fn reduce_part(
                         outcome_only += 1;
                         outcome_only_solved += u64::from(t.success);
                     }
-                    // A task's full budget and fewest turns: the largest over
-                    // its rollouts' (none only where no rollout has one).
-                    full = full.max(t.max_budget().unwrap_or(t.budget));
-                    min_turns = min_turns.max(t.min_turns());
                 })
                 .filter_map(known_success_turn),
         );
-        let info = out
-            .tasks
-            .entry((first.benchmark, first.task))
-            .or_insert(TaskInfo {
-                full_budget: full,
-                min_turns,
-            });
-        info.full_budget = info.full_budget.max(full);
-        info.min_turns = info.min_turns.max(min_turns);
         out.groups
             .entry((first.benchmark, first.run, first.task))
             .or_default()
@@ -282,7 +359,6 @@ fn reduce_part(
 fn add_part(out: &mut EvalAggregates, part: EvalAggregates) {
     let base = out.turns.len() as u32;
     out.turns.extend(part.turns);
-    out.tasks.extend(part.tasks);
     out.groups
         .extend(part.groups.into_iter().map(|(key, mut groups)| {
             for g in &mut groups {
@@ -295,12 +371,6 @@ fn add_part(out: &mut EvalAggregates, part: EvalAggregates) {
 /// Adds `--summarize` shards: counts add, success turns concatenate.
 fn merge_aggregates(set: &LogSet, out: &mut EvalAggregates) {
     for a in &set.aggregates {
-        let info = out.tasks.entry((a.benchmark, a.task)).or_insert(TaskInfo {
-            full_budget: a.full_budget,
-            min_turns: a.min_turns,
-        });
-        info.full_budget = info.full_budget.max(a.full_budget);
-        info.min_turns = info.min_turns.or(a.min_turns);
         let groups = out.groups.entry((a.benchmark, a.run, a.task)).or_default();
         match groups
             .iter_mut()
@@ -508,7 +578,8 @@ mod tests {
                 .unwrap();
         // One part, and parts of 7 rollouts (a task's rollouts in one).
         for part_rows in [super::PART_ROWS, 7] {
-            let agg = super::aggregates_in_parts(&set, part_rows);
+            let tasks = std::sync::Arc::new(super::TaskInfos::of(&set));
+            let agg = super::aggregates_in_parts(&set, tasks, part_rows);
             let mut got: BTreeMap<Key, Counts> = BTreeMap::new();
             for (&(b, r, t), groups) in &agg.groups {
                 // Each task's groups ascending by budget, then seed.
