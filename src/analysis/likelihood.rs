@@ -19,7 +19,7 @@ pub struct Summary {
     pub n: u64,
 }
 
-/// Mean (in the order given), median and n; `v` is left sorted.
+/// Mean (in the order given), median and n; `v` is left reordered.
 fn summary(v: &mut [f64]) -> Option<Summary> {
     Some(Summary {
         mean: super::stats::mean(v)?,

@@ -209,17 +209,20 @@ pub fn median(values: &[f64]) -> Option<f64> {
     median_in_place(&mut values.to_vec())
 }
 
-/// [`median`] without a copy: `values` are left sorted.
+/// [`median`] without a copy: `values` are left reordered.
 pub fn median_in_place(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
-    v.sort_unstable_by(f64::total_cmp);
+    // The middle order statistics by selection, not a sort (the same
+    // values: equal under `total_cmp` is equal bit for bit).
     let n = v.len();
+    let (below, mid, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
     Some(if n % 2 == 1 {
-        v[n / 2]
+        *mid
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        let lower = below.iter().copied().max_by(f64::total_cmp).unwrap_or(*mid);
+        (lower + *mid) / 2.0
     })
 }
 
@@ -292,6 +295,36 @@ mod tests {
             for q in [0.0, 0.025, 0.5, 0.975, 1.0] {
                 let mut w = v.clone();
                 assert_eq!(quantile_select(&mut w, q), quantile_sorted(&sorted, q));
+            }
+        }
+    }
+
+    /// The median by selection is numpy.median's (the sorted middle, or
+    /// the mean of the two middle values), bit for bit, ties and signed
+    /// zeros included.
+    #[test]
+    fn selection_median_equals_the_sorted_one() {
+        // numpy.median([3, 1, 2, 4]) == 2.5; numpy.median([5, 1, 3]) == 3.0
+        assert_eq!(median(&[3.0, 1.0, 2.0, 4.0]), Some(2.5));
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[]), None);
+        let mut rng = super::super::bootstrap::resample_rng(6, 0);
+        for n in [1usize, 2, 3, 4, 10, 101, 1000, 1001] {
+            for ties in [false, true] {
+                let v: Vec<f64> = (0..n)
+                    .map(|_| match ties {
+                        false => rng.random::<f64>() - 0.5,
+                        true => [-0.0, 0.0, 1.0, -2.5][rng.random_range(0..4usize)],
+                    })
+                    .collect();
+                let mut sorted = v.clone();
+                sorted.sort_by(f64::total_cmp);
+                let want = match n % 2 {
+                    1 => sorted[n / 2],
+                    _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+                };
+                let got = median_in_place(&mut v.clone()).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "n {n}, ties {ties}");
             }
         }
     }
