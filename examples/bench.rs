@@ -204,7 +204,8 @@ fn main() {
     };
     use rl_audit::tui::panel::Panel;
     // Each panel on screen from the start, when it shows: the Steps panel
-    // (its matched states before the rollout counts); the Cost panel
+    // (its matched states' values before the rollout counts); a pair's
+    // Recovery panel (with them, natural recovery's rows to come); the Cost panel
     // (its frontier reads Pass@(K,T)'s values alone, so it comes before
     // their intervals); the Likelihood panel (the likelihoods begin with
     // the rollout counts, before Pass@(K,T), which waits for them); the
@@ -212,6 +213,7 @@ fn main() {
     // Pass@(K,T)'s values).
     let shown_first: Vec<(&str, Option<f64>)> = [
         (Panel::Steps, "TUI Steps on screen: shown, s after load"),
+        (Panel::Recovery, "TUI Recovery on screen: shown, s after"),
         (Panel::Cost, "TUI Cost on screen: shown, s after load"),
         (Panel::Likelihood, "TUI Likelihood on screen: s after load"),
         (Panel::BudgetMix, "TUI BudgetMix on screen: shown, s after"),

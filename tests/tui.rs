@@ -11,7 +11,7 @@ use serde_json::json;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use rl_audit::analysis::stats::Ci;
+use rl_audit::analysis::stats::{Ci, Estimate};
 use rl_audit::analysis::{run_audit, Settings};
 use rl_audit::jobs::Loaded;
 use rl_audit::schema::load::Progress;
@@ -1505,23 +1505,31 @@ fn hand_over_at(
 fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     use rl_audit::analysis::Part;
     let (_, all) = demo_staged();
-    // Two hand-overs come within a part, none leaving: Pass@(K,T)'s rows of
-    // the demo's one benchmark before its part is in (checked below), and
-    // natural recovery's values before its intervals, while it runs beside
-    // the main sequence, whenever that is (checked in
-    // `natural_recovery_values_come_before_their_intervals`).
+    // Three hand-overs come within a part, none leaving: Pass@(K,T)'s rows
+    // of the demo's one benchmark before its part is in, the matched
+    // states' and error recovery's values before their bootstrap intervals
+    // (both checked below), and natural recovery's values before its
+    // intervals, while it runs beside the main sequence, whenever that is
+    // (checked in `natural_recovery_values_come_before_their_intervals`).
     let within: Vec<usize> = (1..all.len())
         .filter(|&i| all[i].pending == all[i - 1].pending)
         .collect();
-    assert_eq!(within.len(), 2, "{within:?}");
+    assert_eq!(within.len(), 3, "{within:?}");
     let rows = |i: &&usize| {
         all[**i].is_pending(Part::Pass)
             && !all[**i].pass.benchmarks_in.is_empty()
             && all[**i - 1].pass.benchmarks_in.is_empty()
     };
     let values = |i: &&usize| all[**i].natural_values_in && !all[**i - 1].natural_values_in;
+    let matched_values = |i: &&usize| all[**i].matched_values_in && !all[**i - 1].matched_values_in;
     let rows_at = *within.iter().find(rows).expect("the benchmark's rows");
-    assert!(within.iter().any(|i| values(&i) && !rows(&i)), "{within:?}");
+    let matched_at = *within.iter().find(matched_values).expect("matched values");
+    assert!(
+        within
+            .iter()
+            .any(|i| values(&i) && !rows(&i) && !matched_values(&i)),
+        "{within:?}"
+    );
     // Right after the rollout counts' hand-over and Pass@(K,T)'s named.
     assert_eq!(rows_at, 3);
     let seen: Vec<rl_audit::analysis::Audit> = (0..all.len())
@@ -1589,6 +1597,48 @@ fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     }
     assert_eq!(format!("{whole:?}"), format!("{:?}", last.pass));
     assert!(!so_far.pass.cells.is_empty() && !so_far.pass.upper.is_empty());
+    // The matched states' and error recovery's rows while their part is
+    // computed: the complete audit's, every bootstrap interval pending
+    // (undefined where it is undefined), the values to the bit.
+    let early = &all[matched_at];
+    assert!(early.is_running(Part::Matched));
+    let pending = |e: &mut Option<Estimate>| {
+        if let Some(e) = e.as_mut().filter(|e| e.ci != Ci::Undefined) {
+            e.ci = Ci::Pending;
+        }
+    };
+    let mut matched = last.matched.clone();
+    for m in &mut matched {
+        pending(&mut m.mean_diff);
+        pending(&mut m.early.mean_diff);
+        pending(&mut m.late.mean_diff);
+        for t in &mut m.by_turn {
+            if t.ci != Ci::Undefined {
+                t.ci = Ci::Pending;
+            }
+        }
+    }
+    let mut recovery = last.recovery.clone();
+    for r in &mut recovery {
+        let [c0, c1] = &mut r.correction;
+        let [t0, t1] = &mut r.terminal_success;
+        for e in [
+            c0,
+            c1,
+            t0,
+            t1,
+            &mut r.correction_diff,
+            &mut r.terminal_success_diff,
+        ] {
+            pending(e);
+        }
+    }
+    assert!(!matched.is_empty() && !recovery.is_empty());
+    assert_eq!(format!("{:?}", early.matched), format!("{matched:?}"));
+    assert_eq!(format!("{:?}", early.recovery), format!("{recovery:?}"));
+    assert!(last.matched.iter().any(|m| m
+        .mean_diff
+        .is_some_and(|e| matches!(e.ci, Ci::Interval(..)))));
     let full = demo();
     // The complete one is run_audit's, to the byte of the report.
     let render = |a: &rl_audit::analysis::Audit| report_of(&full.set, a);
@@ -2310,8 +2360,47 @@ fn natural_recovery_values_come_before_their_intervals() {
     snapshot(&on_screen(&set, &partial), "partial-5-recovery-values", "5");
 }
 
+/// The Steps panel, and a pair's Recovery panel, show once the matched
+/// states' and error recovery's values are in, their bootstrap intervals
+/// `[…]` until drawn (the values, counts and Wilson intervals those of the
+/// complete audit: checked in
+/// `the_audit_is_handed_on_part_by_part_and_each_part_is_final`).
+#[test]
+fn matched_state_values_come_before_their_intervals() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::select::Selection;
+    use rl_audit::tui::views::pending;
+    let (set, seen) = demo_staged();
+    let last = seen.last().unwrap();
+    let values = seen
+        .iter()
+        .find(|a| a.matched_values_in)
+        .expect("the matched states' values")
+        .clone();
+    assert!(values.is_pending(Part::Matched) && !values.matched.is_empty());
+    // On screen with these rows, the other parts the complete audit's.
+    let mut partial = last.clone();
+    partial.pending = vec![Part::Matched];
+    partial.matched = values.matched.clone();
+    partial.recovery = values.recovery.clone();
+    let first = Selection::default();
+    for panel in [Panel::Steps, Panel::Recovery] {
+        assert!(!pending::is_waiting(&partial, panel, &first), "{panel:?}");
+        let mut before = partial.clone();
+        before.matched_values_in = false;
+        assert!(pending::is_waiting(&before, panel, &first), "{panel:?}");
+    }
+    snapshot(&on_screen(&set, &partial), "partial-4-steps-values", "4");
+    snapshot(
+        &on_screen(&set, &partial),
+        "partial-5-recovery-matched-values",
+        "5",
+    );
+}
+
 /// Which parts a partial audit says are being computed: the main sequence's
-/// next, natural recovery once the rollouts are counted, the likelihood and its LLR by turn
+/// next, natural recovery once begun (beside the rollout counts), the likelihood and its LLR by turn
 /// once Pass@(K,T) is in — each until handed on; grep after all of them.
 #[test]
 fn a_partial_audit_says_which_parts_are_being_computed() {
@@ -2356,8 +2445,9 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     // The complete audit: nothing.
     assert!(got.last().unwrap().is_empty());
     // One before the first part, one with the benchmark's Pass@(K,T) rows,
-    // one with natural recovery's values (before its intervals).
-    assert_eq!(got.len(), Part::ALL.len() + 3);
+    // one with the matched states' and error recovery's values, one with
+    // natural recovery's (each before its intervals).
+    assert_eq!(got.len(), Part::ALL.len() + 4);
 }
 
 /// A partial audit's headline findings are the complete audit's findings of

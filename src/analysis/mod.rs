@@ -222,6 +222,11 @@ pub struct Audit {
     /// interval [`stats::Ci::Pending`]) while the part is pending
     /// ([`natural::analyse_staged`]), whole once it is in.
     pub natural_values_in: bool,
+    /// The matched states' and error recovery's rows are in: with their
+    /// values, counts and Wilson intervals alone (every bootstrap interval
+    /// [`stats::Ci::Pending`]) while the part is pending
+    /// ([`matched::values`], [`recovery::values`]), whole once it is in.
+    pub matched_values_in: bool,
     /// The BudgetMix audit's rules are in (`budgetmix`, its gains empty)
     /// while the part is pending: computed first when the BudgetMix panel
     /// is on screen (they read the training rollouts alone; the gains wait

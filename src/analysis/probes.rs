@@ -195,6 +195,16 @@ pub fn clustered_means_each(sets: Vec<Vec<Cluster>>, boot: &Bootstrap) -> Vec<Op
     slots.into_iter().map(|i| i.map(|i| each[i])).collect()
 }
 
+/// What [`clustered_means_each`] gives each set, before the intervals are
+/// drawn: the same values, to the bit, every interval
+/// [`Ci::Pending`](super::stats::Ci::Pending) (undefined where the
+/// bootstrap's would be).
+pub fn clustered_points_each(sets: &[Vec<Cluster>]) -> Vec<Option<Estimate>> {
+    sets.iter()
+        .map(|c| (!c.is_empty()).then(|| super::bootstrap::cluster_point(c)))
+        .collect()
+}
+
 /// (states with a verdict, better, tie, worse).
 pub fn verdict_counts(states: &[&PairState]) -> (u64, u64, u64, u64) {
     let mut c = (0, 0, 0, 0);

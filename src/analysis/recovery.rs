@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use super::frozenlake::QCache;
 use super::probes::{
-    clustered_means, clusters_of, pair_states, share_of, verdict_counts, PairState,
+    clustered_means, clustered_points_each, clusters_of, pair_states, share_of, verdict_counts,
+    PairState,
 };
-use super::stats::{wilson, Estimate};
+use super::stats::{wilson, Bootstrap, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::schema::{Id, LogSet};
 
@@ -90,7 +91,26 @@ fn diff(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 }
 
 pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -> Vec<Recovery> {
+    let (mut rows, sets) = values(set, pairs, s, cache);
+    with_intervals(&mut rows, sets, &s.boot);
+    rows
+}
+
+/// The six cluster sets of each of [`values`]' rows: what their bootstrap
+/// intervals are drawn from ([`with_intervals`]).
+pub struct Intervals(Vec<[Vec<Cluster>; 6]>);
+
+/// [`analyse`]'s rows before their bootstrap intervals are drawn: every
+/// value, count and Wilson interval final, every bootstrap interval
+/// [`Ci::Pending`](super::stats::Ci::Pending).
+pub fn values(
+    set: &LogSet,
+    pairs: &[Pair],
+    s: &Settings,
+    cache: &mut QCache,
+) -> (Vec<Recovery>, Intervals) {
     let mut out = Vec::new();
+    let mut boots = Vec::new();
     for pair in pairs {
         let all = pair_states(set, pair, true, s, cache);
         if all.is_empty() {
@@ -109,7 +129,8 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             .map(|(src, sts)| breakdown(set.name(*src).to_string(), None, sts))
             .collect();
         sources.sort_by(|a, b| a.key.cmp(&b.key));
-        // The six means' bootstraps at once (each as alone).
+        // The six means' sets, bootstrapped at once (`with_intervals`, each
+        // as alone); their values meanwhile.
         let figures: [Figure; 6] = [
             |x| x.corrects[0],
             |x| x.corrects[1],
@@ -118,8 +139,10 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
             |x| diff(x.corrects[1], x.corrects[0]),
             |x| diff(x.terminal[1], x.terminal[0]),
         ];
-        let [c0, c1, t0, t1, cd, td] =
-            clustered_means(figures.map(|f| clusters_of(&refs, f)), &s.boot);
+        let sets = figures.map(|f| clusters_of(&refs, f));
+        let mut points = clustered_points_each(&sets).into_iter();
+        let [c0, c1, t0, t1, cd, td] = std::array::from_fn(|_| points.next().flatten());
+        boots.push(sets);
         out.push(Recovery {
             benchmark: set.name(pair.benchmark).into(),
             base: set.name(pair.base).into(),
@@ -139,5 +162,17 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
                 .collect(),
         });
     }
-    out
+    (out, Intervals(boots))
+}
+
+/// Draws the bootstrap intervals of [`values`]' rows (each set as alone):
+/// the rows [`analyse`] gives.
+pub fn with_intervals(rows: &mut [Recovery], sets: Intervals, boot: &Bootstrap) {
+    for (r, sets) in rows.iter_mut().zip(sets.0) {
+        let [c0, c1, t0, t1, cd, td] = clustered_means(sets, boot);
+        r.correction = [c0, c1];
+        r.terminal_success = [t0, t1];
+        r.correction_diff = cd;
+        r.terminal_success_diff = td;
+    }
 }

@@ -29,13 +29,20 @@ pub fn resample_rng(seed: u64, b: usize) -> Xoshiro {
 /// Cluster bootstrap of Σsum/Σweight over clusters resampled with replacement
 /// (SPEC §2). Paired differences pass per-task differences as clusters.
 pub fn cluster_bootstrap(clusters: &[Cluster], cfg: &Bootstrap) -> Estimate {
-    let family = Family {
-        sums: vec![clusters.iter().map(|c| c.sum).collect()],
-        weights: clusters.iter().map(|c| c.weight).collect(),
-    };
-    cluster_bootstrap_families(std::slice::from_ref(&family), cfg)
+    cluster_bootstrap_families(std::slice::from_ref(&Family::of(clusters)), cfg)
         .remove(0)
         .remove(0)
+}
+
+/// What [`cluster_bootstrap`] (or [`cluster_bootstrap_each`]) gives the
+/// clusters, before the interval is drawn: the same value to the bit
+/// ([`Reduced::points`]), the interval [`Ci::Pending`] — undefined where
+/// the bootstrap's would be.
+pub fn cluster_point(clusters: &[Cluster]) -> Estimate {
+    Reduced::new(&Family::of(clusters))
+        .points()
+        .pop()
+        .unwrap_or(Estimate::UNDEFINED)
 }
 
 /// Several statistics Σsum_s/Σweight over the same clusters (e.g. Pass@K for
@@ -61,10 +68,6 @@ pub fn cluster_bootstrap_many(
 /// The sets are taken (each freed as its family is made: a batch can be
 /// most of an analysis's memory).
 pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<Estimate> {
-    let family = |c: &[Cluster]| Family {
-        sums: vec![c.iter().map(|c| c.sum).collect()],
-        weights: c.iter().map(|c| c.weight).collect(),
-    };
     // Group by m among the sets that draw cluster ids: they share each
     // resample's draw of m ids, as alone. A set that would draw its class
     // counts directly is a group of its own: families drawn directly
@@ -77,7 +80,7 @@ pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<E
     let mut groups: std::collections::BTreeMap<Key, Vec<Family>> = Default::default();
     let mut slots: Vec<(Key, usize)> = Vec::with_capacity(sets.len());
     for (i, c) in sets.into_iter().enumerate() {
-        let f = family(&c);
+        let f = Family::of(&c);
         drop(c);
         let m = f.weights.len();
         let c = Classes::new(&f);
@@ -109,6 +112,16 @@ fn draws_directly(c: &Classes, live: bool, m: usize) -> bool {
 pub struct Family {
     pub sums: Vec<Vec<f64>>,
     pub weights: Vec<f64>,
+}
+
+impl Family {
+    /// One statistic, Σsum/Σweight over the clusters.
+    pub fn of(clusters: &[Cluster]) -> Family {
+        Family {
+            sums: vec![clusters.iter().map(|c| c.sum).collect()],
+            weights: clusters.iter().map(|c| c.weight).collect(),
+        }
+    }
 }
 
 /// Bootstraps several families over the same m clusters (SPEC §2's cluster

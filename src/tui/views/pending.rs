@@ -68,10 +68,12 @@ pub fn waiting(a: &Audit, panel: Panel, sel: &Selection, stopped: bool) -> Optio
 
 /// Whether any part the panel reads is still pending (it shows its
 /// stand-in). The Budget panel shows a benchmark once its Pass@(K,T) rows
-/// are in, before the other benchmarks' and the §4.2 tests. The Recovery
-/// panel of a pair shows once the matched states are in, its rows of
-/// natural recovery saying "computing…" until theirs are (at 11 M rollouts
-/// they come 2 s later); without a pair it is those rows alone.
+/// are in, before the other benchmarks' and the §4.2 tests. The Steps
+/// panel shows once the matched states' values are in, before their
+/// bootstrap intervals. The Recovery panel of a pair shows once the values
+/// of the matched states and error recovery are in, its rows of natural
+/// recovery saying "computing…" until theirs are; without a pair it is
+/// those rows alone.
 pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
     match panel {
         Panel::Budget => match current(a, sel).0 {
@@ -84,7 +86,12 @@ pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
             Some(b) => !a.cost_in(&b),
             None => a.is_pending(Part::Cost),
         },
-        Panel::Recovery if current(a, sel).1.is_some() => a.is_pending(Part::Matched),
+        // The matched states' and error recovery's values come before
+        // their bootstrap intervals (`[…]` until drawn).
+        Panel::Steps => a.is_pending(Part::Matched) && !a.matched_values_in,
+        Panel::Recovery if current(a, sel).1.is_some() => {
+            a.is_pending(Part::Matched) && !a.matched_values_in
+        }
         Panel::Recovery => a.is_pending(Part::NaturalRecovery) && !a.natural_values_in,
         // Its rules come first (the gain table says its gains are to come).
         Panel::BudgetMix => a.is_pending(Part::BudgetMix) && !a.budgetmix_rules_in,
