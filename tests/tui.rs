@@ -1505,16 +1505,18 @@ fn hand_over_at(
 fn the_audit_is_handed_on_part_by_part_and_each_part_is_final() {
     use rl_audit::analysis::Part;
     let (_, all) = demo_staged();
-    // Three hand-overs come within a part, none leaving: Pass@(K,T)'s rows
+    // Four hand-overs come within a part, none leaving: Pass@(K,T)'s rows
     // of the demo's one benchmark before its part is in, the matched
     // states' and error recovery's values before their bootstrap intervals
-    // (both checked below), and natural recovery's values before its
-    // intervals, while it runs beside the main sequence, whenever that is
-    // (checked in `natural_recovery_values_come_before_their_intervals`).
+    // (both checked below), and natural recovery's values and the
+    // likelihoods' before their intervals, while they run beside the main
+    // sequence, whenever that is (checked in
+    // `natural_recovery_values_come_before_their_intervals` and
+    // `likelihood_values_come_before_their_intervals`).
     let within: Vec<usize> = (1..all.len())
         .filter(|&i| all[i].pending == all[i - 1].pending)
         .collect();
-    assert_eq!(within.len(), 3, "{within:?}");
+    assert_eq!(within.len(), 4, "{within:?}");
     let rows = |i: &&usize| {
         all[**i].is_pending(Part::Pass)
             && !all[**i].pass.benchmarks_in.is_empty()
@@ -2399,6 +2401,55 @@ fn matched_state_values_come_before_their_intervals() {
     );
 }
 
+/// The Likelihood panel shows once the likelihoods' rows are in, before
+/// their length-matched intervals are drawn (`[…]`) and the LLR by turn is
+/// in (`computing…`, on its line and in its drill): every value the
+/// complete audit's, to the bit.
+#[test]
+fn likelihood_values_come_before_their_intervals() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    use rl_audit::tui::select::Selection;
+    use rl_audit::tui::views::pending;
+    let (set, seen) = demo_staged();
+    let last = seen.last().unwrap();
+    let values = seen
+        .iter()
+        .find(|a| a.likelihood_values_in)
+        .expect("the likelihoods' values")
+        .clone();
+    assert!(values.is_pending(Part::Likelihood) && values.is_pending(Part::LlrByTurn));
+    let mut want = last.likelihood.clone();
+    for l in &mut want {
+        if let Some(e) = l.length_matched.mean_diff.as_mut() {
+            assert!(matches!(e.ci, Ci::Interval(..)), "{e:?}");
+            e.ci = Ci::Pending;
+        }
+    }
+    assert!(!want.is_empty());
+    assert_eq!(format!("{:?}", values.likelihood), format!("{want:?}"));
+    // On screen with these rows, the other parts the complete audit's.
+    let mut partial = last.clone();
+    partial.pending = vec![Part::Likelihood, Part::LlrByTurn];
+    partial.likelihood = values.likelihood.clone();
+    partial.llr_by_turn.clear();
+    let first = Selection::default();
+    assert!(!pending::is_waiting(&partial, Panel::Likelihood, &first));
+    let mut before = partial.clone();
+    before.likelihood_values_in = false;
+    assert!(pending::is_waiting(&before, Panel::Likelihood, &first));
+    snapshot(
+        &on_screen(&set, &partial),
+        "partial-6-likelihood-values",
+        "6",
+    );
+    snapshot(
+        &on_screen(&set, &partial),
+        "partial-6-likelihood-values-by-turn",
+        "6\n",
+    );
+}
+
 /// Which parts a partial audit says are being computed: the main sequence's
 /// next, natural recovery once begun (beside the rollout counts), the likelihood and its LLR by turn
 /// once Pass@(K,T) is in — each until handed on; grep after all of them.
@@ -2446,8 +2497,9 @@ fn a_partial_audit_says_which_parts_are_being_computed() {
     assert!(got.last().unwrap().is_empty());
     // One before the first part, one with the benchmark's Pass@(K,T) rows,
     // one with the matched states' and error recovery's values, one with
-    // natural recovery's (each before its intervals).
-    assert_eq!(got.len(), Part::ALL.len() + 4);
+    // natural recovery's, one with the likelihoods' (each before its
+    // intervals).
+    assert_eq!(got.len(), Part::ALL.len() + 5);
 }
 
 /// A partial audit's headline findings are the complete audit's findings of

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
-use super::stats::{median_in_place, Cluster, Estimate};
+use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each, cluster_point};
+use super::stats::{median_in_place, Bootstrap, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::error::Result;
 use crate::schema::frames::TaskInfos;
@@ -120,7 +120,25 @@ pub fn analyse(
     s: &Settings,
     successes: &Successes,
 ) -> Result<Vec<Likelihood>> {
+    let (mut rows, sets) = values(set, pairs, successes)?;
+    with_intervals(&mut rows, sets, &s.boot);
+    Ok(rows)
+}
+
+/// The length-matched clusters of [`values`]' rows, row by row: what their
+/// bootstrap intervals are drawn from ([`with_intervals`]).
+pub struct Intervals(Vec<Vec<Cluster>>);
+
+/// [`analyse`]'s rows before the length-matched difference's interval is
+/// drawn: every summary, histogram, count and value final, that interval
+/// [`Ci::Pending`](super::stats::Ci::Pending).
+pub fn values(
+    set: &LogSet,
+    pairs: &[Pair],
+    successes: &Successes,
+) -> Result<(Vec<Likelihood>, Intervals)> {
     let mut out = Vec::new();
+    let mut sets = Vec::new();
     let mut window = LogpWindow::default();
     for pair in pairs {
         // Successful full-budget evaluation rollouts of the pair's runs.
@@ -205,12 +223,22 @@ pub fn analyse(
             length_matched: LengthMatched {
                 tasks: clusters.len() as u64,
                 pairs: n_pairs,
-                mean_diff: (!clusters.is_empty()).then(|| cluster_bootstrap(&clusters, &s.boot)),
+                mean_diff: (!clusters.is_empty()).then(|| cluster_point(&clusters)),
             },
             notes,
         });
+        sets.push(clusters);
     }
-    Ok(out)
+    Ok((out, Intervals(sets)))
+}
+
+/// Draws the length-matched differences' intervals of [`values`]' rows:
+/// the rows [`analyse`] gives.
+pub fn with_intervals(rows: &mut [Likelihood], sets: Intervals, boot: &Bootstrap) {
+    for (row, clusters) in rows.iter_mut().zip(sets.0) {
+        row.length_matched.mean_diff =
+            (!clusters.is_empty()).then(|| cluster_bootstrap(&clusters, boot));
+    }
 }
 
 impl Histogram {

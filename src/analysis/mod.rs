@@ -227,6 +227,11 @@ pub struct Audit {
     /// [`stats::Ci::Pending`]) while the part is pending
     /// ([`matched::values`], [`recovery::values`]), whole once it is in.
     pub matched_values_in: bool,
+    /// The likelihoods' rows are in: every figure but the length-matched
+    /// difference's interval ([`stats::Ci::Pending`]) while the part is
+    /// pending ([`likelihood::values`]), whole once it is in (with the LLR
+    /// by turn).
+    pub likelihood_values_in: bool,
     /// The BudgetMix audit's rules are in (`budgetmix`, its gains empty)
     /// while the part is pending: computed first when the BudgetMix panel
     /// is on screen (they read the training rollouts alone; the gains wait

@@ -182,6 +182,8 @@ pub fn run_audit_staged(
     enum Beside {
         /// Natural recovery's rows before their intervals are drawn.
         NaturalValues((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
+        /// The likelihoods' rows before their intervals are drawn.
+        LikelihoodValues(Vec<likelihood::Likelihood>),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Likelihoods(
             Result<Vec<likelihood::Likelihood>>,
@@ -222,8 +224,12 @@ pub fn run_audit_staged(
                         likelihood::by_turn(set, pairs, settings, &successes)
                     })
                 });
+                // Their rows handed on before their intervals are drawn.
                 let l = beside("likelihood", || {
-                    likelihood::analyse(set, pairs, settings, &successes)
+                    let (mut rows, sets) = likelihood::values(set, pairs, &successes)?;
+                    let _ = tx.send(Beside::LikelihoodValues(rows.clone()));
+                    likelihood::with_intervals(&mut rows, sets, &settings.boot);
+                    Ok(rows)
                 });
                 (l, crate::stage::joined(t.join()))
             });
@@ -244,6 +250,11 @@ pub fn run_audit_staged(
                         Beside::NaturalValues(n) => {
                             (a.natural_recovery, a.natural_recovery_diff) = n;
                             a.natural_values_in = true;
+                            staged(&a);
+                        }
+                        Beside::LikelihoodValues(l) => {
+                            a.likelihood = l;
+                            a.likelihood_values_in = true;
                             staged(&a);
                         }
                         Beside::Natural(n) => {

@@ -17,9 +17,16 @@ use crate::error::{Error, Result};
 /// Distinct seeds of each (benchmark, run)'s evaluation rollouts (SPEC §4.3).
 pub fn run_seeds(set: &LogSet) -> BTreeMap<(Id, Id), Vec<Id>> {
     let mut out: BTreeMap<(Id, Id), std::collections::BTreeSet<Id>> = BTreeMap::new();
+    // A run's rollouts mostly come one after another with one seed: the
+    // last one inserted need not be looked up again.
+    let mut last = None;
     for t in set.trajectories.iter().filter(|t| !t.is_training()) {
         if let Some(s) = t.seed() {
-            out.entry((t.benchmark, t.run)).or_default().insert(s);
+            let key = (t.benchmark, t.run, s);
+            if last != Some(key) {
+                out.entry((t.benchmark, t.run)).or_default().insert(s);
+                last = Some(key);
+            }
         }
     }
     out.into_iter()

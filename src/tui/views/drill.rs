@@ -150,6 +150,19 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
         let side = usize::from(x.run == rl);
         turns.entry(x.turn).or_default()[side] = Some(x);
     }
+    if a.is_pending(crate::analysis::Part::LlrByTurn) {
+        t.push_text(
+            vec![
+                "computing…".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
     for (turn, sides) in turns {
         let mut cells = vec![Cell::count(turn)];
         for x in sides {

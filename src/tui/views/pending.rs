@@ -93,6 +93,8 @@ pub fn is_waiting(a: &Audit, panel: Panel, sel: &Selection) -> bool {
             a.is_pending(Part::Matched) && !a.matched_values_in
         }
         Panel::Recovery => a.is_pending(Part::NaturalRecovery) && !a.natural_values_in,
+        // Its rows before their intervals and the LLR by turn.
+        Panel::Likelihood => a.is_pending(Part::Likelihood) && !a.likelihood_values_in,
         // Its rules come first (the gain table says its gains are to come).
         Panel::BudgetMix => a.is_pending(Part::BudgetMix) && !a.budgetmix_rules_in,
         _ => panel.parts().iter().any(|p| a.is_pending(*p)),
