@@ -2371,8 +2371,6 @@ fn natural_recovery_values_come_before_their_intervals() {
 fn matched_state_values_come_before_their_intervals() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::panel::Panel;
-    use rl_audit::tui::select::Selection;
-    use rl_audit::tui::views::pending;
     let (set, seen) = demo_staged();
     let last = seen.last().unwrap();
     let values = seen
@@ -2386,19 +2384,39 @@ fn matched_state_values_come_before_their_intervals() {
     partial.pending = vec![Part::Matched];
     partial.matched = values.matched.clone();
     partial.recovery = values.recovery.clone();
-    let first = Selection::default();
-    for panel in [Panel::Steps, Panel::Recovery] {
-        assert!(!pending::is_waiting(&partial, panel, &first), "{panel:?}");
-        let mut before = partial.clone();
-        before.matched_values_in = false;
-        assert!(pending::is_waiting(&before, panel, &first), "{panel:?}");
-    }
-    snapshot(&on_screen(&set, &partial), "partial-4-steps-values", "4");
-    snapshot(
-        &on_screen(&set, &partial),
-        "partial-5-recovery-matched-values",
-        "5",
+    shown_with_values(
+        &set,
+        &partial,
+        &[Panel::Steps, Panel::Recovery],
+        |a| a.matched_values_in = false,
+        &[
+            ("partial-4-steps-values", "4"),
+            ("partial-5-recovery-matched-values", "5"),
+        ],
     );
+}
+
+/// A partial audit holding a part's values (not its intervals) shows on
+/// each of `panels` — and waits without them (`unmark`) — and its screens
+/// are `screens` (name, keys).
+fn shown_with_values(
+    set: &Arc<rl_audit::schema::LogSet>,
+    partial: &rl_audit::analysis::Audit,
+    panels: &[rl_audit::tui::panel::Panel],
+    unmark: fn(&mut rl_audit::analysis::Audit),
+    screens: &[(&str, &str)],
+) {
+    use rl_audit::tui::views::pending::is_waiting;
+    let first = rl_audit::tui::select::Selection::default();
+    for &panel in panels {
+        assert!(!is_waiting(partial, panel, &first), "{panel:?}");
+        let mut before = partial.clone();
+        unmark(&mut before);
+        assert!(is_waiting(&before, panel, &first), "{panel:?}");
+    }
+    for (name, keys) in screens {
+        snapshot(&on_screen(set, partial), name, keys);
+    }
 }
 
 /// The Likelihood panel shows once the likelihoods' rows are in, before
@@ -2409,8 +2427,6 @@ fn matched_state_values_come_before_their_intervals() {
 fn likelihood_values_come_before_their_intervals() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::panel::Panel;
-    use rl_audit::tui::select::Selection;
-    use rl_audit::tui::views::pending;
     let (set, seen) = demo_staged();
     let last = seen.last().unwrap();
     let values = seen
@@ -2433,20 +2449,15 @@ fn likelihood_values_come_before_their_intervals() {
     partial.pending = vec![Part::Likelihood, Part::LlrByTurn];
     partial.likelihood = values.likelihood.clone();
     partial.llr_by_turn.clear();
-    let first = Selection::default();
-    assert!(!pending::is_waiting(&partial, Panel::Likelihood, &first));
-    let mut before = partial.clone();
-    before.likelihood_values_in = false;
-    assert!(pending::is_waiting(&before, Panel::Likelihood, &first));
-    snapshot(
-        &on_screen(&set, &partial),
-        "partial-6-likelihood-values",
-        "6",
-    );
-    snapshot(
-        &on_screen(&set, &partial),
-        "partial-6-likelihood-values-by-turn",
-        "6\n",
+    shown_with_values(
+        &set,
+        &partial,
+        &[Panel::Likelihood],
+        |a| a.likelihood_values_in = false,
+        &[
+            ("partial-6-likelihood-values", "6"),
+            ("partial-6-likelihood-values-by-turn", "6\n"),
+        ],
     );
 }
 
