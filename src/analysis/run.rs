@@ -159,10 +159,10 @@ pub fn run_audit_staged(
         matched_states(&pairs, &mut a, &mut *staged);
         done!(Part::Matched);
     }
-    // Each task's full budget, alone (11 M rollouts: ~0.2 s): the
+    // Each task's full budget, alone (11 M rollouts: ~0.06 s): the
     // likelihoods and natural recovery read no more of the rollouts'
     // aggregates, so they need not wait for the rollouts to be counted.
-    let tasks = std::sync::Arc::new(frames::TaskInfos::of(set));
+    let task_infos = std::sync::Arc::new(frames::TaskInfos::of(set));
     // The likelihood, its LLR by turn and natural recovery read neither
     // Pass@(K,T) nor each other: they run on threads of their own beside the
     // main sequence (which leaves part of the second core idle), and are
@@ -192,8 +192,7 @@ pub fn run_audit_staged(
     }
     let (beside_tx, beside_rx) = std::sync::mpsc::channel::<Beside>();
     std::thread::scope(|scope| -> Result<()> {
-        let tasks_of = &tasks;
-        let (tasks, pairs) = (&**tasks_of, &pairs[..]);
+        let (tasks, pairs) = (&*task_infos, &pairs[..]);
         use crate::stage::{beside, in_background};
         let tx = beside_tx.clone();
         let natural = scope.spawn(move || {
@@ -345,7 +344,10 @@ pub fn run_audit_staged(
         // The Likelihood panel on screen, or the Recovery panel with its
         // matched states in: what it reads before the rollouts are counted.
         wait_beside!();
-        let agg = std::sync::Arc::new(eval_aggregates_with(set, std::sync::Arc::clone(tasks_of)));
+        let agg = std::sync::Arc::new(eval_aggregates_with(
+            set,
+            std::sync::Arc::clone(&task_infos),
+        ));
         a.agg = std::sync::Arc::clone(&agg);
         let agg = &agg;
         crate::stage::release_freed_memory();
