@@ -2309,13 +2309,8 @@ fn natural_recovery_values_come_before_their_intervals() {
     use rl_audit::tui::panel::Panel;
     use rl_audit::tui::select::Selection;
     use rl_audit::tui::views::pending;
-    let (set, seen) = demo_staged();
-    let last = seen.last().unwrap();
-    let values = seen
-        .iter()
-        .find(|a| a.natural_values_in)
-        .expect("natural recovery's values")
-        .clone();
+    let (set, last, values) = demo_values(|a| a.natural_values_in);
+    let last = &last;
     assert!(values.is_pending(Part::NaturalRecovery));
     assert!(last.natural_values_in && !last.natural_recovery.is_empty());
     let bits = |e: &Option<Estimate>| e.map(|e| e.value.to_bits());
@@ -2371,13 +2366,8 @@ fn natural_recovery_values_come_before_their_intervals() {
 fn matched_state_values_come_before_their_intervals() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::panel::Panel;
-    let (set, seen) = demo_staged();
-    let last = seen.last().unwrap();
-    let values = seen
-        .iter()
-        .find(|a| a.matched_values_in)
-        .expect("the matched states' values")
-        .clone();
+    let (set, last, values) = demo_values(|a| a.matched_values_in);
+    let last = &last;
     assert!(values.is_pending(Part::Matched) && !values.matched.is_empty());
     // On screen with these rows, the other parts the complete audit's.
     let mut partial = last.clone();
@@ -2394,6 +2384,26 @@ fn matched_state_values_come_before_their_intervals() {
             ("partial-5-recovery-matched-values", "5"),
         ],
     );
+}
+
+/// The demo's set, its complete audit and the first hand-over of its
+/// staged audit where `values_in` holds (a part's values, before its
+/// intervals).
+fn demo_values(
+    values_in: fn(&rl_audit::analysis::Audit) -> bool,
+) -> (
+    Arc<rl_audit::schema::LogSet>,
+    rl_audit::analysis::Audit,
+    rl_audit::analysis::Audit,
+) {
+    let (set, seen) = demo_staged();
+    let values = seen
+        .iter()
+        .find(|a| values_in(a))
+        .expect("a hand-over with the part's values")
+        .clone();
+    let last = seen.last().expect("the complete audit").clone();
+    (set, last, values)
 }
 
 /// A partial audit holding a part's values (not its intervals) shows on
@@ -2427,13 +2437,8 @@ fn shown_with_values(
 fn likelihood_values_come_before_their_intervals() {
     use rl_audit::analysis::Part;
     use rl_audit::tui::panel::Panel;
-    let (set, seen) = demo_staged();
-    let last = seen.last().unwrap();
-    let values = seen
-        .iter()
-        .find(|a| a.likelihood_values_in)
-        .expect("the likelihoods' values")
-        .clone();
+    let (set, last, values) = demo_values(|a| a.likelihood_values_in);
+    let last = &last;
     assert!(values.is_pending(Part::Likelihood) && values.is_pending(Part::LlrByTurn));
     let mut want = last.likelihood.clone();
     for l in &mut want {
