@@ -69,9 +69,14 @@ impl BudgetGroup {
     /// within T (an outcome-only rollout is solved iff it succeeded).
     pub fn native_counts(&self, turns: &[u32]) -> (u64, u64) {
         (
-            self.n + self.outcome_only,
+            self.native_n(),
             self.solved_within(turns, self.budget) + self.outcome_only_solved,
         )
+    }
+    /// n of the native cell at T = this budget: every rollout, outcome-only
+    /// ones too.
+    pub fn native_n(&self) -> u64 {
+        self.n + self.outcome_only
     }
     /// The earliest turn at which any rollout of the group solved the task.
     pub fn first_success(&self, turns: &[u32]) -> Option<u32> {
@@ -223,17 +228,21 @@ impl EvalAggregates {
     }
 }
 
-/// Evaluation rollouts reduced at a time: a part's working memory (24
-/// bytes a rollout) stays about this size, whatever the number of rollouts.
+/// Evaluation rollouts reduced at a time: a part's working memory (its
+/// keys twice, 64 bytes a rollout: 16 MiB) stays about this size, whatever
+/// the number of rollouts.
 const PART_ROWS: usize = 1 << 18;
 
 /// Reduces the evaluation rollouts to their (benchmark, run, task, budget,
 /// seed) groups, a part of the tasks at a time (a task's rollouts are all
 /// in one part, so each group is whole); each task's figures come from its
-/// groups'. Parts are reduced on both cores, two at a time, and put
-/// together in part order: their tasks are disjoint, so what each adds is
-/// what it would add alone (at 11 M rollouts, 42 parts reduced one by one
-/// left a core idle for 3 s).
+/// groups'. Parts are reduced on both cores, a part a thread at a time,
+/// and put together in part order: their tasks are disjoint, so what each
+/// adds is what it would add alone (at 11 M rollouts, 42 parts reduced one
+/// by one left a core idle for 3 s). At 11 M rollouts the whole takes
+/// 0.57–0.75 s (0.91–1.12 s before its keys carried their counts, were
+/// sorted a task at a time and the parts' members were found in parallel:
+/// session 54).
 ///
 /// This was a lazy polars `group_by` (one frame a part); sorting each
 /// part's rollouts and reading each group's run once gives the same
@@ -256,31 +265,53 @@ fn aggregates_in_parts(
     part_rows: usize,
 ) -> EvalAggregates {
     use rayon::prelude::*;
-    let seeds = run_seeds(set);
-    let rows = set.trajectories.iter().filter(|t| !t.is_training()).count();
-    // A rollout's part: its task id modulo the number of parts.
+    let (seeds, rows) = rayon::join(
+        || run_seeds(set),
+        || {
+            set.trajectories
+                .par_iter()
+                .filter(|t| !t.is_training())
+                .count()
+        },
+    );
+    // A rollout's part: its task id modulo the number of parts. Each part's
+    // members in ascending order: found a chunk of the rollouts a thread,
+    // then put together in chunk order.
     let parts = rows.div_ceil(part_rows).max(1);
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = set.trajectories.len().div_ceil(threads).max(1);
+    let chunks: Vec<Vec<Vec<u32>>> = set
+        .trajectories
+        .par_chunks(chunk)
+        .enumerate()
+        .map(|(c, trajectories)| {
+            let mut members: Vec<Vec<u32>> = vec![Vec::new(); parts];
+            for (i, t) in trajectories.iter().enumerate() {
+                if !t.is_training() {
+                    members[t.task as usize % parts].push((c * chunk + i) as u32);
+                }
+            }
+            members
+        })
+        .collect();
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); parts];
-    for (i, t) in set.trajectories.iter().enumerate() {
-        if !t.is_training() {
-            members[t.task as usize % parts].push(i as u32);
+    for (i, m) in members.iter_mut().enumerate() {
+        m.reserve_exact(chunks.iter().map(|c| c[i].len()).sum());
+        for c in &chunks {
+            m.extend_from_slice(&c[i]);
         }
     }
+    drop(chunks);
+    // Every part reduced on the pool, each thread taking the next part
+    // when it is done (in waves of one part a thread, a thread done first
+    // waited for the other), then put together in part order.
+    let reduced: Vec<EvalAggregates> = members
+        .into_par_iter()
+        .map(|rows| reduce_part(set, &seeds, rows, parts))
+        .collect();
     let mut out = EvalAggregates::default();
-    let threads = rayon::current_num_threads().max(1);
-    let mut members = members.into_iter();
-    loop {
-        let wave: Vec<Vec<u32>> = members.by_ref().take(threads).collect();
-        if wave.is_empty() {
-            break;
-        }
-        let reduced: Vec<EvalAggregates> = wave
-            .into_par_iter()
-            .map(|rows| reduce_part(set, &seeds, rows))
-            .collect();
-        for part in reduced {
-            add_part(&mut out, part);
-        }
+    for part in reduced {
+        add_part(&mut out, part);
     }
     merge_aggregates(set, &mut out);
     out.tasks = tasks;
@@ -310,13 +341,26 @@ fn known_success_turn(t: &super::Trajectory) -> Option<u32> {
 /// trajectories) as groups: sorted by (benchmark, run, task, budget), then
 /// seed (none first), then success turn, so that each group is one run of
 /// rollouts with its success turns ascending (a rollout without one sorts
-/// as 0 and adds none).
+/// as 0 and adds none). Each key carries what its group counts (the
+/// rollout's success turn, if known, and whether its turns are known and
+/// it succeeded), so the sorted keys are read alone: reading each
+/// rollout again in their order, one cache miss a rollout, was half the
+/// part's time. The keys are put in task order first (a counting sort:
+/// the part's tasks are those whose id is its index modulo `parts`), then
+/// each task's sorted alone, in cache; each group is its task's, so the
+/// groups are the same as one sort of the part would make.
 fn reduce_part(
     set: &LogSet,
     seeds: &BTreeMap<(Id, Id), Vec<Id>>,
     rows: Vec<u32>,
+    parts: usize,
 ) -> EvalAggregates {
-    let mut keyed: Vec<(u128, Option<Id>, u32, u32)> = rows
+    // Bits of a key's last field: its turns known, it succeeded, it has a
+    // success turn that counts (the key's turn).
+    const KNOWN: u8 = 1;
+    const SOLVED: u8 = 2;
+    const TURN: u8 = 4;
+    let keyed: Vec<(u128, Option<Id>, u32, u8)> = rows
         .iter()
         .map(|&i| {
             let t = &set.trajectories[i as usize];
@@ -324,38 +368,58 @@ fn reduce_part(
                 | u128::from(t.run) << 64
                 | u128::from(t.task) << 32
                 | u128::from(t.budget);
-            let turn = known_success_turn(t).unwrap_or(0);
-            (group, group_seed(seeds, t), turn, i)
+            let turn = known_success_turn(t);
+            let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+            let flags =
+                bit(t.turns_known, KNOWN) | bit(t.success, SOLVED) | bit(turn.is_some(), TURN);
+            (group, group_seed(seeds, t), turn.unwrap_or(0), flags)
         })
         .collect();
     drop(rows);
-    keyed.sort_unstable();
+    // A key's task's place among the part's tasks.
+    let slot = |k: &(u128, Option<Id>, u32, u8)| ((k.0 >> 32) as u32 as usize) / parts;
+    let slots = keyed.iter().map(|k| slot(k) + 1).max().unwrap_or(0);
+    let mut starts = vec![0usize; slots + 1];
+    for k in &keyed {
+        starts[slot(k) + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut by_task = vec![(0u128, None, 0u32, 0u8); keyed.len()];
+    let mut next = starts.clone();
+    for k in keyed {
+        let at = &mut next[slot(&k)];
+        by_task[*at] = k;
+        *at += 1;
+    }
+    for w in starts.windows(2) {
+        by_task[w[0]..w[1]].sort_unstable();
+    }
+    let keyed = by_task;
     let mut out = EvalAggregates::default();
     for run in keyed.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-        let first = &set.trajectories[run[0].3 as usize];
+        let (group, seed) = (run[0].0, run[0].1);
+        let id = |shift: u32| (group >> shift) as u32;
         let (mut outcome_only, mut outcome_only_solved) = (0u64, 0u64);
+        for &(_, _, _, flags) in run.iter().filter(|k| k.3 & KNOWN == 0) {
+            outcome_only += 1;
+            outcome_only_solved += u64::from(flags & SOLVED != 0);
+        }
         let turns = push_turns(
             &mut out.turns,
-            run.iter()
-                .map(|&(_, _, _, i)| &set.trajectories[i as usize])
-                .inspect(|t| {
-                    if !t.turns_known {
-                        outcome_only += 1;
-                        outcome_only_solved += u64::from(t.success);
-                    }
-                })
-                .filter_map(known_success_turn),
+            run.iter().filter(|k| k.3 & TURN != 0).map(|k| k.2),
         );
         out.groups
-            .entry((first.benchmark, first.run, first.task))
+            .entry((id(96), id(64), id(32)))
             .or_default()
             .push(BudgetGroup {
-                budget: first.budget,
+                budget: id(0),
                 n: run.len() as u64 - outcome_only,
                 turns,
                 outcome_only,
                 outcome_only_solved,
-                seed: run[0].1,
+                seed,
             });
     }
     out

@@ -70,21 +70,39 @@ pub fn cell_counts(
     level: u32,
     mode: Mode,
 ) -> SeedCounts {
-    let Some(cb) = cell_budget(info, level, mode) else {
-        return Vec::new();
-    };
-    groups
-        .iter()
-        .filter(|g| g.budget == cb.budget)
-        .map(|g| {
-            let (n, c) = match mode {
-                Mode::Native => g.native_counts(turns),
-                Mode::Truncated => (g.n, g.solved_within(turns, cb.t)),
+    cell_groups(groups, info, level, mode)
+        .map(|(g, cb)| {
+            let c = match mode {
+                Mode::Native => g.native_counts(turns).1,
+                Mode::Truncated => g.solved_within(turns, cb.t),
             };
-            (g.seed, n, c)
+            (g.seed, cell_n(g, mode), c)
         })
         .filter(|x| x.1 > 0)
         .collect()
+}
+
+/// A task's groups in its (level, mode) cell, with the cell's budget.
+pub(super) fn cell_groups(
+    groups: &[BudgetGroup],
+    info: TaskInfo,
+    level: u32,
+    mode: Mode,
+) -> impl Iterator<Item = (&BudgetGroup, CellBudget)> {
+    let cb = cell_budget(info, level, mode);
+    groups
+        .iter()
+        .filter_map(move |g| cb.filter(|cb| g.budget == cb.budget).map(|cb| (g, cb)))
+}
+
+/// A group's rollouts in a cell of `mode` it is in: every one in a native
+/// cell (its outcome-only ones too), those whose turns are known in a
+/// truncated one.
+pub(super) fn cell_n(g: &BudgetGroup, mode: Mode) -> u64 {
+    match mode {
+        Mode::Native => g.native_n(),
+        Mode::Truncated => g.n,
+    }
 }
 
 /// A run's seed slots in a benchmark: its seeds when it has two or more,

@@ -180,15 +180,16 @@ impl CountsCache {
 
 /// K ∈ {1, 2, 4, …} up to the largest number of rollouts in any cell.
 pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
+    // Each cell's n alone (its solved rollouts are not counted here).
     let mut max_n = 0;
     for ((b, _, t), groups) in &input.agg.groups {
-        let Some(info) = input.agg.tasks.get(&(*b, *t)) else {
+        let Some(info) = input.agg.task_info(*b, *t) else {
             continue;
         };
         for &l in levels {
             for m in Mode::BOTH {
-                for (_, n, _) in cell_counts(&input.agg.turns, groups, *info, l, m) {
-                    max_n = max_n.max(n);
+                for (g, _) in cell_groups(groups, info, l, m) {
+                    max_n = max_n.max(cell_n(g, m));
                 }
             }
         }
