@@ -6,10 +6,9 @@ use super::*;
 /// rollout, and whether the bound is oracle, empirical or mixed.
 fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInfo)>, &'static str) {
     let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
-    for ((bb, _, t), groups) in &input.agg.groups {
-        if *bb != b {
-            continue;
-        }
+    let ids = Id::MIN..=Id::MAX;
+    let of_b = (b, *ids.start(), *ids.start())..=(b, *ids.end(), *ids.end());
+    for ((_, _, t), groups) in input.agg.groups.range(of_b) {
         for g in groups {
             if let Some(s) = g.first_success(&input.agg.turns) {
                 let e = first_solve.entry(*t).or_insert(s);

@@ -180,20 +180,23 @@ impl CountsCache {
 
 /// K ∈ {1, 2, 4, …} up to the largest number of rollouts in any cell.
 pub fn default_ks(input: &PassInput, levels: &[u32]) -> Vec<u64> {
-    // Each cell's n alone (its solved rollouts are not counted here).
-    let mut max_n = 0;
-    for ((b, _, t), groups) in &input.agg.groups {
-        let Some(info) = input.agg.task_info(*b, *t) else {
-            continue;
-        };
-        for &l in levels {
-            for m in Mode::BOTH {
-                for (g, _) in cell_groups(groups, info, l, m) {
-                    max_n = max_n.max(cell_n(g, m));
-                }
-            }
-        }
-    }
+    // Each cell's n alone (its solved rollouts are not counted here), the
+    // tasks on both cores (11 M rollouts: 0.08 s on one).
+    use rayon::prelude::*;
+    let max_n = input
+        .agg
+        .groups
+        .par_iter()
+        .filter_map(|((b, _, t), groups)| {
+            let info = input.agg.task_info(*b, *t)?;
+            levels
+                .iter()
+                .flat_map(|&l| Mode::BOTH.map(|m| (l, m)))
+                .flat_map(|(l, m)| cell_groups(groups, info, l, m).map(move |(g, _)| cell_n(g, m)))
+                .max()
+        })
+        .max()
+        .unwrap_or(0);
     let mut ks = vec![1];
     while ks[ks.len() - 1] * 2 <= max_n {
         ks.push(ks[ks.len() - 1] * 2);
