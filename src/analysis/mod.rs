@@ -106,14 +106,8 @@ pub struct Pair {
 /// Runs seen on each benchmark: evaluation rollouts and probe candidates.
 pub fn runs_by_benchmark(set: &LogSet) -> BTreeMap<Id, BTreeSet<Id>> {
     let mut m: BTreeMap<Id, BTreeSet<Id>> = BTreeMap::new();
-    // A run's rollouts mostly come one after another: the last pair
-    // inserted need not be looked up again.
-    let mut last = None;
-    for t in set.trajectories.iter().filter(|t| !t.is_training()) {
-        if last != Some((t.benchmark, t.run)) {
-            m.entry(t.benchmark).or_default().insert(t.run);
-            last = Some((t.benchmark, t.run));
-        }
+    for (b, r) in crate::schema::frames::distinct_eval_keys(set, |t| Some((t.benchmark, t.run))) {
+        m.entry(b).or_default().insert(r);
     }
     for a in &set.aggregates {
         m.entry(a.benchmark).or_default().insert(a.run);

@@ -28,23 +28,25 @@ fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInf
     (first_solve, tasks, kind)
 }
 
-/// Share of tasks solvable within `tl(task)` turns.
-fn solvable_share(
+/// Each task's threshold: the turn from which it is solvable — its oracle
+/// fewest turns, else its earliest solve — if any.
+fn thresholds(
     tasks: &[(Id, TaskInfo)],
     first_solve: &BTreeMap<Id, u32>,
-    tl: impl Fn(&TaskInfo) -> u32,
-) -> f64 {
-    let n = tasks
+) -> Vec<(TaskInfo, Option<u32>)> {
+    tasks
         .iter()
-        .filter(|(t, info)| {
-            let tl = tl(info);
-            match info.min_turns {
-                Some(m) => m <= tl,
-                None => first_solve.get(t).is_some_and(|&s| s <= tl),
-            }
-        })
+        .map(|(t, i)| (*i, i.min_turns.or_else(|| first_solve.get(t).copied())))
+        .collect()
+}
+
+/// Share of tasks solvable within `tl(task)` turns.
+fn solvable_share(thresholds: &[(TaskInfo, Option<u32>)], tl: impl Fn(&TaskInfo) -> u32) -> f64 {
+    let n = thresholds
+        .iter()
+        .filter(|(info, at)| at.is_some_and(|at| at <= tl(info)))
         .count();
-    n as f64 / tasks.len().max(1) as f64
+    n as f64 / thresholds.len().max(1) as f64
 }
 
 /// U(T) per benchmark and level (SPEC §2.1), and U at every integer t
@@ -54,34 +56,48 @@ pub fn upper_bounds(input: &PassInput, levels: &[u32]) -> (Vec<UpperBound>, Vec<
     let (mut out, mut curve) = (Vec::new(), Vec::new());
     for b in input.benchmarks() {
         let (first_solve, tasks, kind) = solvability(input, b);
+        let thresholds = thresholds(&tasks, &first_solve);
         for &l in levels {
             out.push(UpperBound {
                 benchmark: input.name(b),
                 level: l,
-                value: solvable_share(&tasks, &first_solve, |i| t_at_level(l, i.full_budget)),
+                value: solvable_share(&thresholds, |i| t_at_level(l, i.full_budget)),
                 tasks: tasks.len(),
                 kind,
             });
         }
         let max_b = tasks.iter().map(|t| t.1.full_budget).max().unwrap_or(0);
-        // A task turns solvable at its threshold (min_turns, else its
-        // earliest solve) if that is within its full budget; no share
-        // changes after the last such turn.
-        let last = tasks
+        // A task turns solvable at its threshold if that is within its
+        // full budget; no share changes after the last such turn.
+        let within: Vec<u32> = thresholds
             .iter()
-            .filter_map(|(t, i)| {
-                let at = i.min_turns.or_else(|| first_solve.get(t).copied())?;
-                (at <= i.full_budget).then_some(at)
-            })
+            .filter_map(|(i, at)| at.filter(|&at| at <= i.full_budget))
+            .collect();
+        let last = within
+            .iter()
+            .copied()
             .max()
             .unwrap_or(1)
             .clamp(1, max_b.max(1));
         if max_b > 0 {
+            // Solvable within min(t, B): a threshold within B, at most t.
+            // How many turn solvable at each t, summed up t by t, not every
+            // task counted again at every t (a tree look-up each); the
+            // share is the same quotient of the same counts.
+            let mut from = vec![0usize; last as usize + 1];
+            for &at in &within {
+                from[at.min(last) as usize] += 1;
+            }
+            let mut solvable = from[0];
+            let values = (1..=last as usize)
+                .map(|t| {
+                    solvable += from[t];
+                    solvable as f64 / tasks.len().max(1) as f64
+                })
+                .collect();
             curve.push(UpperCurve {
                 benchmark: input.name(b),
-                values: (1..=last)
-                    .map(|t| solvable_share(&tasks, &first_solve, |i| t.min(i.full_budget)))
-                    .collect(),
+                values,
                 until: max_b,
                 kind,
             });

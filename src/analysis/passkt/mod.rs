@@ -219,18 +219,18 @@ pub fn analyse_staged(
     // The bounds U, the scan for the token budgets and the pass curves read
     // only the rollouts and the aggregates: they run on threads of their
     // own while the benchmarks' cells are counted (one core's work, between
-    // the bootstraps' two), the scan waited for once every benchmark's
-    // values are in (their token budgets are registered then), the bounds
-    // when the first benchmark's Δ rows are made,
-    // the curves taken when a benchmark is handed on after they are done
-    // (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun only after the first
-    // hand-over, the curves did not bring that hand-over sooner at 11 M (the
-    // CPU is all taken either way) and raised the peak by 10 MiB at 1 M.
+    // the bootstraps' two) — the bounds and curves from the start, the scan
+    // once the first benchmark is handed on (below) — the scan waited for
+    // once every benchmark's values are in (their token budgets are
+    // registered then), the bounds when the first benchmark's Δ rows are
+    // made, the curves taken when a benchmark is handed on after they are
+    // done (11 M rollouts: 1.0, 0.4 and 0.7 s). Begun only after the first
+    // hand-over, the curves brought it no sooner than the scan alone did
+    // (session 54), and raised the peak by 10 MiB at 1 M.
     let pending = std::thread::scope(|scope| {
         let bounds = scope.spawn(|| upper_bounds(input, &s.levels));
-        let scan = scope.spawn(|| TokenScan::of(input));
         let curves = scope.spawn(|| curves(input, &ks));
-        let (mut bounds, mut scan, mut curves) = (Some(bounds), Some(scan), Some(curves));
+        let (mut bounds, mut scan, mut curves) = (Some(bounds), None, Some(curves));
         // Every pair's rows, their §4.2 tests waiting for the joint draws.
         let mut pending: Vec<(usize, Vec<Advantage>, FamilyTests)> = Vec::new();
         // A benchmark's statistics share resample draws only with one
@@ -292,6 +292,14 @@ pub fn analyse_staged(
                 progress(so_far(&rep, &pending, &preview));
             }
             registered.push((b, batch, rest, finish_cells, finish_advantages, finish_gaps));
+            // The scan once the first benchmark is handed on: begun with
+            // the others, it took a core's quarter from that benchmark's
+            // counting (11 M rollouts, the Budget panel on screen: 1.27–1.43
+            // → 1.01–1.08 s after the load, five runs and two interleaved
+            // in one process).
+            if scan.is_none() {
+                scan = Some(scope.spawn(|| TokenScan::of(input)));
+            }
         }
         // Each benchmark's token budgets, registered in the batch its
         // values' batch continues and merged into it, as one batch would
