@@ -6,8 +6,7 @@ use super::*;
 /// rollout, and whether the bound is oracle, empirical or mixed.
 fn solvability(input: &PassInput, b: Id) -> (BTreeMap<Id, u32>, Vec<(Id, TaskInfo)>, &'static str) {
     let mut first_solve: BTreeMap<Id, u32> = BTreeMap::new();
-    let ids = Id::MIN..=Id::MAX;
-    let of_b = (b, *ids.start(), *ids.start())..=(b, *ids.end(), *ids.end());
+    let of_b = (b, Id::MIN, Id::MIN)..=(b, Id::MAX, Id::MAX);
     for ((_, _, t), groups) in input.agg.groups.range(of_b) {
         for g in groups {
             if let Some(s) = g.first_success(&input.agg.turns) {
