@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use rl_audit::analysis::bootstrap::{cluster_bootstrap, cluster_bootstrap_each};
 use rl_audit::analysis::frozenlake::QCache;
-use rl_audit::analysis::stats::{Bootstrap, Cluster};
+use rl_audit::analysis::stats::{Bootstrap, Ci, Cluster};
 use rl_audit::analysis::{
     budgetmix, cost, dynamics, likelihood, matched, natural, passkt, recovery, resolve_pairs,
     Settings,
@@ -183,25 +183,29 @@ fn main() {
     // What the workbench has the audit compute first (`Settings::focus`):
     // the Steps panel on screen from the start, when it shows; the last
     // benchmark of Pass@(K,T)'s order selected, when its rows are in.
-    let focused = |panel: rl_audit::tui::panel::Panel,
-                   bench: Option<&str>,
-                   shown: &dyn Fn(&rl_audit::analysis::Audit) -> bool| {
-        let focused = rl_audit::analysis::Settings {
-            focus: Default::default(),
-            ..settings.clone()
+    // In one audit, when each of `marks` first held.
+    type Mark<'a> = &'a dyn Fn(&rl_audit::analysis::Audit) -> bool;
+    let focused_marks =
+        |panel: rl_audit::tui::panel::Panel, bench: Option<&str>, marks: &[Mark]| {
+            let focused = rl_audit::analysis::Settings {
+                focus: Default::default(),
+                ..settings.clone()
+            };
+            focused.focus.set(panel.parts());
+            focused.focus.set_benchmark(bench);
+            let t = Instant::now();
+            let mut at = vec![None; marks.len()];
+            rl_audit::analysis::run_audit_staged(&set, &focused, &mut |a| {
+                for (at, mark) in at.iter_mut().zip(marks) {
+                    if at.is_none() && mark(a) {
+                        *at = Some(t.elapsed().as_secs_f64());
+                    }
+                }
+            })
+            .expect("audit");
+            at
         };
-        focused.focus.set(panel.parts());
-        focused.focus.set_benchmark(bench);
-        let t = Instant::now();
-        let mut at = None;
-        rl_audit::analysis::run_audit_staged(&set, &focused, &mut |a| {
-            if at.is_none() && shown(a) {
-                at = Some(t.elapsed().as_secs_f64());
-            }
-        })
-        .expect("audit");
-        at
-    };
+    let focused = |panel, bench, shown: Mark| focused_marks(panel, bench, &[shown])[0];
     use rl_audit::tui::panel::Panel;
     // Each panel on screen from the start, when it shows: the Steps panel
     // (its matched states' values before the rollout counts); a pair's
@@ -228,13 +232,43 @@ fn main() {
     .collect();
     // The Recovery panel on screen from the start: the matched states
     // first, then the main sequence waits for natural recovery.
-    let recovery_first = focused(Panel::Recovery, None, &|a| {
-        Panel::Recovery.parts().iter().all(|p| !a.is_pending(*p))
-    });
+    // With natural recovery's provisional intervals (`Ci::Provisional`)
+    // before.
+    let provisional = |c: Ci| matches!(c, Ci::Provisional(..));
+    let recovery_marks = focused_marks(
+        Panel::Recovery,
+        None,
+        &[
+            &|a| {
+                let runs = a.natural_recovery.iter();
+                runs.flat_map(|n| [n.next_ok, n.recovered])
+                    .flatten()
+                    .any(|e| provisional(e.ci))
+            },
+            &|a| Panel::Recovery.parts().iter().all(|p| !a.is_pending(*p)),
+        ],
+    );
+    let recovery_first = recovery_marks[1];
+    // The Budget panel on screen, the last benchmark of Pass@(K,T)'s order
+    // selected: its values, its provisional intervals, its intervals.
     let last = audit.pass.benchmarks_in.last().cloned();
-    let last_first = last.as_deref().and_then(|b| {
-        let at = focused(Panel::Budget, Some(b), &|a| a.pass_in(b))?;
-        Some((b.to_string(), at))
+    let budget_marks = last.as_deref().map(|b| {
+        let marks = focused_marks(
+            Panel::Budget,
+            Some(b),
+            &[
+                &|a| a.pass_in(b),
+                &|a| {
+                    let mut cells = a.pass.cells.iter().filter(|c| c.benchmark == b);
+                    cells.any(|c| provisional(c.ci))
+                },
+                &|a| {
+                    !a.is_pending(rl_audit::analysis::Part::Pass)
+                        || a.pass.benchmarks_in.iter().any(|x| x == b)
+                },
+            ],
+        );
+        (b.to_string(), marks)
     });
     // The trajectory browser re-reads one record from its file: the last
     // evaluation trajectory (the deepest into its file).
@@ -364,16 +398,25 @@ fn main() {
             println!("{what:<40} {s:>9.2}");
         }
     }
+    if let Some(s) = recovery_marks[0] {
+        println!("{:<40} {s:>9.2}", "TUI Recovery on screen: ~[…], s after");
+    }
     if let Some(s) = recovery_first {
         println!("{:<40} {s:>9.2}", "TUI Recovery on screen: whole, s after");
     }
-    if let (Some((_, last)), Some((b, first))) = (benchmarks_in.last(), last_first) {
+    if let Some((b, m)) = &budget_marks {
+        for (what, at) in ["values", "~[…]", "whole"].iter().zip(m) {
+            if let Some(s) = at {
+                let what = format!("TUI Budget, {b} selected: {what}");
+                println!("{what:<40} {s:>9.2}");
+            }
+        }
+    }
+    if let (Some((_, last)), true) = (benchmarks_in.last(), budget_marks.is_some()) {
         println!(
             "{:<40} {last:>9.2}",
             "TUI Budget, last benchmark in, s after"
         );
-        let what = format!("TUI Budget, {b} selected: in, s after");
-        println!("{what:<40} {first:>9.2}");
     }
     if let Some((ms, ok)) = reread {
         println!(

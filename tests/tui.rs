@@ -1483,12 +1483,18 @@ fn hand_over_at(
     seen: &[rl_audit::analysis::Audit],
     next: rl_audit::analysis::Part,
 ) -> rl_audit::analysis::Audit {
-    use rl_audit::analysis::Part;
-    let mut a = seen
+    let a = seen
         .iter()
         .find(|a| a.pending.first() == Some(&next))
         .expect("a hand-over")
         .clone();
+    beside_running(a)
+}
+
+/// A hand-over as it is while the parts computed beside are still running
+/// (see [`hand_over_at`]).
+fn beside_running(mut a: rl_audit::analysis::Audit) -> rl_audit::analysis::Audit {
+    use rl_audit::analysis::Part;
     a.pending = Part::ALL
         .into_iter()
         .filter(|p| a.is_pending(*p) || p.beside())
@@ -3414,4 +3420,202 @@ fn a_long_flat_tail_leaves_the_turns_that_move_the_chart() {
         assert_eq!(labels.last(), Some(&"8"), "{axis}");
     }
     snapshot(&d, "2-budget-long-flat-tail", "2");
+}
+
+/// With the Budget or Recovery panel on screen, the intervals it shows come
+/// first provisional — those of the first 1,000 resamples, which are
+/// exactly what `--resamples 1000` reports (resample b is seeded from
+/// (seed, b)) — then whole; each value is the final one, no report changes,
+/// and an audit no panel looks at (headless) hands on none.
+#[test]
+fn the_panel_on_screen_shows_provisional_intervals_first() {
+    use rl_audit::analysis::stats::PROVISIONAL_RESAMPLES;
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::panel::Panel;
+    // Two benchmarks of 40 tasks, a base and an RL run, one seed (a run of
+    // several seeds takes its values from §4.3's two-stage bootstrap: no
+    // values before its intervals, so none provisional).
+    let dir = common::temp_dir("provisional");
+    let mut mix = common::Mix(7);
+    let mut lines = Vec::new();
+    for bench in ["alpha", "beta"] {
+        for task in 0..40 {
+            let p = mix.unit();
+            for (run, lift) in [("base", 0.0), ("rl", 0.15)] {
+                for _ in 0..4 {
+                    let solved = mix.unit() < p + lift;
+                    let turn = solved.then(|| 1 + mix.below(8) as u32);
+                    lines.push(common::traj(run, bench, &format!("t{task}"), 8, 8, turn));
+                }
+            }
+        }
+    }
+    common::write_lines(&dir.join("eval.jsonl"), &lines);
+    let set = Arc::new(rl_audit::schema::load(&[dir], &LoadOptions::default()).expect("loads"));
+    let with = |resamples: usize| Settings {
+        boot: rl_audit::analysis::stats::Bootstrap {
+            resamples,
+            ..Default::default()
+        },
+        compare: vec![("base".into(), "rl".into())],
+        ..Default::default()
+    };
+    assert!(with(PROVISIONAL_RESAMPLES).boot.provisional().is_none());
+    let whole = run_audit(&set, &with(2000)).expect("audit");
+    let thousand = run_audit(&set, &with(PROVISIONAL_RESAMPLES)).expect("audit");
+    // What a provisional interval must be: the 1,000-resample interval, a
+    // degenerate one still pending (more resamples may not all agree).
+    let want = |c: Ci| match c {
+        Ci::Interval(l, h) => Ci::Provisional(l, h),
+        Ci::Degenerate => Ci::Pending,
+        c => c,
+    };
+    let provisional = |c: Ci| matches!(c, Ci::Provisional(..));
+    // Headless: no panel on screen, none provisional.
+    let mut any = false;
+    rl_audit::analysis::run_audit_staged(&set, &with(2000), &mut |a| {
+        any |= a.pass.cells.iter().any(|c| provisional(c.ci))
+            || a.natural_recovery
+                .iter()
+                .flat_map(|n| [n.next_ok, n.recovered])
+                .flatten()
+                .any(|e| provisional(e.ci));
+    })
+    .expect("audit");
+    assert!(!any, "a provisional interval with no panel on screen");
+    // Nor for the Overview, which reads every part and shows no interval.
+    let overview = with(2000);
+    overview.focus.set(Panel::Overview.parts());
+    assert!(!overview.focus.shows(Part::Pass) && !overview.focus.shows(Part::NaturalRecovery));
+    overview.focus.set(Panel::Budget.parts());
+    assert!(overview.focus.shows(Part::Pass) && !overview.focus.shows(Part::NaturalRecovery));
+
+    // The Budget panel on screen, the second benchmark selected.
+    let chosen = whole.pass.benchmarks_in[1].clone();
+    let settings = with(2000);
+    settings.focus.set(Panel::Budget.parts());
+    settings.focus.set_benchmark(Some(&chosen));
+    let mut seen = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let at = seen
+        .iter()
+        .position(|a| a.pass.cells.iter().any(|c| provisional(c.ci)))
+        .expect("a hand-over with provisional intervals");
+    let early = &seen[at].pass;
+    // The chosen benchmark's, as soon as its values are in: before another
+    // benchmark is counted, none whole yet.
+    assert!(early.benchmarks_in.is_empty());
+    assert_eq!(early.values_in, std::slice::from_ref(&chosen));
+    let cells = |p: &rl_audit::analysis::passkt::PassReport| {
+        p.cells
+            .iter()
+            .filter(|c| c.benchmark == chosen)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (shown, final_, of_1000) = (cells(early), cells(&whole.pass), cells(&thousand.pass));
+    assert!(!shown.is_empty());
+    assert_eq!(shown.len(), of_1000.len());
+    for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {
+        let key = (&e.run, e.k, e.level, e.mode);
+        assert_eq!(key, (&t.run, t.k, t.level, t.mode));
+        assert_eq!(e.ci, want(t.ci), "{key:?}");
+        assert_eq!(e.value.map(f64::to_bits), f.value.map(f64::to_bits));
+        assert_eq!(e.tasks, f.tasks);
+    }
+    assert!(shown.iter().filter(|c| provisional(c.ci)).count() > shown.len() / 2);
+    for c in early.cells.iter().filter(|c| c.benchmark != chosen) {
+        assert!(matches!(c.ci, Ci::Pending | Ci::Undefined), "{c:?}");
+    }
+    let deltas = |p: &rl_audit::analysis::passkt::PassReport| {
+        p.advantage
+            .iter()
+            .filter(|x| x.benchmark == chosen)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let (shown_d, of_1000_d) = (deltas(early), deltas(&thousand.pass));
+    assert!(!shown_d.is_empty());
+    assert_eq!(shown_d.len(), of_1000_d.len());
+    for (e, t) in shown_d.iter().zip(&of_1000_d) {
+        assert_eq!((e.k, e.level, e.mode), (t.k, t.level, t.mode));
+        assert_eq!(e.ci, want(t.ci));
+        assert!(!e.significant_flip);
+        assert_eq!(
+            e.test,
+            rl_audit::analysis::multiplicity::CellTest::DEGENERATE
+        );
+    }
+    for (e, t) in early.mode_gap.iter().zip(&thousand.pass.mode_gap) {
+        if e.benchmark == chosen {
+            assert_eq!(e.ci, want(t.ci));
+        }
+    }
+    // Then that benchmark whole, before any other.
+    let next = seen[at..]
+        .iter()
+        .find(|a| !a.pass.benchmarks_in.is_empty())
+        .expect("a benchmark whole");
+    assert_eq!(next.pass.benchmarks_in, std::slice::from_ref(&chosen));
+    let cis =
+        |c: Vec<rl_audit::analysis::passkt::PassCell>| c.iter().map(|c| c.ci).collect::<Vec<_>>();
+    assert_eq!(cis(cells(&next.pass)), cis(final_));
+    // On screen: `~[…]` in the selected cell's box, and a line saying what
+    // it is (`b`: the second benchmark). The pass curves, computed on a
+    // thread of their own, are in or not by then: the complete audit's; the
+    // parts computed beside as if still running.
+    let mut shown = beside_running(seen[at].clone());
+    shown.pass.curve = whole.pass.curve.clone();
+    snapshot(
+        &on_screen(&set, &shown),
+        "partial-2-budget-provisional",
+        "2b",
+    );
+
+    // The Recovery panel on screen: natural recovery's intervals likewise,
+    // on the demo (its rollouts have error flags).
+    let set = Arc::new(rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads"));
+    let with = |resamples| Settings {
+        compare: Vec::new(),
+        ..with(resamples)
+    };
+    let (whole, thousand) = (
+        run_audit(&set, &with(2000)).expect("audit"),
+        run_audit(&set, &with(PROVISIONAL_RESAMPLES)).expect("audit"),
+    );
+    let settings = with(2000);
+    settings.focus.set(Panel::Recovery.parts());
+    let mut seen = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let ests = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
+        let runs = a
+            .natural_recovery
+            .iter()
+            .flat_map(|n| [n.next_ok, n.recovered]);
+        let diffs = a
+            .natural_recovery_diff
+            .iter()
+            .flat_map(|d| [d.next_ok, d.recovered]);
+        runs.chain(diffs).collect()
+    };
+    let early = seen
+        .iter()
+        .find(|a| ests(a).iter().flatten().any(|e| provisional(e.ci)))
+        .expect("a hand-over with provisional intervals");
+    assert!(early.is_pending(Part::NaturalRecovery));
+    let (shown, final_, of_1000) = (ests(early), ests(&whole), ests(&thousand));
+    assert_eq!(shown.len(), of_1000.len());
+    for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {
+        assert_eq!(e.map(|e| e.value.to_bits()), f.map(|f| f.value.to_bits()));
+        assert_eq!(e.map(|e| e.ci), t.map(|t| want(t.ci)));
+    }
+    snapshot(
+        &on_screen(&set, early),
+        "partial-5-recovery-provisional",
+        "5",
+    );
 }

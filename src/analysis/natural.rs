@@ -52,19 +52,62 @@ struct Counts {
     recovered: u64,
 }
 
+impl std::ops::AddAssign for Counts {
+    fn add_assign(&mut self, o: Counts) {
+        self.events += o.events;
+        self.next_ok += o.next_ok;
+        self.with_error += o.with_error;
+        self.recovered += o.recovered;
+    }
+}
+
 /// (benchmark, run) → task → counts, rollouts qualifying, and by turn.
 type PerRun = BTreeMap<(Id, Id), (BTreeMap<Id, Counts>, u64, BTreeMap<u32, Counts>)>;
 
 fn gather(set: &LogSet, tasks: &TaskInfos) -> PerRun {
     // Per (benchmark, run): tasks hashed while the rollouts are read (a
     // tree's search per rollout was most of this scan at 11 M), put in task
-    // order at the end; the counts are whole numbers, the same either way.
-    type Run = (FastMap<Id, Counts>, u64, BTreeMap<u32, Counts>);
-    let mut runs: BTreeMap<(Id, Id), Run> = BTreeMap::new();
+    // order at the end; a chunk of the rollouts a thread, their counts then
+    // added (11 M rollouts, the Recovery panel on screen: 0.42 → 0.23 s).
+    // The counts are whole numbers: the same in any order.
+    fn merge(mut a: Runs, mut b: Runs) -> Runs {
+        if a.len() < b.len() {
+            std::mem::swap(&mut a, &mut b);
+        }
+        for (k, (tasks, n, turns)) in b {
+            let e = a.entry(k).or_default();
+            e.1 += n;
+            for (t, c) in tasks {
+                *e.0.entry(t).or_default() += c;
+            }
+            for (t, c) in turns {
+                *e.2.entry(t).or_default() += c;
+            }
+        }
+        a
+    }
+    use rayon::prelude::*;
+    let runs = set
+        .trajectories
+        .par_chunks(1 << 16)
+        .map(|chunk| scan(set, tasks, chunk))
+        .reduce(Runs::new, merge);
+    runs.into_iter()
+        .map(|(k, (tasks, n, turns))| (k, (tasks.into_iter().collect(), n, turns)))
+        .collect()
+}
+
+/// A chunk's counts while they are gathered: per (benchmark, run), its
+/// tasks hashed, its rollouts qualifying, its counts by turn.
+type Runs = BTreeMap<(Id, Id), (FastMap<Id, Counts>, u64, BTreeMap<u32, Counts>)>;
+
+/// [`gather`]'s counts of a chunk of the rollouts.
+fn scan(set: &LogSet, tasks: &TaskInfos, chunk: &[crate::schema::Trajectory]) -> Runs {
+    let mut runs = Runs::new();
     // One buffer for every rollout's flags.
     let mut flags: Vec<(bool, u32)> = Vec::new();
     // Full-budget rollouts whose every step says whether it was an error.
-    for t in set.trajectories.iter().filter(|t| tasks.at_full_budget(t)) {
+    for t in chunk.iter().filter(|t| tasks.at_full_budget(t)) {
         flags.clear();
         let mut all = true;
         for s in set.steps_of(t).iter() {
@@ -103,9 +146,7 @@ fn gather(set: &LogSet, tasks: &TaskInfos) -> PerRun {
             bt.recovered += u64::from(t.success);
         }
     }
-    runs.into_iter()
-        .map(|(k, (tasks, n, turns))| (k, (tasks.into_iter().collect(), n, turns)))
-        .collect()
+    runs
 }
 
 fn share(k: u64, n: u64) -> Option<f64> {
@@ -252,7 +293,19 @@ pub fn analyse_staged(
     for e in slots(&mut early, &mut early_diffs) {
         e.ci = Ci::Pending;
     }
-    values(early, early_diffs);
+    values(early.clone(), early_diffs.clone());
+    // The Recovery panel on screen (the workbench): provisional intervals
+    // first, from the first 1,000 resamples (a tenth of the draws).
+    let provisional = s.boot.provisional();
+    if let Some(boot) = provisional.filter(|_| s.focus.shows(super::Part::NaturalRecovery)) {
+        let mut cis = cluster_bootstrap_each(boots.clone(), &boot)
+            .into_iter()
+            .map(|e| e.provisional().ci);
+        for e in slots(&mut early, &mut early_diffs) {
+            e.ci = cis.next().expect("an interval per estimate");
+        }
+        values(early, early_diffs);
+    }
     // The intervals, in the order their clusters were queued.
     let mut cis = cluster_bootstrap_each(boots, &s.boot)
         .into_iter()

@@ -28,6 +28,17 @@ impl Focus {
         self.parts.load(std::sync::atomic::Ordering::Relaxed) & (1 << p as u32) != 0
     }
 
+    /// Whether the panel on screen shows `p`'s intervals: it reads `p`, and
+    /// not every part (the Overview, which reads them all for its findings
+    /// and shows no interval). What provisional intervals
+    /// ([`Ci::Provisional`](super::stats::Ci::Provisional)) are drawn for:
+    /// no one reads another panel's, and no report holds any.
+    pub fn shows(&self, p: Part) -> bool {
+        let all = Part::ALL.iter().fold(0u32, |b, p| b | 1 << *p as u32);
+        let bits = self.parts.load(std::sync::atomic::Ordering::Relaxed);
+        bits & (1 << p as u32) != 0 && bits & all != all
+    }
+
     /// The benchmark on screen from now on (`None`: the benchmarks' order).
     pub fn set_benchmark(&self, name: Option<&str>) {
         if let Ok(mut b) = self.benchmark.lock() {

@@ -32,6 +32,18 @@ pub struct Bootstrap {
     pub cancel: crate::cancel::Cancel,
 }
 
+impl Bootstrap {
+    /// The settings of a provisional interval ([`Ci::Provisional`]): the
+    /// first [`PROVISIONAL_RESAMPLES`] of these resamples, the same seed and
+    /// method. `None` when these are no more than that.
+    pub fn provisional(&self) -> Option<Bootstrap> {
+        (self.resamples > PROVISIONAL_RESAMPLES).then_some(Bootstrap {
+            resamples: PROVISIONAL_RESAMPLES,
+            ..*self
+        })
+    }
+}
+
 impl Default for Bootstrap {
     fn default() -> Self {
         Bootstrap {
@@ -55,12 +67,31 @@ pub enum Ci {
     /// intervals ([`passkt::analyse_staged`](super::passkt::analyse_staged));
     /// a finished audit, and so every report, has none.
     Pending,
+    /// The interval of the first [`PROVISIONAL_RESAMPLES`] resamples alone —
+    /// what `--resamples 1000` reports, the same draws — shown by the
+    /// workbench for the panel on screen while the rest are drawn; never
+    /// judged on (not [`Ci::bounds`]) and, like [`Ci::Pending`], never in a
+    /// finished audit.
+    Provisional(f64, f64),
 }
+
+/// How many resamples a provisional interval is drawn from ([`Ci::Provisional`]):
+/// the fewest a percentile interval is commonly drawn from (Efron &
+/// Tibshirani, *An Introduction to the Bootstrap*, §13.3), a tenth of the
+/// default's cost.
+pub const PROVISIONAL_RESAMPLES: usize = 1000;
 
 impl Ci {
     pub fn bounds(self) -> Option<(f64, f64)> {
         match self {
             Ci::Interval(l, h) => Some((l, h)),
+            _ => None,
+        }
+    }
+    /// The bounds a provisional interval shows ([`Ci::Provisional`]).
+    pub fn provisional_bounds(self) -> Option<(f64, f64)> {
+        match self {
+            Ci::Provisional(l, h) => Some((l, h)),
             _ => None,
         }
     }
@@ -81,6 +112,18 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// This estimate, drawn from [`Bootstrap::provisional`]'s resamples, as
+    /// the workbench shows it meanwhile: an interval [`Ci::Provisional`]; a
+    /// degenerate one [`Ci::Pending`] (the resamples still to come may not
+    /// all agree); no interval as it was (no data, no resample tells more).
+    pub fn provisional(self) -> Estimate {
+        let ci = match self.ci {
+            Ci::Interval(l, h) => Ci::Provisional(l, h),
+            Ci::Degenerate => Ci::Pending,
+            ci => ci,
+        };
+        Estimate { ci, ..self }
+    }
     /// No data: no value, no interval.
     pub const UNDEFINED: Estimate = Estimate {
         value: f64::NAN,

@@ -22,10 +22,12 @@ pub fn pass_cell(c: &PassCell) -> String {
     )
 }
 
-/// `[10.2, 14.0]` in percent, or why there is no interval.
+/// `[10.2, 14.0]` in percent, or why there is no interval; `~[10.1, 14.2]`
+/// provisional ([`Ci::Provisional`]).
 pub fn pct_ci(ci: Ci) -> String {
     match ci {
         Ci::Interval(l, h) => format!("[{:.1}, {:.1}]", 100.0 * l, 100.0 * h),
+        Ci::Provisional(l, h) => format!("~[{:.1}, {:.1}]", 100.0 * l, 100.0 * h),
         Ci::Degenerate => "[degenerate]".into(),
         Ci::Undefined => "[–]".into(),
         Ci::Pending => "[…]".into(),
@@ -248,15 +250,50 @@ fn closing_run(rest: &[u8], n: usize) -> Option<usize> {
     None
 }
 
+/// What a provisional interval is, said where one is shown
+/// ([`Ci::Provisional`]; `resamples`: the audit's), in three parts (a
+/// table's columns): `~[…] provisional`, `first 1,000 of`, `10,000
+/// resamples`.
+pub fn provisional_note(resamples: usize) -> [String; 3] {
+    [
+        "~[…] provisional".into(),
+        format!(
+            "first {} of",
+            thousands(crate::analysis::stats::PROVISIONAL_RESAMPLES)
+        ),
+        format!("{} resamples", thousands(resamples)),
+    ]
+}
+
+/// `10,000`: a count with its thousands separated.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() * 4 / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether any of these intervals is provisional.
+pub fn any_provisional(cis: impl IntoIterator<Item = Ci>) -> bool {
+    cis.into_iter().any(|c| matches!(c, Ci::Provisional(..)))
+}
+
 /// `[lo, hi]` scaled, signed, one decimal.
 pub fn signed_ci(ci: Ci, scale: f64) -> String {
     signed_ci_prec(ci, scale, 1)
 }
 
-/// `[lo, hi]` scaled, signed, with `prec` decimals.
+/// `[lo, hi]` scaled, signed, with `prec` decimals (`~[lo, hi]`
+/// provisional).
 pub fn signed_ci_prec(ci: Ci, scale: f64, prec: usize) -> String {
     match ci {
         Ci::Interval(l, h) => format!("[{:+.prec$}, {:+.prec$}]", scale * l, scale * h),
+        Ci::Provisional(l, h) => format!("~[{:+.prec$}, {:+.prec$}]", scale * l, scale * h),
         Ci::Degenerate => "[degenerate]".into(),
         Ci::Undefined => "[–]".into(),
         Ci::Pending => "[…]".into(),
@@ -321,6 +358,27 @@ pub fn verdict(ci: Ci) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_and_provisional_intervals_read_as_written() {
+        let t: Vec<String> = [0, 7, 999, 1000, 10000, 123456, 1234567]
+            .into_iter()
+            .map(thousands)
+            .collect();
+        assert_eq!(
+            t,
+            ["0", "7", "999", "1,000", "10,000", "123,456", "1,234,567"]
+        );
+        assert_eq!(pct_ci(Ci::Provisional(0.088, 0.194)), "~[8.8, 19.4]");
+        assert_eq!(
+            signed_ci(Ci::Provisional(-0.1, 0.03), 100.0),
+            "~[-10.0, +3.0]"
+        );
+        assert_eq!(
+            provisional_note(10000),
+            ["~[…] provisional", "first 1,000 of", "10,000 resamples"]
+        );
+    }
 
     #[test]
     fn a_code_span_holds_any_name_and_html_is_escaped_outside_them() {

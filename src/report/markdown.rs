@@ -283,7 +283,7 @@ fn advantage_section(md: &mut String, audit: &Audit) {
             Ci::Degenerate => "the same difference on every task, so no interval".to_string(),
             Ci::Undefined => "no interval".to_string(),
             // Never in a finished audit.
-            Ci::Pending => "interval pending".to_string(),
+            Ci::Pending | Ci::Provisional(..) => "interval pending".to_string(),
         };
         let dir = if a.delta >= 0.0 { "leads" } else { "trails" };
         let ci = match a.ci {

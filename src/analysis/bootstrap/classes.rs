@@ -5,6 +5,7 @@ use super::*;
 /// A family's clusters grouped into classes of identical clusters (equal in
 /// every statistic and in weight): the statistic of a resample depends only
 /// on how many clusters of each class it drew.
+#[derive(Clone)]
 pub(super) struct Classes {
     /// Class of each cluster.
     pub(super) of: Vec<u32>,

@@ -246,6 +246,7 @@ fn surely_degenerate(c: &Classes, s: usize, m: usize) -> bool {
 /// A family reduced to what the bootstrap reads of it (its classes: 4
 /// bytes a cluster when its values repeat), to be bootstrapped later beside
 /// others over as many clusters.
+#[derive(Clone)]
 pub struct Reduced(Classes);
 
 impl Reduced {

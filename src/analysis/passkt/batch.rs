@@ -252,6 +252,22 @@ impl ReducedBatch {
         out
     }
 
+    /// [`ReducedBatch::run`] with `boot`'s resamples, the batch kept (each
+    /// set's families copied while it is drawn): a provisional interval's
+    /// estimates ([`Bootstrap::provisional`]) before the batch's own.
+    pub(super) fn run_early(&self, boot: &Bootstrap) -> Vec<Estimate> {
+        let mut out = vec![Estimate::UNDEFINED; self.statistics];
+        for (_, groups, families) in &self.sets {
+            let ests = bootstrap::cluster_bootstrap_reduced(families.clone(), boot);
+            for (members, es) in groups.iter().zip(ests) {
+                for (&i, e) in members.iter().zip(es) {
+                    out[i] = e.provisional();
+                }
+            }
+        }
+        out
+    }
+
     /// Every statistic's estimate, in the batch's order.
     pub(super) fn run(self, boot: &Bootstrap) -> Vec<Estimate> {
         let mut out = vec![Estimate::UNDEFINED; self.statistics];

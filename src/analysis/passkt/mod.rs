@@ -253,6 +253,17 @@ pub fn analyse_staged(
         // the bootstraps are three quarters of the part.
         let mut preview = Preview::default();
         let mut registered = Vec::new();
+        // Provisional intervals ([`Ci::Provisional`]: the first 1,000
+        // resamples' alone, what `--resamples 1000` gives) for the
+        // benchmark on screen in the Budget panel (`Focus::shows`: the
+        // workbench only), drawn once its values are in (`first`: it is
+        // the first counted); the benchmarks that have them.
+        let provisional_for = |name: &str, first: bool| {
+            s.boot.provisional().is_some()
+                && s.focus.shows(super::Part::Pass)
+                && s.focus.benchmark().map_or(first, |n| n == name)
+        };
+        let mut provisional: Vec<String> = Vec::new();
         let mut left = order.clone();
         while !left.is_empty() {
             let b = left.remove(on_screen(&left));
@@ -288,8 +299,21 @@ pub fn analyse_staged(
                         .push((*i, f(&points, &rep.upper, Draw::ValuesOnly).0));
                 }
                 preview.rep.mode_gap.extend(finish_gaps(&points));
-                preview.rep.benchmarks_in.push(input.name(b));
+                let name = input.name(b);
+                preview.rep.benchmarks_in.push(name.clone());
                 progress(so_far(&rep, &pending, &preview));
+                // The benchmark on screen in the Budget panel: its
+                // provisional intervals at once, from the first 1,000
+                // resamples — a tenth of its draws, before the other
+                // benchmarks are counted — in place of its `[…]`.
+                if provisional_for(&name, registered.is_empty()) {
+                    let early = batch.run_early(&s.boot.provisional().expect("provisional"));
+                    preview.provisional(&name, &early, &finish_cells, &finish_gaps);
+                    let upper = &rep.upper;
+                    preview.provisional_advantages(&early, upper, &finish_advantages);
+                    provisional.push(name);
+                    progress(so_far(&rep, &pending, &preview));
+                }
             }
             registered.push((b, batch, rest, finish_cells, finish_advantages, finish_gaps));
             // The scan once the first benchmark is handed on: begun with
@@ -335,6 +359,18 @@ pub fn analyse_staged(
             let names: Vec<Id> = registered.iter().map(|r| r.0).collect();
             let (b, batch, finish_cells, finish_advantages, finish_gaps, finish_tokens) =
                 registered.remove(on_screen(&names));
+            // Selected since its values came: its provisional intervals
+            // now (the token budgets' too), before its own.
+            let name = input.name(b);
+            if provisional_for(&name, false) && !provisional.contains(&name) {
+                let early = batch.run_early(&s.boot.provisional().expect("provisional"));
+                let p = &mut preview.rep;
+                p.token.retain(|t| t.benchmark != name);
+                finish_tokens(&early, p);
+                preview.provisional(&name, &early, &finish_cells, &finish_gaps);
+                preview.provisional_advantages(&early, &rep.upper, &finish_advantages);
+                progress(so_far(&rep, &pending, &preview));
+            }
             let all = batch.run(&s.boot);
             rep.cells.extend(finish_cells(&all));
             pending.extend(finish_advantages.into_iter().map(|(i, f)| {
@@ -383,6 +419,41 @@ struct Preview {
     rep: PassReport,
     /// Each pair's Δ rows.
     advantage: Vec<(usize, Vec<Advantage>)>,
+}
+
+impl Preview {
+    /// A benchmark's cells and mode gaps with the provisional intervals of
+    /// `early` ([`ReducedBatch::run_early`]) in place of its values alone.
+    fn provisional(
+        &mut self,
+        name: &str,
+        early: &[Estimate],
+        cells: &dyn Fn(&[Estimate]) -> Vec<PassCell>,
+        gaps: &dyn Fn(&[Estimate]) -> Vec<ModeGap>,
+    ) {
+        let p = &mut self.rep;
+        p.cells.retain(|c| c.benchmark != name);
+        p.cells.extend(cells(early));
+        p.mode_gap.retain(|g| g.benchmark != name);
+        p.mode_gap.extend(gaps(early));
+    }
+
+    /// Its pairs' Δ rows likewise (no §4.2 test: those come with the part).
+    fn provisional_advantages<F>(
+        &mut self,
+        early: &[Estimate],
+        upper: &[UpperBound],
+        rows: &[(usize, F)],
+    ) where
+        F: Fn(&[Estimate], &[UpperBound], Draw) -> (Vec<Advantage>, FamilyTests),
+    {
+        for (i, f) in rows {
+            let new = f(early, upper, Draw::ValuesOnly).0;
+            for slot in self.advantage.iter_mut().filter(|(j, _)| j == i) {
+                slot.1 = new.clone();
+            }
+        }
+    }
 }
 
 /// The report so far, as [`analyse`] will order it: the benchmarks whose

@@ -15,8 +15,8 @@ impl Serialize for CiKeys<'_> {
                 m.serialize_entry(self.0, &())?;
                 m.serialize_entry(&format!("{}_degenerate", self.0), &true)?;
             }
-            // Pending: never in a finished audit.
-            Ci::Undefined | Ci::Pending => m.serialize_entry(self.0, &())?,
+            // Pending, provisional: never in a finished audit.
+            Ci::Undefined | Ci::Pending | Ci::Provisional(..) => m.serialize_entry(self.0, &())?,
         }
         m.end()
     }

@@ -267,6 +267,13 @@ fn natural_rows(
         Mark::None,
         by_turn(),
     );
+    let shown = [b, r]
+        .into_iter()
+        .flatten()
+        .flat_map(|x| [x.next_ok, x.recovered]);
+    let diffs = d.into_iter().flat_map(|d| [d.next_ok, d.recovered]);
+    let shown = shown.chain(diffs).flatten().map(|e| e.ci);
+    super::provisional_row(t, a.settings.boot.resamples, shown);
 }
 
 /// RL − base of a natural-recovery figure: the mean over the tasks where
@@ -325,6 +332,14 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
             }),
         );
     }
+    let shown = a
+        .natural_recovery
+        .iter()
+        .filter(|n| Some(n.benchmark.as_str()) == bench)
+        .flat_map(|n| [n.next_ok, n.recovered])
+        .flatten()
+        .map(|e| e.ci);
+    super::provisional_row(&mut t, a.settings.boot.resamples, shown);
     t
 }
 

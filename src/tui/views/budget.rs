@@ -9,8 +9,8 @@ use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mod
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{
-    cell_p, cell_p_alone, contrast, held_by_resamples, pct, pct_ci, pp, share_pp, signed_ci,
-    tasks_to_resolve,
+    any_provisional, cell_p, cell_p_alone, contrast, held_by_resamples, pct, pct_ci, pp,
+    provisional_note, share_pp, signed_ci, tasks_to_resolve,
 };
 use crate::schema::{FastMap, Id, Loc};
 use crate::tui::select::{current, Selection};
@@ -219,8 +219,12 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         None => a.pass.runs(&bench).iter().map(|r| r.to_string()).collect(),
     };
     let mut out = Vec::new();
+    // Whether an interval shown is provisional (the note below says so).
+    let mut provisional = Vec::new();
     for r in &runs {
-        match mode.and_then(|m| a.pass.cell(&bench, r, k, level, Some(m))) {
+        let cell = mode.and_then(|m| a.pass.cell(&bench, r, k, level, Some(m)));
+        provisional.extend(cell.map(|c| c.ci));
+        match cell {
             Some(c) => out.push(format!(
                 "{r}: Pass@({k},{level}%) {} {} n={} tasks ({}){}  Pass^ {}",
                 pct(c.value),
@@ -267,6 +271,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         .as_ref()
         .and_then(|p| a.pass.advantage_at(p.key(), k, level, mode))
     {
+        provisional.push(x.ci);
         out.push(format!(
             "Δ {} {} over n={} tasks — {}{}; headroom {}",
             pp(x.delta),
@@ -318,6 +323,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
             .mode_gaps_at(&bench, k, level)
             .filter(|g| &g.run == r)
         {
+            provisional.push(g.ci);
             out.push(format!(
                 "{}: native − truncated {} {} (n={})",
                 g.run,
@@ -326,6 +332,10 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 g.tasks
             ));
         }
+    }
+    if any_provisional(provisional) {
+        let [what, first, of] = provisional_note(a.settings.boot.resamples);
+        out.push(format!("{what}: the {first} {of}, until all are drawn"));
     }
     out.extend(later);
     if a.is_pending(crate::analysis::Part::Failures) {

@@ -30,11 +30,13 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
         ],
     );
     let winner = winner_at(&a.cost_winners, bench, ceiling);
+    let mut shown = Vec::new();
     for b in best_per_run(&a.cost_frontier, bench, ceiling) {
         let win = winner.is_some_and(|w| {
             w.run == b.run && w.k == b.k && w.level == b.level && w.mode == b.mode
         });
         let cell = a.pass.cell(bench, &b.run, b.k, b.level, Some(b.mode));
+        shown.extend(cell.map(|c| c.ci));
         t.push(
             vec![
                 Cell::text(&*b.run),
@@ -51,5 +53,6 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
             Target::None,
         );
     }
+    super::provisional_row(&mut t, a.settings.boot.resamples, shown);
     t
 }
