@@ -3574,6 +3574,32 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         "2b",
     );
 
+    // The Cost panel on screen: its rows show their cells' intervals, so
+    // the benchmark selected has them provisional too, once costed.
+    let settings = with(2000);
+    settings.focus.set(Panel::Cost.parts());
+    settings.focus.set_benchmark(Some(&chosen));
+    let mut seen = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let costed = seen
+        .iter()
+        .position(|a| a.cost_in.contains(&chosen))
+        .expect("the benchmark selected costed early");
+    let at = seen
+        .iter()
+        .position(|a| a.pass.cells.iter().any(|c| provisional(c.ci)))
+        .expect("a hand-over with provisional intervals");
+    assert!(costed < at && seen[at].pass.benchmarks_in.is_empty());
+    let cis =
+        |c: Vec<rl_audit::analysis::passkt::PassCell>| c.iter().map(|c| c.ci).collect::<Vec<_>>();
+    let want_cis: Vec<Ci> = cis(cells(&thousand.pass)).into_iter().map(want).collect();
+    assert_eq!(cis(cells(&seen[at].pass)), want_cis);
+    let mut shown = beside_running(seen[at].clone());
+    shown.pass.curve = whole.pass.curve.clone();
+    snapshot(&on_screen(&set, &shown), "partial-3-cost-provisional", "3b");
+
     // The Recovery panel on screen: natural recovery's intervals likewise,
     // on the demo (its rollouts have error flags).
     let set = Arc::new(rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads"));

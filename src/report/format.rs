@@ -251,18 +251,14 @@ fn closing_run(rest: &[u8], n: usize) -> Option<usize> {
 }
 
 /// What a provisional interval is, said where one is shown
-/// ([`Ci::Provisional`]; `resamples`: the audit's), in three parts (a
-/// table's columns): `~[…] provisional`, `first 1,000 of`, `10,000
-/// resamples`.
-pub fn provisional_note(resamples: usize) -> [String; 3] {
-    [
-        "~[…] provisional".into(),
-        format!(
-            "first {} of",
-            thousands(crate::analysis::stats::PROVISIONAL_RESAMPLES)
-        ),
-        format!("{} resamples", thousands(resamples)),
-    ]
+/// ([`Ci::Provisional`]; `resamples`: the audit's): `~[…] provisional: the
+/// first 1,000 of 10,000 resamples`.
+pub fn provisional_note(resamples: usize) -> String {
+    format!(
+        "~[…] provisional: the first {} of {} resamples",
+        thousands(crate::analysis::stats::PROVISIONAL_RESAMPLES),
+        thousands(resamples)
+    )
 }
 
 /// `10,000`: a count with its thousands separated.
@@ -376,7 +372,7 @@ mod tests {
         );
         assert_eq!(
             provisional_note(10000),
-            ["~[…] provisional", "first 1,000 of", "10,000 resamples"]
+            "~[…] provisional: the first 1,000 of 10,000 resamples"
         );
     }
 

@@ -255,12 +255,14 @@ pub fn analyse_staged(
         let mut registered = Vec::new();
         // Provisional intervals ([`Ci::Provisional`]: the first 1,000
         // resamples' alone, what `--resamples 1000` gives) for the
-        // benchmark on screen in the Budget panel (`Focus::shows`: the
+        // benchmark on screen in the Budget or Cost panel (`Focus::shows`: the
         // workbench only), drawn once its values are in (`first`: it is
         // the first counted); the benchmarks that have them.
         let provisional_for = |name: &str, first: bool| {
+            // The Cost panel too: its rows show their cells' intervals.
+            let shown = s.focus.shows(super::Part::Pass) || s.focus.shows(super::Part::Cost);
             s.boot.provisional().is_some()
-                && s.focus.shows(super::Part::Pass)
+                && shown
                 && s.focus.benchmark().map_or(first, |n| n == name)
         };
         let mut provisional: Vec<String> = Vec::new();

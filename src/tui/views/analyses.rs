@@ -125,12 +125,15 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         "Error recovery",
         &["figure", "base", "RL", "RL − base"],
     );
-    natural_rows(&mut t, a, bench.as_deref(), pair.as_ref());
+    // Said in the title once it is set (below).
+    let shown = natural_rows(&mut t, a, bench.as_deref(), pair.as_ref());
+    let resamples = a.settings.boot.resamples;
     let Some(r) = bench.and_then(|b| {
         for_pair(&a.recovery, &b, pair.as_ref(), |r| {
             (&r.benchmark, &r.base, &r.rl)
         })
     }) else {
+        super::provisional_title(&mut t, resamples, shown);
         return t;
     };
     t.title = format!(
@@ -194,18 +197,20 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
             Target::None,
         );
     }
+    super::provisional_title(&mut t, resamples, shown);
     t
 }
 
-/// §4.6 rows: error recovery in the pair's ordinary rollouts.
+/// §4.6 rows: error recovery in the pair's ordinary rollouts; the
+/// intervals they show.
 fn natural_rows(
     t: &mut TableData,
     a: &Audit,
     bench: Option<&str>,
     pair: Option<&crate::analysis::PairNames>,
-) {
+) -> Vec<crate::analysis::stats::Ci> {
     let (Some(bench), Some(p)) = (bench, pair) else {
-        return;
+        return Vec::new();
     };
     // Their values come before their intervals (`[…]` until drawn).
     if a.is_pending(Part::NaturalRecovery) && !a.natural_values_in {
@@ -220,7 +225,7 @@ fn natural_rows(
             Mark::None,
             Target::None,
         );
-        return;
+        return Vec::new();
     }
     let run = |name: &str| {
         a.natural_recovery
@@ -229,7 +234,7 @@ fn natural_rows(
     };
     let (b, r) = (run(&p.base), run(&p.rl));
     if b.is_none() && r.is_none() {
-        return;
+        return Vec::new();
     }
     let d = a
         .natural_recovery_diff
@@ -272,8 +277,7 @@ fn natural_rows(
         .flatten()
         .flat_map(|x| [x.next_ok, x.recovered]);
     let diffs = d.into_iter().flat_map(|d| [d.next_ok, d.recovered]);
-    let shown = shown.chain(diffs).flatten().map(|e| e.ci);
-    super::provisional_row(t, a.settings.boot.resamples, shown);
+    shown.chain(diffs).flatten().map(|e| e.ci).collect()
 }
 
 /// RL − base of a natural-recovery figure: the mean over the tasks where
@@ -339,7 +343,7 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
         .flat_map(|n| [n.next_ok, n.recovered])
         .flatten()
         .map(|e| e.ci);
-    super::provisional_row(&mut t, a.settings.boot.resamples, shown);
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown);
     t
 }
 

@@ -334,8 +334,8 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
         }
     }
     if any_provisional(provisional) {
-        let [what, first, of] = provisional_note(a.settings.boot.resamples);
-        out.push(format!("{what}: the {first} {of}, until all are drawn"));
+        let note = provisional_note(a.settings.boot.resamples);
+        out.push(format!("{note}, until all are drawn"));
     }
     out.extend(later);
     if a.is_pending(crate::analysis::Part::Failures) {

@@ -53,6 +53,6 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
             Target::None,
         );
     }
-    super::provisional_row(&mut t, a.settings.boot.resamples, shown);
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown);
     t
 }

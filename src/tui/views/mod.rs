@@ -11,17 +11,14 @@ pub mod pending;
 pub mod search;
 
 use crate::analysis::stats::Ci;
-use crate::tui::table::{Cell, Mark, TableData, Target};
+use crate::tui::table::TableData;
 
-/// Below a table showing provisional intervals ([`Ci::Provisional`]), a row
-/// saying what they are (`resamples`: the audit's).
-pub fn provisional_row(t: &mut TableData, resamples: usize, shown: impl IntoIterator<Item = Ci>) {
+/// A table showing provisional intervals ([`Ci::Provisional`]) says what
+/// they are first in its title (a title is cut at its right; no row of the
+/// table, nor of its export, is added). `resamples`: the audit's.
+pub fn provisional_title(t: &mut TableData, resamples: usize, shown: impl IntoIterator<Item = Ci>) {
     if crate::report::format::any_provisional(shown) {
-        let mut cells: Vec<Cell> = crate::report::format::provisional_note(resamples)
-            .into_iter()
-            .map(Cell::text)
-            .collect();
-        cells.resize_with(t.header.len().max(cells.len()), || Cell::text(""));
-        t.push(cells, Mark::None, Target::None);
+        let note = crate::report::format::provisional_note(resamples);
+        t.title = format!("{note} · {}", t.title);
     }
 }
