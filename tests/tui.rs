@@ -3422,7 +3422,25 @@ fn a_long_flat_tail_leaves_the_turns_that_move_the_chart() {
     snapshot(&d, "2-budget-long-flat-tail", "2");
 }
 
-/// With the Budget or Recovery panel on screen, the intervals it shows come
+/// Every hand-over of the staged audit with `panel` on screen (and `bench`
+/// selected); its complete audit's reports those of `whole`, to the byte.
+fn focused_hand_overs(
+    set: &rl_audit::schema::LogSet,
+    settings: Settings,
+    panel: rl_audit::tui::panel::Panel,
+    bench: Option<&str>,
+    whole: &rl_audit::analysis::Audit,
+) -> Vec<rl_audit::analysis::Audit> {
+    settings.focus.set(panel.parts());
+    settings.focus.set_benchmark(bench);
+    let mut seen = Vec::new();
+    let done = rl_audit::analysis::run_audit_staged(set, &settings, &mut |a| seen.push(a.clone()))
+        .expect("audit");
+    assert_eq!(report_of(set, &done), report_of(set, whole));
+    seen
+}
+
+/// With the Budget, Cost or Recovery panel on screen, the intervals it shows come
 /// first provisional — those of the first 1,000 resamples, which are
 /// exactly what `--resamples 1000` reports (resample b is seeded from
 /// (seed, b)) — then whole; each value is the final one, no report changes,
@@ -3492,13 +3510,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
 
     // The Budget panel on screen, the second benchmark selected.
     let chosen = whole.pass.benchmarks_in[1].clone();
-    let settings = with(2000);
-    settings.focus.set(Panel::Budget.parts());
-    settings.focus.set_benchmark(Some(&chosen));
-    let mut seen = Vec::new();
-    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
-        .expect("audit");
-    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let seen = focused_hand_overs(&set, with(2000), Panel::Budget, Some(&chosen), &whole);
     let at = seen
         .iter()
         .position(|a| a.pass.cells.iter().any(|c| provisional(c.ci)))
@@ -3576,13 +3588,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
 
     // The Cost panel on screen: its rows show their cells' intervals, so
     // the benchmark selected has them provisional too, once costed.
-    let settings = with(2000);
-    settings.focus.set(Panel::Cost.parts());
-    settings.focus.set_benchmark(Some(&chosen));
-    let mut seen = Vec::new();
-    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
-        .expect("audit");
-    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let seen = focused_hand_overs(&set, with(2000), Panel::Cost, Some(&chosen), &whole);
     let costed = seen
         .iter()
         .position(|a| a.cost_in.contains(&chosen))
@@ -3611,12 +3617,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         run_audit(&set, &with(2000)).expect("audit"),
         run_audit(&set, &with(PROVISIONAL_RESAMPLES)).expect("audit"),
     );
-    let settings = with(2000);
-    settings.focus.set(Panel::Recovery.parts());
-    let mut seen = Vec::new();
-    let done = rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| seen.push(a.clone()))
-        .expect("audit");
-    assert_eq!(report_of(&set, &done), report_of(&set, &whole));
+    let seen = focused_hand_overs(&set, with(2000), Panel::Recovery, None, &whole);
     let ests = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
         let runs = a
             .natural_recovery
