@@ -293,18 +293,22 @@ pub fn analyse_staged(
     for e in slots(&mut early, &mut early_diffs) {
         e.ci = Ci::Pending;
     }
-    values(early.clone(), early_diffs.clone());
     // The Recovery panel on screen (the workbench): provisional intervals
-    // first, from the first 1,000 resamples (a tenth of the draws).
+    // next, from the first 1,000 resamples (11 M rollouts: 0.5 s, the
+    // 10,000 3.1 s).
     let provisional = s.boot.provisional();
-    if let Some(boot) = provisional.filter(|_| s.focus.shows(super::Part::NaturalRecovery)) {
-        let mut cis = cluster_bootstrap_each(boots.clone(), &boot)
-            .into_iter()
-            .map(|e| e.provisional().ci);
-        for e in slots(&mut early, &mut early_diffs) {
-            e.ci = cis.next().expect("an interval per estimate");
+    match provisional.filter(|_| s.focus.shows(super::Part::NaturalRecovery)) {
+        None => values(early, early_diffs),
+        Some(boot) => {
+            values(early.clone(), early_diffs.clone());
+            let mut cis = cluster_bootstrap_each(boots.clone(), &boot)
+                .into_iter()
+                .map(|e| e.provisional().ci);
+            for e in slots(&mut early, &mut early_diffs) {
+                e.ci = cis.next().expect("an interval per estimate");
+            }
+            values(early, early_diffs);
         }
-        values(early, early_diffs);
     }
     // The intervals, in the order their clusters were queued.
     let mut cis = cluster_bootstrap_each(boots, &s.boot)

@@ -88,13 +88,6 @@ impl Ci {
             _ => None,
         }
     }
-    /// The bounds a provisional interval shows ([`Ci::Provisional`]).
-    pub fn provisional_bounds(self) -> Option<(f64, f64)> {
-        match self {
-            Ci::Provisional(l, h) => Some((l, h)),
-            _ => None,
-        }
-    }
     /// Entirely below zero.
     pub fn below_zero(self) -> bool {
         matches!(self, Ci::Interval(_, h) if h < 0.0)

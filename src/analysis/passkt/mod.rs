@@ -255,15 +255,15 @@ pub fn analyse_staged(
         let mut registered = Vec::new();
         // Provisional intervals ([`Ci::Provisional`]: the first 1,000
         // resamples' alone, what `--resamples 1000` gives) for the
-        // benchmark on screen in the Budget or Cost panel (`Focus::shows`: the
-        // workbench only), drawn once its values are in (`first`: it is
-        // the first counted); the benchmarks that have them.
+        // benchmark on screen in the Budget or Cost panel (whose rows show
+        // their cells' intervals; `Focus::shows`: the workbench only), drawn
+        // once its values are in (`first`: it is the first counted) — their
+        // settings; then the benchmarks that have them.
         let provisional_for = |name: &str, first: bool| {
-            // The Cost panel too: its rows show their cells' intervals.
             let shown = s.focus.shows(super::Part::Pass) || s.focus.shows(super::Part::Cost);
-            s.boot.provisional().is_some()
-                && shown
-                && s.focus.benchmark().map_or(first, |n| n == name)
+            s.boot
+                .provisional()
+                .filter(|_| shown && s.focus.benchmark().map_or(first, |n| n == name))
         };
         let mut provisional: Vec<String> = Vec::new();
         let mut left = order.clone();
@@ -304,12 +304,12 @@ pub fn analyse_staged(
                 let name = input.name(b);
                 preview.rep.benchmarks_in.push(name.clone());
                 progress(so_far(&rep, &pending, &preview));
-                // The benchmark on screen in the Budget panel: its
+                // The benchmark on screen in the Budget or Cost panel: its
                 // provisional intervals at once, from the first 1,000
                 // resamples — a tenth of its draws, before the other
                 // benchmarks are counted — in place of its `[…]`.
-                if provisional_for(&name, registered.is_empty()) {
-                    let early = batch.run_early(&s.boot.provisional().expect("provisional"));
+                if let Some(boot) = provisional_for(&name, registered.is_empty()) {
+                    let early = batch.run_early(&boot);
                     preview.provisional(&name, &early, &finish_cells, &finish_gaps);
                     let upper = &rep.upper;
                     preview.provisional_advantages(&early, upper, &finish_advantages);
@@ -364,8 +364,9 @@ pub fn analyse_staged(
             // Selected since its values came: its provisional intervals
             // now (the token budgets' too), before its own.
             let name = input.name(b);
-            if provisional_for(&name, false) && !provisional.contains(&name) {
-                let early = batch.run_early(&s.boot.provisional().expect("provisional"));
+            let boot = provisional_for(&name, false).filter(|_| !provisional.contains(&name));
+            if let Some(boot) = boot {
+                let early = batch.run_early(&boot);
                 let p = &mut preview.rep;
                 p.token.retain(|t| t.benchmark != name);
                 finish_tokens(&early, p);
