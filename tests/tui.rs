@@ -3520,13 +3520,12 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     // benchmark is counted, none whole yet.
     assert!(early.benchmarks_in.is_empty());
     assert_eq!(early.values_in, std::slice::from_ref(&chosen));
-    let cells = |p: &rl_audit::analysis::passkt::PassReport| {
-        p.cells
-            .iter()
-            .filter(|c| c.benchmark == chosen)
-            .cloned()
-            .collect::<Vec<_>>()
-    };
+    // A report's rows of the chosen benchmark.
+    fn of<T: Clone>(rows: &[T], bench: &str, name: impl Fn(&T) -> &str) -> Vec<T> {
+        rows.iter().filter(|x| name(x) == bench).cloned().collect()
+    }
+    let cells =
+        |p: &rl_audit::analysis::passkt::PassReport| of(&p.cells, &chosen, |c| &c.benchmark);
     let (shown, final_, of_1000) = (cells(early), cells(&whole.pass), cells(&thousand.pass));
     assert!(!shown.is_empty());
     assert_eq!(shown.len(), of_1000.len());
@@ -3541,13 +3540,8 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     for c in early.cells.iter().filter(|c| c.benchmark != chosen) {
         assert!(matches!(c.ci, Ci::Pending | Ci::Undefined), "{c:?}");
     }
-    let deltas = |p: &rl_audit::analysis::passkt::PassReport| {
-        p.advantage
-            .iter()
-            .filter(|x| x.benchmark == chosen)
-            .cloned()
-            .collect::<Vec<_>>()
-    };
+    let deltas =
+        |p: &rl_audit::analysis::passkt::PassReport| of(&p.advantage, &chosen, |x| &x.benchmark);
     let (shown_d, of_1000_d) = (deltas(early), deltas(&thousand.pass));
     assert!(!shown_d.is_empty());
     assert_eq!(shown_d.len(), of_1000_d.len());
