@@ -472,7 +472,8 @@ fn multinomial_blocks_are_each_resamples_own_draws() {
     // stopping once nothing is left. Layouts: one class; a big class
     // first (its binomial the same in every resample); many small
     // classes (small means: the inversion method, many equal `left`s);
-    // a last class of everything left. Blocks of 1, 5 and 64 resamples.
+    // a last class of everything left; two billion clusters. Blocks of 1,
+    // 5 and 64 resamples, and of DIRECT_BLOCK.
     fn reference(size: &[u64], m: u64, rng: &mut Xoshiro) -> Vec<u32> {
         let (mut left, mut mass) = (m, m);
         let mut out = vec![0u32; size.len()];
@@ -498,9 +499,11 @@ fn multinomial_blocks_are_each_resamples_own_draws() {
         vec![3000, 200, 50, 5, 1, 1],
         (0..120).map(|i| 1 + (i % 7)).collect(),
         vec![1, 1, 2, 500, 9000],
+        // What is left after the first class spreads over more values in
+        // a block of 1,000 than `Binomials` indexes: set up where drawn.
+        vec![1 << 30, 1 << 30, 5],
     ];
-    // One worker's binomials, kept across blocks and layouts (past
-    // MADE of them in the widest blocks: let go class by class).
+    // One worker's binomials, reused across blocks and layouts.
     let mut made = Binomials::default();
     fn block<const W: usize>(
         size: &[u64],
