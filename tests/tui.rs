@@ -2103,9 +2103,11 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
             "next (on screen)"
         )
     );
-    // The Recovery panel on screen: the matched states first, then the
-    // main sequence waits for natural recovery (computed beside, at a
-    // lower priority) before it counts the rollouts.
+    // The Recovery panel on screen: the matched states' values first, then
+    // natural recovery's (computed beside, at a lower priority, the main
+    // sequence waiting for them) before the matched states' intervals; the
+    // main sequence waits for natural recovery before it counts the
+    // rollouts.
     let settings = quick();
     settings.focus.set(Panel::Recovery.parts());
     let mut seen: Vec<Audit> = Vec::new();
@@ -2116,12 +2118,16 @@ fn a_panel_opened_while_pass_draws_comes_before_the_next_draw() {
         .position(|a| !a.is_pending(Part::NaturalRecovery))
         .expect("natural recovery's hand-over");
     let came = &seen[at];
-    assert!(!came.is_pending(Part::Matched) && came.is_running(Part::Aggregates));
+    assert!(came.is_pending(Part::Aggregates));
     assert!(came.pass.values_in.is_empty() && came.pass.benchmarks_in.is_empty());
-    // Its values came first, in a hand-over of their own.
-    assert!(seen[..at]
+    // Its values came first, in a hand-over of their own, with the matched
+    // states' values and before their intervals.
+    let values = seen
         .iter()
-        .any(|a| a.natural_values_in && a.is_pending(Part::NaturalRecovery)));
+        .position(|a| a.natural_values_in)
+        .expect("natural recovery's values");
+    assert!(values < at && seen[values].is_pending(Part::NaturalRecovery));
+    assert!(seen[values].matched_values_in && seen[values].is_pending(Part::Matched));
     assert_eq!(render(&done), render(&full));
 }
 
@@ -3627,7 +3633,9 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         .iter()
         .find(|a| ests(a).iter().flatten().any(|e| provisional(e.ci)))
         .expect("a hand-over with provisional intervals");
-    assert!(early.is_pending(Part::NaturalRecovery));
+    // Before the matched states' intervals (their rows `[…]` on screen).
+    assert!(early.is_pending(Part::NaturalRecovery) && early.is_pending(Part::Matched));
+    assert!(early.matched_values_in);
     let (shown, final_, of_1000) = (ests(early), ests(&whole), ests(&thousand));
     assert_eq!(shown.len(), of_1000.len());
     for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {

@@ -188,18 +188,20 @@ pub fn analyse(
     pairs: &[Pair],
     s: &Settings,
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
-    analyse_staged(set, tasks, pairs, s, &mut |_, _| {})
+    analyse_staged(set, tasks, pairs, s, &mut |_, _, _| {})
 }
 
 /// [`analyse`], handing its rows to `values` before their intervals are
 /// drawn: the final values and counts, every interval [`Ci::Pending`] (the
-/// scan is a fifth of the part; the bootstrap the rest).
+/// scan is a fifth of the part; the bootstrap the rest), then, when the
+/// panel on screen shows them, with provisional intervals; the last of
+/// these calls says so (`values`' third argument).
 pub fn analyse_staged(
     set: &LogSet,
     tasks: &TaskInfos,
     pairs: &[Pair],
     s: &Settings,
-    values: &mut dyn FnMut(Vec<RunRecovery>, Vec<RecoveryDiff>),
+    values: &mut dyn FnMut(Vec<RunRecovery>, Vec<RecoveryDiff>, bool),
 ) -> (Vec<RunRecovery>, Vec<RecoveryDiff>) {
     let per = gather(set, tasks);
     // Every interval's clusters, in the order the estimates are made: they
@@ -298,16 +300,16 @@ pub fn analyse_staged(
     // 10,000 3.1 s).
     let provisional = s.boot.provisional();
     match provisional.filter(|_| s.focus.shows(super::Part::NaturalRecovery)) {
-        None => values(early, early_diffs),
+        None => values(early, early_diffs, true),
         Some(boot) => {
-            values(early.clone(), early_diffs.clone());
+            values(early.clone(), early_diffs.clone(), false);
             let mut cis = cluster_bootstrap_each(boots.clone(), &boot)
                 .into_iter()
                 .map(|e| e.provisional().ci);
             for e in slots(&mut early, &mut early_diffs) {
                 e.ci = cis.next().expect("an interval per estimate");
             }
-            values(early, early_diffs);
+            values(early, early_diffs, true);
         }
     }
     // The intervals, in the order their clusters were queued.

@@ -149,26 +149,38 @@ pub fn run_audit_staged(
     // FrozenLake optimal-action cache: their values, counts and Wilson
     // intervals handed on first, then their bootstrap intervals drawn (11 M
     // rollouts: the Steps panel shows 0.9 s sooner).
-    let matched_states = |pairs: &[Pair], a: &mut Audit, staged: &mut dyn FnMut(&Audit)| {
+    let matched_values = |pairs: &[Pair], a: &mut Audit, staged: &mut dyn FnMut(&Audit)| {
         let mut cache = frozenlake::QCache::default();
         let (matched, m) = matched::values(set, pairs, settings, &mut cache);
         let (recovery, r) = recovery::values(set, pairs, settings, &mut cache);
         (a.matched, a.recovery) = (matched, recovery);
         a.matched_values_in = true;
         staged(a);
+        (m, r)
+    };
+    let matched_intervals = |a: &mut Audit, (m, r): (matched::Intervals, recovery::Intervals)| {
         matched::with_intervals(&mut a.matched, m, &settings.boot);
         recovery::with_intervals(&mut a.recovery, r, &settings.boot);
     };
     // The Steps or Recovery panel on screen (and not one reading
     // Pass@(K,T)): the matched states and error recovery now — they read
     // the probes alone, not the rollout counts (11 M rollouts: the Steps
-    // panel 1 s sooner) — named as computing in the hand-over before.
+    // panel 1 s sooner) — named as computing in the hand-over before. The
+    // Recovery panel (which shows natural recovery's intervals too): their
+    // intervals once natural recovery, begun beside, has handed on its
+    // values and provisional intervals (`matched_later`).
+    let mut matched_later = None;
     if settings.focus.wants(Part::Matched) && !settings.focus.wants(Part::Pass) {
         a.pending.retain(|p| *p != Part::Matched);
         a.pending.insert(0, Part::Matched);
         staged(&a);
-        matched_states(&pairs, &mut a, &mut *staged);
-        done!(Part::Matched);
+        let sets = matched_values(&pairs, &mut a, &mut *staged);
+        if settings.focus.shows(Part::NaturalRecovery) {
+            matched_later = Some(sets);
+        } else {
+            matched_intervals(&mut a, sets);
+            done!(Part::Matched);
+        }
     }
     // Each task's full budget, alone (11 M rollouts: ~0.06 s): the
     // likelihoods and natural recovery read no more of the rollouts'
@@ -191,8 +203,13 @@ pub fn run_audit_staged(
     let (pass_done, after_pass) = std::sync::mpsc::channel::<()>();
     // The parts computed beside come back on a channel as each is done.
     enum Beside {
-        /// Natural recovery's rows before their intervals are drawn.
-        NaturalValues((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
+        /// Natural recovery's rows before their intervals are drawn, and
+        /// whether they are the last before them (no provisional ones to
+        /// come).
+        NaturalValues(
+            (Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>),
+            bool,
+        ),
         /// The likelihoods' rows before their intervals are drawn.
         LikelihoodValues(Vec<likelihood::Likelihood>),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
@@ -209,9 +226,15 @@ pub fn run_audit_staged(
         let natural = scope.spawn(move || {
             let n = in_background(|| {
                 beside("natural recovery", || {
-                    natural::analyse_staged(set, tasks, pairs, settings, &mut |runs, diffs| {
-                        let _ = tx.send(Beside::NaturalValues((runs, diffs)));
-                    })
+                    natural::analyse_staged(
+                        set,
+                        tasks,
+                        pairs,
+                        settings,
+                        &mut |runs, diffs, last| {
+                            let _ = tx.send(Beside::NaturalValues((runs, diffs), last));
+                        },
+                    )
                 })
             });
             // Err: the main thread is gone (it panicked).
@@ -261,13 +284,17 @@ pub fn run_audit_staged(
         // likelihoods end before the matched states (the Likelihood panel
         // 1.4–2.9 s sooner).
         let mut failed = None;
+        // Natural recovery's rows handed on as they will be until its
+        // intervals are drawn (its values, or its provisional intervals).
+        let natural_early = std::cell::Cell::new(false);
         macro_rules! beside_in {
             ($next:expr) => {{
                 while let Ok(part) = $next {
                     match part {
-                        Beside::NaturalValues(n) => {
+                        Beside::NaturalValues(n, last) => {
                             (a.natural_recovery, a.natural_recovery_diff) = n;
                             a.natural_values_in = true;
+                            natural_early.set(natural_early.get() | last);
                             staged(&a);
                         }
                         Beside::LikelihoodValues(l) => {
@@ -300,6 +327,40 @@ pub fn run_audit_staged(
                 done!($part);
                 beside_in!(beside_rx.try_recv());
             }};
+        }
+        // The Recovery panel on screen from the start, its matched states'
+        // values in: natural recovery's values and provisional intervals
+        // before the matched states' intervals (11 M rollouts: natural
+        // recovery's scan took ~1 s more, and its 1,000 resamples at its
+        // lower priority ~0.5 s, waiting for them), the main sequence
+        // waiting meanwhile — natural recovery named first — until they
+        // are in, it is done or failed, another panel is on screen, or the
+        // audit is cancelled.
+        if let Some(sets) = matched_later.take() {
+            let focus = &settings.focus;
+            let at = a.pending.iter().position(|p| *p == Part::NaturalRecovery);
+            a.pending.retain(|p| *p != Part::NaturalRecovery);
+            a.pending.insert(0, Part::NaturalRecovery);
+            staged(&a);
+            while !natural_early.get()
+                && focus.shows(Part::NaturalRecovery)
+                && failed.is_none()
+                && !settings.boot.cancel.is_cancelled()
+                && !natural.is_finished()
+            {
+                beside_in!(beside_rx.recv_timeout(std::time::Duration::from_millis(100)));
+            }
+            beside_in!(beside_rx.try_recv());
+            if let (Some(at), true) = (at, a.is_pending(Part::NaturalRecovery)) {
+                a.pending.retain(|p| *p != Part::NaturalRecovery);
+                a.pending
+                    .insert(at.min(a.pending.len()), Part::NaturalRecovery);
+            }
+            a.pending.retain(|p| *p != Part::Matched);
+            a.pending.insert(0, Part::Matched);
+            staged(&a);
+            matched_intervals(&mut a, sets);
+            main_done!(Part::Matched);
         }
         // The Likelihood panel on screen from the start (and not a panel
         // reading Pass@(K,T)): the likelihoods begin at once, before the
@@ -409,7 +470,10 @@ pub fn run_audit_staged(
                 };
                 a.budgetmix = budgetmix::with_gains(set, &a.pass, settings, rules);
             }
-            Part::Matched => matched_states(pairs, a, staged),
+            Part::Matched => {
+                let sets = matched_values(pairs, a, staged);
+                matched_intervals(a, sets);
+            }
             _ => unreachable!("{part:?} is not of the main sequence"),
         };
         // Every benchmark Pass@(K,T) reports on: once each one's values are
