@@ -36,6 +36,8 @@ pub(super) struct Scratch<C> {
     draws: Vec<C>,
     rows: Vec<C>,
     counts: Vec<C>,
+    /// A group's joint class counts ([`Groups`]).
+    joint: Vec<C>,
     acc: Vec<f64>,
     binomials: Binomials,
 }
@@ -175,12 +177,20 @@ pub(super) fn replicate_blocks_of<const W: usize, C: Count>(
 ) -> (Vec<Vec<f64>>, Vec<usize>) {
     let m = classes.first().map_or(0, Classes::clusters);
     // Class counts are sums of draw counts over a class's clusters, listed
-    // class by class (families of distinct values read them in place).
+    // class by class (families of distinct values read them in place), or
+    // added up from their group's joint classes'.
+    let summed: Vec<bool> = classes
+        .iter()
+        .zip(live)
+        .map(|(c, &live)| !direct && live && c.len() < m)
+        .collect();
+    let groups = Groups::of(classes, &summed);
     let lists: Vec<Vec<u32>> = classes
         .iter()
         .zip(live)
-        .map(|(c, &live)| {
-            if direct || !live {
+        .zip(&groups.of)
+        .map(|((c, &live), g)| {
+            if direct || !live || g.is_some() {
                 Vec::new()
             } else {
                 clusters_by_class(c)
@@ -201,6 +211,7 @@ pub(super) fn replicate_blocks_of<const W: usize, C: Count>(
         live,
         direct,
         lists: &lists,
+        groups: &groups,
         stat_offset: &stat_offset,
         m: m32,
         cfg,
@@ -222,8 +233,11 @@ pub(super) struct BlockInput<'a> {
     pub(super) live: &'a [bool],
     pub(super) direct: bool,
     /// Per family, its clusters in class order ([`clusters_by_class`];
-    /// empty for multinomial draws and families not live).
+    /// empty for multinomial draws, families not live and those of a
+    /// group).
     pub(super) lists: &'a [Vec<u32>],
+    /// The families whose class counts are added up from joint ones.
+    pub(super) groups: &'a Groups,
     /// Where each family's statistics start; the last, how many in all.
     pub(super) stat_offset: &'a [usize],
     /// Clusters (m).
@@ -272,6 +286,7 @@ pub(super) fn block<const W: usize, C: Count, const AVX2: bool>(
         live,
         direct,
         lists,
+        groups,
         stat_offset,
         m,
         cfg,
@@ -286,6 +301,7 @@ pub(super) fn block<const W: usize, C: Count, const AVX2: bool>(
         draws,
         rows,
         counts,
+        joint,
         acc,
         binomials,
     } = scratch;
@@ -307,6 +323,14 @@ pub(super) fn block<const W: usize, C: Count, const AVX2: bool>(
         }
         if direct {
             multinomial_block::<W, C>(counts, &cl.size, u64::from(m), &mut rngs, binomials);
+        } else if let Some(g) = groups.of[f] {
+            let g = &groups.groups[g as usize];
+            if f == g.first {
+                joint.clear();
+                joint.resize(g.size.len() * W, C::default());
+                class_counts::<W, C, AVX2>(joint, &g.list, &g.size, draws, m);
+            }
+            added_up::<W, C>(counts, joint, &g.to[f - g.first]);
         } else if cl.len() < m as usize {
             class_counts::<W, C, AVX2>(counts, &lists[f], &cl.size, draws, m);
         }
@@ -336,6 +360,23 @@ pub(super) fn block<const W: usize, C: Count, const AVX2: bool>(
         }
     }
     out
+}
+
+/// A family's class counts for a block from its group's joint ones
+/// (`joint`, class-major with the block side by side): each joint class's
+/// added to the family's class it lies in (`to`).
+#[inline(always)]
+fn added_up<const W: usize, C: Count>(counts: &mut [C], joint: &[C], to: &[u32]) {
+    counts.fill(C::default());
+    for (src, &k) in joint.chunks_exact(W).zip(to) {
+        let dst: &mut [C; W] = (&mut counts[k as usize * W..][..W])
+            .try_into()
+            .expect("W counts");
+        let src: &[C; W] = src.try_into().expect("W counts");
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d += *s;
+        }
+    }
 }
 
 /// Each resample's class counts drawn directly as a multinomial over

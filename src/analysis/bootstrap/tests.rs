@@ -383,6 +383,13 @@ fn blocks_equal_one_resample_at_a_time() {
         sums: vec![(0..m).map(|i| ((i * (j + 2)) % (j + 3)) as f64).collect()],
         weights: (0..m).map(|i| 1.0 + (i % (j + 2)) as f64).collect(),
     }))
+    // Four more, each a function of one split of the clusters into six
+    // kinds (as SPEC §4.2's cells of one budget and several K are of the
+    // tasks' counts): their class counts added up from the joint classes'.
+    .chain((0..4).map(|k| Family {
+        sums: vec![(0..m).map(|i| ((i % 6) * (k + 1) % 4) as f64).collect()],
+        weights: (0..m).map(|i| 1.0 + (i % 6 / 3) as f64).collect(),
+    }))
     .collect::<Vec<_>>();
     let cfg = Bootstrap {
         resamples: 150,
@@ -420,6 +427,14 @@ fn blocks_equal_one_resample_at_a_time() {
     assert!(classes.iter().filter(|c| c.len() < m).count() > 4);
     let live = vec![true; classes.len()];
     let lists: Vec<Vec<u32>> = classes.iter().map(clusters_by_class).collect();
+    let summed: Vec<bool> = classes.iter().map(|c| c.len() < m).collect();
+    let groups = Groups::of(&classes, &summed);
+    let grouped = groups.of.iter().filter(|g| g.is_some()).count();
+    assert!(
+        grouped >= 4 && groups.of[..2] == [None, None],
+        "{:?}",
+        groups.of
+    );
     let stat_offset: Vec<usize> = std::iter::once(0)
         .chain(classes.iter().scan(0, |n, c| {
             *n += c.stats;
@@ -432,6 +447,7 @@ fn blocks_equal_one_resample_at_a_time() {
         live: &live,
         direct: false,
         lists: &lists,
+        groups: &groups,
         stat_offset: &stat_offset,
         m: m as u32,
         cfg: &cfg,
