@@ -230,25 +230,26 @@ fn main() {
         (what, at)
     })
     .collect();
-    // The Recovery panel on screen from the start: the matched states
-    // first, then the main sequence waits for natural recovery.
-    // With natural recovery's provisional intervals (`Ci::Provisional`)
-    // before.
+    // The Recovery panel on screen from the start: the matched states'
+    // values, natural recovery's values and provisional intervals
+    // (`Ci::Provisional`), the matched states' intervals, then the main
+    // sequence waits for natural recovery.
     let provisional = |c: Ci| matches!(c, Ci::Provisional(..));
     let recovery_marks = focused_marks(
         Panel::Recovery,
         None,
         &[
+            &|a| a.natural_values_in,
             &|a| {
                 let runs = a.natural_recovery.iter();
                 runs.flat_map(|n| [n.next_ok, n.recovered])
                     .flatten()
                     .any(|e| provisional(e.ci))
             },
+            &|a| !a.is_pending(rl_audit::analysis::Part::Matched),
             &|a| Panel::Recovery.parts().iter().all(|p| !a.is_pending(*p)),
         ],
     );
-    let recovery_first = recovery_marks[1];
     // The Budget panel on screen, the last benchmark of Pass@(K,T)'s order
     // selected: its values, its provisional intervals, its intervals.
     let last = audit.pass.benchmarks_in.last().cloned();
@@ -398,11 +399,19 @@ fn main() {
             println!("{what:<40} {s:>9.2}");
         }
     }
-    if let Some(s) = recovery_marks[0] {
-        println!("{:<40} {s:>9.2}", "TUI Recovery on screen: ~[…], s after");
-    }
-    if let Some(s) = recovery_first {
-        println!("{:<40} {s:>9.2}", "TUI Recovery on screen: whole, s after");
+    for (what, at) in [
+        "natural values",
+        "natural ~[…]",
+        "matched intervals",
+        "whole",
+    ]
+    .iter()
+    .zip(&recovery_marks)
+    {
+        if let Some(s) = at {
+            let what = format!("TUI Recovery on screen: {what}");
+            println!("{what:<40} {s:>9.2}");
+        }
     }
     if let Some((b, m)) = &budget_marks {
         for (what, at) in ["values", "~[…]", "whole"].iter().zip(m) {
