@@ -232,9 +232,16 @@ fn main() {
     .collect();
     // The Recovery panel on screen from the start: the matched states'
     // values, natural recovery's values and provisional intervals
-    // (`Ci::Provisional`), the matched states' intervals, then the main
-    // sequence waits for natural recovery.
+    // (`Ci::Provisional`), the matched states' provisional intervals and
+    // intervals, then the main sequence waits for natural recovery.
     let provisional = |c: Ci| matches!(c, Ci::Provisional(..));
+    let matched_provisional = |a: &rl_audit::analysis::Audit| {
+        let means = a.matched.iter().filter_map(|m| m.mean_diff);
+        let recovery = a.recovery.iter().flat_map(|r| r.estimates()).flatten();
+        means.chain(recovery).any(|e| provisional(e.ci))
+    };
+    let matched_in =
+        |a: &rl_audit::analysis::Audit| !a.is_pending(rl_audit::analysis::Part::Matched);
     let recovery_marks = focused_marks(
         Panel::Recovery,
         None,
@@ -246,10 +253,14 @@ fn main() {
                     .flatten()
                     .any(|e| provisional(e.ci))
             },
-            &|a| !a.is_pending(rl_audit::analysis::Part::Matched),
+            &matched_provisional,
+            &matched_in,
             &|a| Panel::Recovery.parts().iter().all(|p| !a.is_pending(*p)),
         ],
     );
+    // The Steps panel on screen from the start: its provisional intervals,
+    // its intervals.
+    let steps_marks = focused_marks(Panel::Steps, None, &[&matched_provisional, &matched_in]);
     // The Budget panel on screen, the last benchmark of Pass@(K,T)'s order
     // selected: its values, its provisional intervals, its intervals.
     let last = audit.pass.benchmarks_in.last().cloned();
@@ -402,6 +413,7 @@ fn main() {
     for (what, at) in [
         "natural values",
         "natural ~[…]",
+        "matched ~[…]",
         "matched intervals",
         "whole",
     ]
@@ -410,6 +422,12 @@ fn main() {
     {
         if let Some(s) = at {
             let what = format!("TUI Recovery on screen: {what}");
+            println!("{what:<40} {s:>9.2}");
+        }
+    }
+    for (what, at) in ["~[…]", "whole"].iter().zip(&steps_marks) {
+        if let Some(s) = at {
+            let what = format!("TUI Steps on screen: {what}");
             println!("{what:<40} {s:>9.2}");
         }
     }

@@ -3647,4 +3647,51 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         "partial-5-recovery-provisional",
         "5",
     );
+
+    // The matched states' and error recovery's intervals (the Steps and
+    // Recovery panels'): provisional too once natural recovery's are in,
+    // before their own are drawn; with the Steps panel on screen, once
+    // their values are in.
+    let matched = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
+        let means = a.matched.iter().flat_map(|m| {
+            let halves = [m.mean_diff, m.early.mean_diff, m.late.mean_diff];
+            halves
+                .into_iter()
+                .chain(m.by_turn.iter().map(|r| r.estimate()))
+        });
+        means
+            .chain(a.recovery.iter().flat_map(|r| r.estimates()))
+            .collect()
+    };
+    let (final_, of_1000) = (matched(&whole), matched(&thousand));
+    assert!(of_1000
+        .iter()
+        .flatten()
+        .any(|e| matches!(e.ci, Ci::Interval(..))));
+    let check = |a: &rl_audit::analysis::Audit| {
+        let shown = matched(a);
+        assert_eq!(shown.len(), of_1000.len());
+        for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {
+            assert_eq!(e.map(|e| e.value.to_bits()), f.map(|f| f.value.to_bits()));
+            assert_eq!(e.map(|e| e.ci), t.map(|t| want(t.ci)));
+        }
+    };
+    let first_with = |seen: &[rl_audit::analysis::Audit]| {
+        seen.iter()
+            .position(|a| matched(a).iter().flatten().any(|e| provisional(e.ci)))
+            .expect("a hand-over with provisional intervals")
+    };
+    let at = first_with(&seen);
+    assert!(seen[at].is_pending(Part::Matched));
+    assert!(seen[..at].iter().any(|a| std::ptr::eq(a, early)));
+    check(&seen[at]);
+    let seen = focused_hand_overs(&set, with(2000), Panel::Steps, None, &whole);
+    let at = first_with(&seen);
+    assert!(seen[at].is_pending(Part::Matched) && seen[at].is_pending(Part::Aggregates));
+    check(&seen[at]);
+    snapshot(
+        &on_screen(&set, &beside_running(seen[at].clone())),
+        "partial-4-steps-provisional",
+        "4",
+    );
 }

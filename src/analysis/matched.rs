@@ -81,6 +81,7 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
 
 /// The cluster sets of [`values`]' rows, row by row: what their bootstrap
 /// intervals are drawn from ([`with_intervals`]).
+#[derive(Clone)]
 pub struct Intervals(Vec<Vec<Vec<Cluster>>>);
 
 /// [`analyse`]'s rows before their bootstrap intervals are drawn: every
@@ -179,6 +180,30 @@ pub fn values(
         });
     }
     (out, Intervals(boots))
+}
+
+/// [`with_intervals`] at `boot` (the first [`PROVISIONAL_RESAMPLES`]
+/// resamples: [`Bootstrap::provisional`]), each interval provisional
+/// ([`Ci::provisional`]): what the workbench shows while the rest are drawn.
+///
+/// [`PROVISIONAL_RESAMPLES`]: super::stats::PROVISIONAL_RESAMPLES
+pub fn with_provisional(rows: &mut [Matched], sets: Intervals, boot: &Bootstrap) {
+    with_intervals(rows, sets, boot);
+    for m in rows {
+        for e in [
+            &mut m.mean_diff,
+            &mut m.early.mean_diff,
+            &mut m.late.mean_diff,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *e = e.provisional();
+        }
+        for row in &mut m.by_turn {
+            row.ci = row.ci.provisional();
+        }
+    }
 }
 
 /// Draws the bootstrap intervals of [`values`]' rows (each set as alone):

@@ -56,6 +56,32 @@ impl Recovery {
             .map(|b| (format!("source {}", b.key), b))
             .chain(self.by_turn.iter().map(|b| (format!("turn {}", b.key), b)))
     }
+
+    /// Its bootstrapped estimates: correction and terminal success (base,
+    /// RL), then their differences.
+    pub fn estimates(&self) -> [Option<Estimate>; 6] {
+        let ([c0, c1], [t0, t1]) = (self.correction, self.terminal_success);
+        [
+            c0,
+            c1,
+            t0,
+            t1,
+            self.correction_diff,
+            self.terminal_success_diff,
+        ]
+    }
+
+    fn estimates_mut(&mut self) -> [&mut Option<Estimate>; 6] {
+        let ([c0, c1], [t0, t1]) = (&mut self.correction, &mut self.terminal_success);
+        [
+            c0,
+            c1,
+            t0,
+            t1,
+            &mut self.correction_diff,
+            &mut self.terminal_success_diff,
+        ]
+    }
 }
 
 fn mean_field(states: &[&PairState], f: impl Fn(&PairState) -> Option<f64>) -> Option<f64> {
@@ -98,6 +124,7 @@ pub fn analyse(set: &LogSet, pairs: &[Pair], s: &Settings, cache: &mut QCache) -
 
 /// The six cluster sets of each of [`values`]' rows: what their bootstrap
 /// intervals are drawn from ([`with_intervals`]).
+#[derive(Clone)]
 pub struct Intervals(Vec<[Vec<Cluster>; 6]>);
 
 /// [`analyse`]'s rows before their bootstrap intervals are drawn: every
@@ -163,6 +190,17 @@ pub fn values(
         });
     }
     (out, Intervals(boots))
+}
+
+/// [`with_intervals`] at `boot`, each interval provisional, as
+/// [`matched::with_provisional`](super::matched::with_provisional).
+pub fn with_provisional(rows: &mut [Recovery], sets: Intervals, boot: &Bootstrap) {
+    with_intervals(rows, sets, boot);
+    for r in rows {
+        for e in r.estimates_mut().into_iter().flatten() {
+            *e = e.provisional();
+        }
+    }
 }
 
 /// Draws the bootstrap intervals of [`values`]' rows (each set as alone):

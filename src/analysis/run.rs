@@ -158,10 +158,22 @@ pub fn run_audit_staged(
         staged(a);
         (m, r)
     };
-    let matched_intervals = |a: &mut Audit, (m, r): (matched::Intervals, recovery::Intervals)| {
-        matched::with_intervals(&mut a.matched, m, &settings.boot);
-        recovery::with_intervals(&mut a.recovery, r, &settings.boot);
-    };
+    // Their intervals; with the Steps or Recovery panel on screen,
+    // provisional ones first (the first 1,000 resamples': 11 M rollouts,
+    // ~0.1 s against the 10,000's ~0.75 s).
+    let matched_intervals =
+        |a: &mut Audit,
+         staged: &mut dyn FnMut(&Audit),
+         (m, r): (matched::Intervals, recovery::Intervals)| {
+            let shows = settings.focus.shows(Part::Matched);
+            if let Some(boot) = settings.boot.provisional().filter(|_| shows) {
+                matched::with_provisional(&mut a.matched, m.clone(), &boot);
+                recovery::with_provisional(&mut a.recovery, r.clone(), &boot);
+                staged(a);
+            }
+            matched::with_intervals(&mut a.matched, m, &settings.boot);
+            recovery::with_intervals(&mut a.recovery, r, &settings.boot);
+        };
     // The Steps or Recovery panel on screen (and not one reading
     // Pass@(K,T)): the matched states and error recovery now — they read
     // the probes alone, not the rollout counts (11 M rollouts: the Steps
@@ -178,7 +190,7 @@ pub fn run_audit_staged(
         if settings.focus.shows(Part::NaturalRecovery) {
             matched_later = Some(sets);
         } else {
-            matched_intervals(&mut a, sets);
+            matched_intervals(&mut a, &mut *staged, sets);
             done!(Part::Matched);
         }
     }
@@ -359,7 +371,7 @@ pub fn run_audit_staged(
             a.pending.retain(|p| *p != Part::Matched);
             a.pending.insert(0, Part::Matched);
             staged(&a);
-            matched_intervals(&mut a, sets);
+            matched_intervals(&mut a, &mut *staged, sets);
             main_done!(Part::Matched);
         }
         // The Likelihood panel on screen from the start (and not a panel
@@ -472,7 +484,7 @@ pub fn run_audit_staged(
             }
             Part::Matched => {
                 let sets = matched_values(pairs, a, staged);
-                matched_intervals(a, sets);
+                matched_intervals(a, staged, sets);
             }
             _ => unreachable!("{part:?} is not of the main sequence"),
         };

@@ -82,6 +82,19 @@ pub enum Ci {
 pub const PROVISIONAL_RESAMPLES: usize = 1000;
 
 impl Ci {
+    /// As the workbench shows an interval of the first
+    /// [`PROVISIONAL_RESAMPLES`] while the rest are drawn: an interval
+    /// [`Ci::Provisional`]; a degenerate one [`Ci::Pending`] (the resamples
+    /// still to come may not all agree); no interval as it was (no data, no
+    /// resample tells more).
+    pub fn provisional(self) -> Ci {
+        match self {
+            Ci::Interval(l, h) => Ci::Provisional(l, h),
+            Ci::Degenerate => Ci::Pending,
+            ci => ci,
+        }
+    }
+
     pub fn bounds(self) -> Option<(f64, f64)> {
         match self {
             Ci::Interval(l, h) => Some((l, h)),
@@ -106,16 +119,12 @@ pub struct Estimate {
 
 impl Estimate {
     /// This estimate, drawn from [`Bootstrap::provisional`]'s resamples, as
-    /// the workbench shows it meanwhile: an interval [`Ci::Provisional`]; a
-    /// degenerate one [`Ci::Pending`] (the resamples still to come may not
-    /// all agree); no interval as it was (no data, no resample tells more).
+    /// the workbench shows it meanwhile ([`Ci::provisional`]).
     pub fn provisional(self) -> Estimate {
-        let ci = match self.ci {
-            Ci::Interval(l, h) => Ci::Provisional(l, h),
-            Ci::Degenerate => Ci::Pending,
-            ci => ci,
-        };
-        Estimate { ci, ..self }
+        Estimate {
+            ci: self.ci.provisional(),
+            ..self
+        }
     }
     /// No data: no value, no interval.
     pub const UNDEFINED: Estimate = Estimate {

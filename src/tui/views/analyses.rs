@@ -48,6 +48,8 @@ pub fn matched(a: &Audit) -> TableData {
             Target::None,
         );
     }
+    let shown = a.matched.iter().filter_map(|m| m.mean_diff).map(|e| e.ci);
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown);
     t
 }
 
@@ -94,6 +96,9 @@ pub fn matched_turns(a: &Audit, row: usize) -> TableData {
             Target::None,
         );
     }
+    let halves = [m.early.mean_diff, m.late.mean_diff].into_iter().flatten();
+    let shown = m.by_turn.iter().map(|r| r.ci).chain(halves.map(|e| e.ci));
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown);
     t
 }
 
@@ -197,7 +202,8 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
             Target::None,
         );
     }
-    super::provisional_title(&mut t, resamples, shown);
+    let matched = r.estimates().into_iter().flatten().map(|e| e.ci);
+    super::provisional_title(&mut t, resamples, shown.into_iter().chain(matched));
     t
 }
 
