@@ -340,6 +340,40 @@ pub fn run_audit_staged(
                 beside_in!(beside_rx.try_recv());
             }};
         }
+        // The main sequence waiting: what the parts computed beside hand on
+        // taken in while `$cond` holds, none has failed, the audit is not
+        // cancelled and the thread awaited is not `$finished`; then what
+        // came meanwhile.
+        macro_rules! take_in_while {
+            ($cond:expr, $finished:expr) => {{
+                while $cond
+                    && failed.is_none()
+                    && !settings.boot.cancel.is_cancelled()
+                    && !$finished
+                {
+                    beside_in!(beside_rx.recv_timeout(std::time::Duration::from_millis(100)));
+                }
+                beside_in!(beside_rx.try_recv());
+            }};
+        }
+        // [`take_in_while!`] with `$part`, computed beside, named first
+        // among those pending meanwhile (the status line's "computing
+        // natural recovery…"), then put back where it was.
+        macro_rules! first_while {
+            ($part:expr, $cond:expr, $finished:expr) => {{
+                let part: Part = $part;
+                let at = a.pending.iter().position(|p| *p == part);
+                a.pending.retain(|p| *p != part);
+                a.pending.insert(0, part);
+                staged(&a);
+                take_in_while!($cond, $finished);
+                if let (Some(at), true) = (at, a.is_pending(part)) {
+                    a.pending.retain(|p| *p != part);
+                    a.pending.insert(at.min(a.pending.len()), part);
+                    staged(&a);
+                }
+            }};
+        }
         // The Recovery panel on screen from the start, its matched states'
         // values in: natural recovery's values and provisional intervals
         // before the matched states' intervals (11 M rollouts: natural
@@ -349,25 +383,11 @@ pub fn run_audit_staged(
         // are in, it is done or failed, another panel is on screen, or the
         // audit is cancelled.
         if let Some(sets) = matched_later.take() {
-            let focus = &settings.focus;
-            let at = a.pending.iter().position(|p| *p == Part::NaturalRecovery);
-            a.pending.retain(|p| *p != Part::NaturalRecovery);
-            a.pending.insert(0, Part::NaturalRecovery);
-            staged(&a);
-            while !natural_early.get()
-                && focus.shows(Part::NaturalRecovery)
-                && failed.is_none()
-                && !settings.boot.cancel.is_cancelled()
-                && !natural.is_finished()
-            {
-                beside_in!(beside_rx.recv_timeout(std::time::Duration::from_millis(100)));
-            }
-            beside_in!(beside_rx.try_recv());
-            if let (Some(at), true) = (at, a.is_pending(Part::NaturalRecovery)) {
-                a.pending.retain(|p| *p != Part::NaturalRecovery);
-                a.pending
-                    .insert(at.min(a.pending.len()), Part::NaturalRecovery);
-            }
+            first_while!(
+                Part::NaturalRecovery,
+                !natural_early.get() && settings.focus.shows(Part::NaturalRecovery),
+                natural.is_finished()
+            );
             a.pending.retain(|p| *p != Part::Matched);
             a.pending.insert(0, Part::Matched);
             staged(&a);
@@ -409,27 +429,14 @@ pub fn run_audit_staged(
                         .filter(|_| !main_left)
                 };
                 if let Some(part) = awaited(&a) {
-                    let at = a.pending.iter().position(|p| *p == part);
-                    a.pending.retain(|p| *p != part);
-                    a.pending.insert(0, part);
-                    staged(&a);
-                    let wait = std::time::Duration::from_millis(100);
-                    while awaited(&a) == Some(part)
-                        && failed.is_none()
-                        && !settings.boot.cancel.is_cancelled()
-                        && !match part {
+                    first_while!(
+                        part,
+                        awaited(&a) == Some(part),
+                        match part {
                             Part::NaturalRecovery => natural.is_finished(),
                             _ => likelihoods.is_finished(),
                         }
-                    {
-                        beside_in!(beside_rx.recv_timeout(wait));
-                    }
-                    beside_in!(beside_rx.try_recv());
-                    if let (Some(at), true) = (at, a.is_pending(part)) {
-                        a.pending.retain(|p| *p != part);
-                        a.pending.insert(at.min(a.pending.len()), part);
-                        staged(&a);
-                    }
+                    );
                 }
             }};
         }
@@ -504,15 +511,10 @@ pub fn run_audit_staged(
                 // Likelihoods begun before it (above) and still computing,
                 // another panel now on screen: Pass@(K,T) waits for them,
                 // so that its peak never holds their memory too.
-                while a.begun.contains(&Part::Likelihood)
-                    && a.is_pending(Part::Likelihood)
-                    && failed.is_none()
-                    && !settings.boot.cancel.is_cancelled()
-                    && !likelihoods.is_finished()
-                {
-                    beside_in!(beside_rx.recv_timeout(std::time::Duration::from_millis(100)));
-                }
-                beside_in!(beside_rx.try_recv());
+                take_in_while!(
+                    a.begun.contains(&Part::Likelihood) && a.is_pending(Part::Likelihood),
+                    likelihoods.is_finished()
+                );
                 // Each benchmark's Pass@(K,T) rows are handed on as they
                 // come (the Budget panel shows a benchmark once its values
                 // are in, then once its intervals are); the part is in when
