@@ -113,7 +113,7 @@ fn listed(of: &[u32], size: &[u64]) -> Vec<u32> {
 /// whole numbers. SPEC §4.2's cells of one budget and several K split the
 /// tasks alike (a task's class is fixed by its base and RL counts at that
 /// budget): at 11 M trajectories the 224 families of a pair summed 2.84 M
-/// clusters a resample, in groups 0.94 M and 15 k joint classes.
+/// clusters a resample, in groups about 0.94 M and 15 k joint classes.
 #[derive(Default)]
 pub(super) struct Groups {
     /// Per family, its group (`None`: its class counts summed alone).
