@@ -261,6 +261,23 @@ fn main() {
     // The Steps panel on screen from the start: its provisional intervals,
     // its intervals.
     let steps_marks = focused_marks(Panel::Steps, None, &[&matched_provisional, &matched_in]);
+    // The Likelihood panel on screen from the start: its length-matched
+    // provisional intervals, then the part whole (with the LLR by turn).
+    let likelihood_marks = focused_marks(
+        Panel::Likelihood,
+        None,
+        &[
+            &|a| {
+                let mut rows = a.likelihood.iter();
+                rows.any(|l| {
+                    l.length_matched
+                        .mean_diff
+                        .is_some_and(|e| provisional(e.ci))
+                })
+            },
+            &|a| Panel::Likelihood.parts().iter().all(|p| !a.is_pending(*p)),
+        ],
+    );
     // The Budget panel on screen, the last benchmark of Pass@(K,T)'s order
     // selected: its values, its provisional intervals, its intervals.
     let last = audit.pass.benchmarks_in.last().cloned();
@@ -425,10 +442,12 @@ fn main() {
             println!("{what:<40} {s:>9.2}");
         }
     }
-    for (what, at) in ["~[…]", "whole"].iter().zip(&steps_marks) {
-        if let Some(s) = at {
-            let what = format!("TUI Steps on screen: {what}");
-            println!("{what:<40} {s:>9.2}");
+    for (panel, marks) in [("Steps", &steps_marks), ("Likelihood", &likelihood_marks)] {
+        for (what, at) in ["~[…]", "whole"].iter().zip(marks) {
+            if let Some(s) = at {
+                let what = format!("TUI {panel} on screen: {what}");
+                println!("{what:<40} {s:>9.2}");
+            }
         }
     }
     if let Some((b, m)) = &budget_marks {

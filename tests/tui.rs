@@ -3495,6 +3495,16 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         c => c,
     };
     let provisional = |c: Ci| matches!(c, Ci::Provisional(..));
+    // Estimates shown: each value the complete audit's, each interval the
+    // 1,000-resample audit's as `want` has it.
+    let agrees =
+        |shown: &[Option<Estimate>], final_: &[Option<Estimate>], of_1000: &[Option<Estimate>]| {
+            assert_eq!(shown.len(), of_1000.len());
+            for ((e, f), t) in shown.iter().zip(final_).zip(of_1000) {
+                assert_eq!(e.map(|e| e.value.to_bits()), f.map(|f| f.value.to_bits()));
+                assert_eq!(e.map(|e| e.ci), t.map(|t| want(t.ci)));
+            }
+        };
     // Headless: no panel on screen, none provisional.
     let mut any = false;
     rl_audit::analysis::run_audit_staged(&set, &with(2000), &mut |a| {
@@ -3636,12 +3646,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     // Before the matched states' intervals (their rows `[…]` on screen).
     assert!(early.is_pending(Part::NaturalRecovery) && early.is_pending(Part::Matched));
     assert!(early.matched_values_in);
-    let (shown, final_, of_1000) = (ests(early), ests(&whole), ests(&thousand));
-    assert_eq!(shown.len(), of_1000.len());
-    for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {
-        assert_eq!(e.map(|e| e.value.to_bits()), f.map(|f| f.value.to_bits()));
-        assert_eq!(e.map(|e| e.ci), t.map(|t| want(t.ci)));
-    }
+    agrees(&ests(early), &ests(&whole), &ests(&thousand));
     snapshot(
         &on_screen(&set, early),
         "partial-5-recovery-provisional",
@@ -3668,14 +3673,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         .iter()
         .flatten()
         .any(|e| matches!(e.ci, Ci::Interval(..))));
-    let check = |a: &rl_audit::analysis::Audit| {
-        let shown = matched(a);
-        assert_eq!(shown.len(), of_1000.len());
-        for ((e, f), t) in shown.iter().zip(&final_).zip(&of_1000) {
-            assert_eq!(e.map(|e| e.value.to_bits()), f.map(|f| f.value.to_bits()));
-            assert_eq!(e.map(|e| e.ci), t.map(|t| want(t.ci)));
-        }
-    };
+    let check = |a: &rl_audit::analysis::Audit| agrees(&matched(a), &final_, &of_1000);
     let first_with = |seen: &[rl_audit::analysis::Audit]| {
         seen.iter()
             .position(|a| matched(a).iter().flatten().any(|e| provisional(e.ci)))
@@ -3693,5 +3691,39 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         &on_screen(&set, &beside_running(seen[at].clone())),
         "partial-4-steps-provisional",
         "4",
+    );
+
+    // The Likelihood panel: its length-matched intervals, once its rows
+    // are in, before the LLR by turn.
+    let lengths = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
+        a.likelihood
+            .iter()
+            .map(|l| l.length_matched.mean_diff)
+            .collect()
+    };
+    let (final_, of_1000) = (lengths(&whole), lengths(&thousand));
+    assert!(of_1000
+        .iter()
+        .flatten()
+        .any(|e| matches!(e.ci, Ci::Interval(..))));
+    let seen = focused_hand_overs(&set, with(2000), Panel::Likelihood, None, &whole);
+    let at = seen
+        .iter()
+        .position(|a| lengths(a).iter().flatten().any(|e| provisional(e.ci)))
+        .expect("a hand-over with provisional intervals");
+    assert!(seen[at].is_pending(Part::Likelihood) && seen[at].is_pending(Part::LlrByTurn));
+    agrees(&lengths(&seen[at]), &final_, &of_1000);
+    // Natural recovery, beside at a lower priority, as if still running
+    // (the part computing still named first).
+    let mut shown = seen[at].clone();
+    if !shown.is_pending(Part::NaturalRecovery) {
+        shown.pending.push(Part::NaturalRecovery);
+    }
+    (shown.natural_recovery, shown.natural_recovery_diff) = (Vec::new(), Vec::new());
+    shown.natural_values_in = false;
+    snapshot(
+        &on_screen(&set, &shown),
+        "partial-6-likelihood-provisional",
+        "6",
     );
 }

@@ -127,6 +127,7 @@ pub fn analyse(
 
 /// The length-matched clusters of [`values`]' rows, row by row: what their
 /// bootstrap intervals are drawn from ([`with_intervals`]).
+#[derive(Clone)]
 pub struct Intervals(Vec<Vec<Cluster>>);
 
 /// [`analyse`]'s rows before the length-matched difference's interval is
@@ -251,6 +252,18 @@ fn pair_values(
 
 /// Draws the length-matched differences' intervals of [`values`]' rows:
 /// the rows [`analyse`] gives.
+/// [`with_intervals`] at `boot`, each interval provisional, as
+/// [`matched::with_provisional`](super::matched::with_provisional).
+pub fn with_provisional(rows: &mut [Likelihood], sets: Intervals, boot: &Bootstrap) {
+    with_intervals(rows, sets, boot);
+    for e in rows
+        .iter_mut()
+        .filter_map(|r| r.length_matched.mean_diff.as_mut())
+    {
+        *e = e.provisional();
+    }
+}
+
 pub fn with_intervals(rows: &mut [Likelihood], sets: Intervals, boot: &Bootstrap) {
     for (row, clusters) in rows.iter_mut().zip(sets.0) {
         row.length_matched.mean_diff =

@@ -279,6 +279,14 @@ pub fn run_audit_staged(
                     });
                     let l = values.map(|(mut rows, sets)| {
                         let _ = tx.send(Beside::LikelihoodValues(rows.clone()));
+                        // The Likelihood panel on screen: the length-matched
+                        // intervals of the first 1,000 resamples next.
+                        let shows = settings.focus.shows(Part::Likelihood);
+                        if let Some(boot) = settings.boot.provisional().filter(|_| shows) {
+                            let mut early = rows.clone();
+                            likelihood::with_provisional(&mut early, sets.clone(), &boot);
+                            let _ = tx.send(Beside::LikelihoodValues(early));
+                        }
                         likelihood::with_intervals(&mut rows, sets, &settings.boot);
                         rows
                     });

@@ -374,6 +374,12 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
             None if e.ci == crate::analysis::stats::Ci::Pending => {
                 format!("d {:.2} […] (its interval computing)", e.value)
             }
+            None if crate::report::format::any_provisional([e.ci]) => format!(
+                "d {:.2} {} ({}, until all are drawn)",
+                e.value,
+                crate::report::format::signed_ci_prec(e.ci, 1.0, 2),
+                crate::report::format::provisional_note(a.settings.boot.resamples)
+            ),
             None => format!("d {:.2} (no interval)", e.value),
         },
         None => "no length-matched pairs".into(),

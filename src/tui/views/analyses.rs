@@ -407,6 +407,11 @@ pub fn likelihood(a: &Audit) -> TableData {
             }),
         );
     }
+    let shown = a
+        .likelihood
+        .iter()
+        .filter_map(|l| l.length_matched.mean_diff);
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown.map(|e| e.ci));
     t
 }
 
