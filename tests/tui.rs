@@ -3639,14 +3639,27 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
             .flat_map(|d| [d.next_ok, d.recovered]);
         runs.chain(diffs).collect()
     };
-    let early = seen
-        .iter()
-        .find(|a| ests(a).iter().flatten().any(|e| provisional(e.ci)))
-        .expect("a hand-over with provisional intervals");
+    type Of<'a> = &'a dyn Fn(&rl_audit::analysis::Audit) -> Vec<Option<Estimate>>;
+    // The first of `seen` whose estimates (`of`) show a provisional
+    // interval, those checked (`agrees`); the 1,000-resample audit has
+    // intervals there to show.
+    let first_provisional = |seen: &[rl_audit::analysis::Audit], of: Of| {
+        let of_1000 = of(&thousand);
+        assert!(of_1000
+            .iter()
+            .flatten()
+            .any(|e| matches!(e.ci, Ci::Interval(..))));
+        let at = seen
+            .iter()
+            .position(|a| of(a).iter().flatten().any(|e| provisional(e.ci)))
+            .expect("a hand-over with provisional intervals");
+        agrees(&of(&seen[at]), &of(&whole), &of_1000);
+        at
+    };
+    let early = &seen[first_provisional(&seen, &ests)];
     // Before the matched states' intervals (their rows `[…]` on screen).
     assert!(early.is_pending(Part::NaturalRecovery) && early.is_pending(Part::Matched));
     assert!(early.matched_values_in);
-    agrees(&ests(early), &ests(&whole), &ests(&thousand));
     snapshot(
         &on_screen(&set, early),
         "partial-5-recovery-provisional",
@@ -3668,25 +3681,12 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
             .chain(a.recovery.iter().flat_map(|r| r.estimates()))
             .collect()
     };
-    let (final_, of_1000) = (matched(&whole), matched(&thousand));
-    assert!(of_1000
-        .iter()
-        .flatten()
-        .any(|e| matches!(e.ci, Ci::Interval(..))));
-    let check = |a: &rl_audit::analysis::Audit| agrees(&matched(a), &final_, &of_1000);
-    let first_with = |seen: &[rl_audit::analysis::Audit]| {
-        seen.iter()
-            .position(|a| matched(a).iter().flatten().any(|e| provisional(e.ci)))
-            .expect("a hand-over with provisional intervals")
-    };
-    let at = first_with(&seen);
+    let at = first_provisional(&seen, &matched);
     assert!(seen[at].is_pending(Part::Matched));
     assert!(seen[..at].iter().any(|a| std::ptr::eq(a, early)));
-    check(&seen[at]);
     let seen = focused_hand_overs(&set, with(2000), Panel::Steps, None, &whole);
-    let at = first_with(&seen);
+    let at = first_provisional(&seen, &matched);
     assert!(seen[at].is_pending(Part::Matched) && seen[at].is_pending(Part::Aggregates));
-    check(&seen[at]);
     snapshot(
         &on_screen(&set, &beside_running(seen[at].clone())),
         "partial-4-steps-provisional",
@@ -3701,18 +3701,9 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
             .map(|l| l.length_matched.mean_diff)
             .collect()
     };
-    let (final_, of_1000) = (lengths(&whole), lengths(&thousand));
-    assert!(of_1000
-        .iter()
-        .flatten()
-        .any(|e| matches!(e.ci, Ci::Interval(..))));
     let seen = focused_hand_overs(&set, with(2000), Panel::Likelihood, None, &whole);
-    let at = seen
-        .iter()
-        .position(|a| lengths(a).iter().flatten().any(|e| provisional(e.ci)))
-        .expect("a hand-over with provisional intervals");
+    let at = first_provisional(&seen, &lengths);
     assert!(seen[at].is_pending(Part::Likelihood) && seen[at].is_pending(Part::LlrByTurn));
-    agrees(&lengths(&seen[at]), &final_, &of_1000);
     // Natural recovery, beside at a lower priority, as if still running
     // (the part computing still named first).
     let mut shown = seen[at].clone();
