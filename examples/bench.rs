@@ -262,7 +262,8 @@ fn main() {
     // its intervals.
     let steps_marks = focused_marks(Panel::Steps, None, &[&matched_provisional, &matched_in]);
     // The Likelihood panel on screen from the start: its length-matched
-    // provisional intervals, then the part whole (with the LLR by turn).
+    // provisional intervals, its LLR by turn's values and provisional
+    // intervals (its drill), then the part whole (with the LLR by turn).
     let likelihood_marks = focused_marks(
         Panel::Likelihood,
         None,
@@ -275,6 +276,8 @@ fn main() {
                         .is_some_and(|e| provisional(e.ci))
                 })
             },
+            &|a| a.llr_values_in,
+            &|a| a.llr_by_turn.iter().any(|t| provisional(t.ci)),
             &|a| Panel::Likelihood.parts().iter().all(|p| !a.is_pending(*p)),
         ],
     );
@@ -442,8 +445,12 @@ fn main() {
             println!("{what:<40} {s:>9.2}");
         }
     }
-    for (panel, marks) in [("Steps", &steps_marks), ("Likelihood", &likelihood_marks)] {
-        for (what, at) in ["~[…]", "whole"].iter().zip(marks) {
+    let llr = ["~[…]", "by turn values", "by turn ~[…]", "whole"];
+    for (panel, labels, marks) in [
+        ("Steps", &["~[…]", "whole"][..], &steps_marks),
+        ("Likelihood", &llr[..], &likelihood_marks),
+    ] {
+        for (what, at) in labels.iter().zip(marks) {
             if let Some(s) = at {
                 let what = format!("TUI {panel} on screen: {what}");
                 println!("{what:<40} {s:>9.2}");

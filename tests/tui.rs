@@ -1504,6 +1504,7 @@ fn beside_running(mut a: rl_audit::analysis::Audit) -> rl_audit::analysis::Audit
     a.natural_recovery.clear();
     a.natural_recovery_diff.clear();
     a.natural_values_in = false;
+    a.llr_values_in = false;
     a
 }
 
@@ -3446,10 +3447,10 @@ fn focused_hand_overs(
     seen
 }
 
-/// With the Budget, Cost or Recovery panel on screen, the intervals it shows come
-/// first provisional — those of the first 1,000 resamples, which are
-/// exactly what `--resamples 1000` reports (resample b is seeded from
-/// (seed, b)) — then whole; each value is the final one, no report changes,
+/// With the Budget, Cost, Steps, Recovery or Likelihood panel on screen
+/// (its LLR by turn too), the intervals it shows come first provisional —
+/// those of the first 1,000 resamples, which are exactly what `--resamples
+/// 1000` reports (resample b is seeded from (seed, b)) — then whole; each value is the final one, no report changes,
 /// and an audit no panel looks at (headless) hands on none.
 #[test]
 fn the_panel_on_screen_shows_provisional_intervals_first() {
@@ -3712,9 +3713,42 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     }
     (shown.natural_recovery, shown.natural_recovery_diff) = (Vec::new(), Vec::new());
     shown.natural_values_in = false;
+    // The LLR by turn, beside, as if still reading the rollouts.
+    (shown.llr_by_turn, shown.llr_values_in) = (Vec::new(), false);
     snapshot(
         &on_screen(&set, &shown),
         "partial-6-likelihood-provisional",
         "6",
+    );
+
+    // Its LLR by turn (the drill): every turn's value with its interval
+    // `[…]`, then provisional, before the part is in.
+    let llr = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
+        let e = |r: &rl_audit::analysis::likelihood::LlrTurn| Estimate {
+            value: r.mean,
+            ci: r.ci,
+        };
+        a.llr_by_turn.iter().map(|r| Some(e(r))).collect()
+    };
+    let values = seen
+        .iter()
+        .position(|a| a.llr_values_in)
+        .expect("a hand-over with the LLR by turn's values");
+    let early = &seen[values].llr_by_turn;
+    assert!(seen[values].is_pending(Part::LlrByTurn));
+    assert_eq!(early.len(), whole.llr_by_turn.len());
+    for (e, f) in early.iter().zip(&whole.llr_by_turn) {
+        assert_eq!((&e.run, e.turn, e.steps), (&f.run, f.turn, f.steps));
+        assert_eq!((e.mean.to_bits(), e.ci), (f.mean.to_bits(), Ci::Pending));
+    }
+    let at = first_provisional(&seen, &llr);
+    assert!(values < at && seen[at].is_pending(Part::LlrByTurn));
+    // On screen, Enter on the first pair: the drill's rows provisional and
+    // its title saying so; the rest as in the snapshot above.
+    (shown.llr_by_turn, shown.llr_values_in) = (seen[at].llr_by_turn.clone(), true);
+    snapshot(
+        &on_screen(&set, &shown),
+        "partial-7-llr-by-turn-provisional",
+        "6\n",
     );
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::bootstrap::{cluster_bootstrap, cluster_bootstrap_each, cluster_point};
-use super::stats::{median_in_place, Bootstrap, Cluster, Estimate};
+use super::stats::{median_in_place, Bootstrap, Ci, Cluster, Estimate};
 use super::{Pair, Settings};
 use crate::error::Result;
 use crate::schema::frames::TaskInfos;
@@ -132,7 +132,7 @@ pub struct Intervals(Vec<Vec<Cluster>>);
 
 /// [`analyse`]'s rows before the length-matched difference's interval is
 /// drawn: every summary, histogram, count and value final, that interval
-/// [`Ci::Pending`](super::stats::Ci::Pending).
+/// [`Ci::Pending`].
 pub fn values(
     set: &LogSet,
     pairs: &[Pair],
@@ -333,7 +333,7 @@ pub struct LlrTurn {
     pub turn: u32,
     pub steps: u64,
     pub mean: f64,
-    pub ci: super::stats::Ci,
+    pub ci: Ci,
 }
 
 /// The successful full-budget evaluation rollouts of each (benchmark, run)
@@ -382,6 +382,12 @@ impl Successes {
 /// at 25,000 tasks × 40 turns, the peak of the whole audit there.
 const WINDOW_CLUSTERS: usize = 1 << 18;
 
+/// The most clusters [`by_turn_staged`] holds at once to hand its rows on
+/// before their intervals are drawn: every pair's and run's (turn, task)
+/// cells, 16 MB (48 MB while bootstrapped). More, and it draws them window
+/// by window as [`by_turn`], handing on nothing before.
+const STAGED_CLUSTERS: usize = 1 << 20;
+
 /// Per pair, per producing run, per turn: the pooled mean over the steps at
 /// that turn of logp\[rl\] − logp\[base\], over successful full-budget
 /// evaluation rollouts whose steps all carry both; a cluster bootstrap over
@@ -397,19 +403,64 @@ pub fn by_turn(
     s: &Settings,
     successes: &Successes,
 ) -> Result<Vec<LlrTurn>> {
-    by_turn_in_windows(set, pairs, s, successes, WINDOW_CLUSTERS)
+    by_turn_in_windows(set, pairs, s, successes, WINDOW_CLUSTERS, None, 0)
 }
 
-/// [`by_turn`] with windows of about `most` clusters.
-fn by_turn_in_windows(
+/// What [`by_turn_staged`] hands on before the intervals are drawn: its
+/// rows with their values alone (every interval
+/// [`Ci::Pending`]), then, at `provisional`'s
+/// resamples, with provisional intervals
+/// ([`Estimate::provisional`](super::stats::Estimate::provisional)).
+pub struct Early<'a> {
+    pub provisional: Option<Bootstrap>,
+    pub hand: &'a mut dyn FnMut(Vec<LlrTurn>),
+}
+
+/// [`by_turn`], for the workbench's Likelihood panel on screen: every
+/// run's rollouts read once, their rows handed to `early` with their values
+/// as soon as all are read, then with provisional intervals, before the
+/// intervals are drawn — every set bootstrapped as alone, so the rows it
+/// returns are [`by_turn`]'s. When the cells are more than
+/// `STAGED_CLUSTERS`, [`by_turn`]'s windows, and nothing handed on.
+pub fn by_turn_staged(
     set: &LogSet,
     pairs: &[Pair],
     s: &Settings,
     successes: &Successes,
-    most: usize,
+    early: Early<'_>,
 ) -> Result<Vec<LlrTurn>> {
-    let mut window = LogpWindow::default();
-    let mut out = Vec::new();
+    by_turn_in_windows(
+        set,
+        pairs,
+        s,
+        successes,
+        WINDOW_CLUSTERS,
+        Some(early),
+        STAGED_CLUSTERS,
+    )
+}
+
+/// One pair's producing run: its successful full-budget evaluation
+/// rollouts task by task, and their windows of turns.
+struct RunTurns<'s> {
+    pair: &'s Pair,
+    run: Id,
+    rollouts: Vec<&'s Trajectory>,
+    windows: Vec<Window>,
+}
+
+/// [`by_turn`] with windows of about `most` clusters; with `early`, every
+/// run's turns in one window when all cells are at most `keep`.
+fn by_turn_in_windows<'s>(
+    set: &'s LogSet,
+    pairs: &'s [Pair],
+    s: &Settings,
+    successes: &Successes,
+    most: usize,
+    early: Option<Early<'_>>,
+    keep: usize,
+) -> Result<Vec<LlrTurn>> {
+    let mut runs = Vec::with_capacity(2 * pairs.len());
     for pair in pairs {
         for run in [pair.base, pair.rl] {
             let mut rollouts: Vec<&Trajectory> = successes
@@ -421,71 +472,133 @@ fn by_turn_in_windows(
             // each cell sums its steps as it always has), tasks in id order.
             rollouts.sort_by_key(|t| t.task);
             let windows = turn_windows(set, &rollouts, most);
-            for (lo, hi) in windows {
-                let in_window = |turn: u32| (lo..=hi).contains(&turn);
-                // turn → its clusters, task by task in id order.
-                let mut cells: BTreeMap<u32, Vec<Cluster>> = BTreeMap::new();
-                // The current task's turn → (Σ diff, steps).
-                let mut task: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
-                for group in rollouts.chunk_by(|a, b| a.task == b.task) {
-                    for t in group {
-                        if !set.steps_of(t).into_iter().any(|st| in_window(st.turn)) {
-                            continue;
-                        }
-                        let steps = set.steps_with_logps(t, &mut window)?;
-                        let diffs: Option<Vec<(u32, f64)>> = steps
-                            .iter()
-                            .map(|st| {
-                                Some((st.turn, st.logp_of(pair.rl)? - st.logp_of(pair.base)?))
-                            })
-                            .collect();
-                        let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
-                            continue;
-                        };
-                        for (turn, d) in diffs.into_iter().filter(|(turn, _)| in_window(*turn)) {
-                            let e = task.entry(turn).or_insert((0.0, 0.0));
-                            e.0 += d;
-                            e.1 += 1.0;
-                        }
-                    }
-                    for (turn, (sum, weight)) in std::mem::take(&mut task) {
-                        cells.entry(turn).or_default().push(Cluster { sum, weight });
-                    }
+            runs.push(RunTurns {
+                pair,
+                run,
+                rollouts,
+                windows,
+            });
+        }
+    }
+    let cells: usize = runs.iter().flat_map(|r| &r.windows).map(|w| w.cells).sum();
+    let mut window = LogpWindow::default();
+    let row = |r: &RunTurns, (turn, steps, mean): (u32, f64, f64), ci| LlrTurn {
+        benchmark: set.name(r.pair.benchmark).to_string(),
+        base: set.name(r.pair.base).to_string(),
+        rl: set.name(r.pair.rl).to_string(),
+        run: set.name(r.run).to_string(),
+        turn,
+        steps: steps as u64,
+        mean,
+        ci,
+    };
+    let mut out = Vec::new();
+    match early {
+        Some(Early { provisional, hand }) if cells <= keep => {
+            let mut sets = Vec::new();
+            for r in &runs {
+                let all = Window {
+                    lo: 0,
+                    hi: u32::MAX,
+                    cells: 0,
+                };
+                let (rows, clusters) = window_cells(set, r, all, &mut window)?;
+                out.extend(rows.into_iter().map(|v| row(r, v, Ci::Pending)));
+                sets.extend(clusters);
+            }
+            let with = |out: &mut Vec<LlrTurn>, estimates: Vec<Estimate>| {
+                for (row, e) in out.iter_mut().zip(estimates) {
+                    row.ci = e.ci;
                 }
-                let mut rows = Vec::with_capacity(cells.len());
-                let mut sets = Vec::with_capacity(cells.len());
-                for (turn, clusters) in cells {
-                    let steps: f64 = clusters.iter().map(|c| c.weight).sum();
-                    let mean = clusters.iter().map(|c| c.sum).sum::<f64>() / steps;
-                    rows.push((turn, steps, mean));
-                    sets.push(clusters);
+            };
+            hand(out.clone());
+            if let Some(boot) = provisional {
+                let mut rows = out.clone();
+                with(&mut rows, cluster_bootstrap_each(sets.clone(), &boot));
+                rows.iter_mut().for_each(|r| r.ci = r.ci.provisional());
+                hand(rows);
+            }
+            with(&mut out, cluster_bootstrap_each(sets, &s.boot));
+        }
+        _ => {
+            for r in &runs {
+                for &w in &r.windows {
+                    let (rows, sets) = window_cells(set, r, w, &mut window)?;
+                    let estimates = cluster_bootstrap_each(sets, &s.boot);
+                    out.extend(
+                        rows.into_iter()
+                            .zip(estimates)
+                            .map(|(v, e)| row(r, v, e.ci)),
+                    );
+                    crate::stage::release_freed_memory();
                 }
-                let estimates = cluster_bootstrap_each(sets, &s.boot);
-                out.extend(
-                    rows.into_iter()
-                        .zip(estimates)
-                        .map(|((turn, steps, mean), e)| LlrTurn {
-                            benchmark: set.name(pair.benchmark).to_string(),
-                            base: set.name(pair.base).to_string(),
-                            rl: set.name(pair.rl).to_string(),
-                            run: set.name(run).to_string(),
-                            turn,
-                            steps: steps as u64,
-                            mean,
-                            ci: e.ci,
-                        }),
-                );
-                crate::stage::release_freed_memory();
             }
         }
     }
     Ok(out)
 }
 
-/// Consecutive ranges of turns (inclusive), in order, each with at most
-/// `most` (turn, task) cells among `rollouts` (sorted by task), or one turn
-/// with more; counted from the steps' turns alone.
-fn turn_windows(set: &LogSet, rollouts: &[&Trajectory], most: usize) -> Vec<(u32, u32)> {
+/// The (turn, task) cells of a run's turns in `w`: per turn in order its
+/// (turn, steps, pooled mean) and its clusters, task by task in id order.
+#[allow(clippy::type_complexity)]
+fn window_cells(
+    set: &LogSet,
+    r: &RunTurns<'_>,
+    w: Window,
+    window: &mut LogpWindow,
+) -> Result<(Vec<(u32, f64, f64)>, Vec<Vec<Cluster>>)> {
+    let in_window = |turn: u32| (w.lo..=w.hi).contains(&turn);
+    let (base, rl) = (r.pair.base, r.pair.rl);
+    // turn → its clusters, task by task in id order.
+    let mut cells: BTreeMap<u32, Vec<Cluster>> = BTreeMap::new();
+    // The current task's turn → (Σ diff, steps).
+    let mut task: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    for group in r.rollouts.chunk_by(|a, b| a.task == b.task) {
+        for t in group {
+            if !set.steps_of(t).into_iter().any(|st| in_window(st.turn)) {
+                continue;
+            }
+            let steps = set.steps_with_logps(t, window)?;
+            let diffs: Option<Vec<(u32, f64)>> = steps
+                .iter()
+                .map(|st| Some((st.turn, st.logp_of(rl)? - st.logp_of(base)?)))
+                .collect();
+            let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
+                continue;
+            };
+            for (turn, d) in diffs.into_iter().filter(|(turn, _)| in_window(*turn)) {
+                let e = task.entry(turn).or_insert((0.0, 0.0));
+                e.0 += d;
+                e.1 += 1.0;
+            }
+        }
+        for (turn, (sum, weight)) in std::mem::take(&mut task) {
+            cells.entry(turn).or_default().push(Cluster { sum, weight });
+        }
+    }
+    let mut rows = Vec::with_capacity(cells.len());
+    let mut sets = Vec::with_capacity(cells.len());
+    for (turn, clusters) in cells {
+        let steps: f64 = clusters.iter().map(|c| c.weight).sum();
+        let mean = clusters.iter().map(|c| c.sum).sum::<f64>() / steps;
+        rows.push((turn, steps, mean));
+        sets.push(clusters);
+    }
+    Ok((rows, sets))
+}
+
+/// Consecutive turns lo..=hi and their (turn, task) cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Window {
+    lo: u32,
+    hi: u32,
+    cells: usize,
+}
+
+/// Consecutive ranges of turns, in order, each with at most `most` (turn,
+/// task) cells among `rollouts` (sorted by task), or one turn with more;
+/// counted from the steps' turns alone.
+fn turn_windows(set: &LogSet, rollouts: &[&Trajectory], most: usize) -> Vec<Window> {
     // turn → (last task counted, tasks with a step at that turn)
     let mut cells: BTreeMap<u32, (Id, usize)> = BTreeMap::new();
     for t in rollouts {
@@ -496,18 +609,18 @@ fn turn_windows(set: &LogSet, rollouts: &[&Trajectory], most: usize) -> Vec<(u32
             }
         }
     }
-    let mut windows: Vec<(u32, u32)> = Vec::new();
-    let mut held = 0;
+    let mut windows: Vec<Window> = Vec::new();
     for (turn, (_, n)) in cells {
         match windows.last_mut() {
-            Some(w) if held + n <= most => {
-                w.1 = turn;
-                held += n;
+            Some(w) if w.cells + n <= most => {
+                w.hi = turn;
+                w.cells += n;
             }
-            _ => {
-                windows.push((turn, turn));
-                held = n;
-            }
+            _ => windows.push(Window {
+                lo: turn,
+                hi: turn,
+                cells: n,
+            }),
         }
     }
     windows
@@ -539,21 +652,94 @@ mod tests {
         turns.dedup();
         assert!(turns.len() > 1, "{turns:?}");
         let single: Vec<(u32, u32)> = turns.iter().map(|&t| (t, t)).collect();
-        assert_eq!(turn_windows(&set, &rollouts, 1), single);
+        let bounds = |ws: Vec<Window>| ws.iter().map(|w| (w.lo, w.hi)).collect::<Vec<_>>();
+        assert_eq!(bounds(turn_windows(&set, &rollouts, 1)), single);
+        let all = turn_windows(&set, &rollouts, usize::MAX);
+        assert_eq!(bounds(all.clone()), [(turns[0], turns[turns.len() - 1])]);
+        // The cells: (turn, task) with a step, counted by hand.
+        let mut cells: Vec<(u32, Id)> = rollouts
+            .iter()
+            .flat_map(|t| set.steps_of(t).into_iter().map(|st| (st.turn, t.task)))
+            .collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let mut sorted = rollouts.clone();
+        sorted.sort_by_key(|t| t.task);
         assert_eq!(
-            turn_windows(&set, &rollouts, usize::MAX),
-            [(turns[0], turns[turns.len() - 1])]
+            turn_windows(&set, &sorted, usize::MAX)[0].cells,
+            cells.len()
         );
         let successes = Successes::of(&set, &agg.tasks, &pairs);
         let rows = |most| {
             format!(
                 "{:?}",
-                by_turn_in_windows(&set, &pairs, &s, &successes, most)
+                by_turn_in_windows(&set, &pairs, &s, &successes, most, None, 0)
             )
         };
         let one = rows(usize::MAX);
         assert!(one.contains("LlrTurn"), "{one}");
         assert_eq!(rows(1), one);
+    }
+
+    /// The workbench's LLR by turn hands its rows on with their values,
+    /// then with the first 1,000 resamples' intervals marked provisional,
+    /// and returns [`by_turn`]'s rows; past `keep` cells it hands on nothing
+    /// and returns them too.
+    #[test]
+    fn by_turn_staged_hands_on_values_then_provisional_intervals() {
+        let set = crate::demo::load_demo(&Default::default()).unwrap();
+        let mut s = Settings::default();
+        s.boot.resamples = 1_500;
+        let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
+        let agg = crate::schema::frames::eval_aggregates(&set);
+        let successes = Successes::of(&set, &agg.tasks, &pairs);
+        let whole = by_turn(&set, &pairs, &s, &successes).unwrap();
+        assert!(whole.iter().any(|r| r.ci.bounds().is_some()), "{whole:?}");
+        let mut at_1000 = s.clone();
+        at_1000.boot.resamples = 1_000;
+        let first = by_turn(&set, &pairs, &at_1000, &successes).unwrap();
+        let staged = |keep| {
+            let mut handed = Vec::new();
+            let rows = by_turn_in_windows(
+                &set,
+                &pairs,
+                &s,
+                &successes,
+                1,
+                Some(Early {
+                    provisional: s.boot.provisional(),
+                    hand: &mut |rows| handed.push(rows),
+                }),
+                keep,
+            )
+            .unwrap();
+            (format!("{rows:?}"), handed)
+        };
+        let (rows, handed) = staged(usize::MAX);
+        assert_eq!(rows, format!("{whole:?}"));
+        let [values, provisional] = &handed[..] else {
+            panic!("{} hand-overs", handed.len())
+        };
+        let pending: Vec<LlrTurn> = whole
+            .iter()
+            .map(|r| LlrTurn {
+                ci: Ci::Pending,
+                ..r.clone()
+            })
+            .collect();
+        assert_eq!(format!("{values:?}"), format!("{pending:?}"));
+        let early: Vec<LlrTurn> = first
+            .iter()
+            .map(|r| LlrTurn {
+                ci: r.ci.provisional(),
+                ..r.clone()
+            })
+            .collect();
+        assert!(early.iter().any(|r| matches!(r.ci, Ci::Provisional(..))));
+        assert_eq!(format!("{provisional:?}"), format!("{early:?}"));
+        let (rows, handed) = staged(0);
+        assert_eq!(rows, format!("{whole:?}"));
+        assert!(handed.is_empty(), "{}", handed.len());
     }
 
     /// One pass over the set finds, for each pair, what a pass of its own

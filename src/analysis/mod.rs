@@ -232,6 +232,10 @@ pub struct Audit {
     /// pending ([`likelihood::values`]), whole once it is in (with the LLR
     /// by turn).
     pub likelihood_values_in: bool,
+    /// The LLR by turn's rows are in: their values, every interval
+    /// [`stats::Ci::Pending`] or provisional, while the part is pending
+    /// ([`likelihood::by_turn_staged`]), whole once it is in.
+    pub llr_values_in: bool,
     /// The BudgetMix audit's rules are in (`budgetmix`, its gains empty)
     /// while the part is pending: computed first when the BudgetMix panel
     /// is on screen (they read the training rollouts alone; the gains wait

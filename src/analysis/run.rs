@@ -224,6 +224,8 @@ pub fn run_audit_staged(
         ),
         /// The likelihoods' rows before their intervals are drawn.
         LikelihoodValues(Vec<likelihood::Likelihood>),
+        /// The LLR by turn's rows before their intervals are drawn.
+        LlrTurnValues(Vec<likelihood::LlrTurn>),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Likelihoods(
             Result<Vec<likelihood::Likelihood>>,
@@ -272,9 +274,22 @@ pub fn run_audit_staged(
             let (l, t) = std::thread::scope(|inner| {
                 let (l, t) = beside("likelihood", || {
                     let values = likelihood::values(set, pairs, &successes);
-                    let t = inner.spawn(|| {
+                    // The Likelihood panel on screen: the LLR by turn's rows
+                    // handed on with their values, then with provisional
+                    // intervals, before the rest are drawn (its drill).
+                    let (early_tx, successes) = (tx.clone(), &successes);
+                    let t = inner.spawn(move || {
                         beside("likelihood by turn", || {
-                            likelihood::by_turn(set, pairs, settings, &successes)
+                            if !settings.focus.shows(Part::LlrByTurn) {
+                                return likelihood::by_turn(set, pairs, settings, successes);
+                            }
+                            let early = likelihood::Early {
+                                provisional: settings.boot.provisional(),
+                                hand: &mut |rows| {
+                                    let _ = early_tx.send(Beside::LlrTurnValues(rows));
+                                },
+                            };
+                            likelihood::by_turn_staged(set, pairs, settings, successes, early)
                         })
                     });
                     let l = values.map(|(mut rows, sets)| {
@@ -320,6 +335,11 @@ pub fn run_audit_staged(
                         Beside::LikelihoodValues(l) => {
                             a.likelihood = l;
                             a.likelihood_values_in = true;
+                            staged(&a);
+                        }
+                        Beside::LlrTurnValues(t) => {
+                            a.llr_by_turn = t;
+                            a.llr_values_in = true;
                             staged(&a);
                         }
                         Beside::Natural(n) => {

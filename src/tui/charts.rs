@@ -390,12 +390,19 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
         .iter()
         .filter(|t| t.benchmark == l.benchmark && t.base == l.base && t.rl == l.rl && t.run == l.rl)
         .collect();
-    let computing = a.is_pending(crate::analysis::Part::LlrByTurn);
+    let pending = a.is_pending(crate::analysis::Part::LlrByTurn);
     let by_turn = match (turns.first(), turns.last()) {
-        _ if computing => "by turn: computing…".into(),
+        _ if pending && !a.llr_values_in => "by turn: computing…".into(),
         (Some(f0), Some(f1)) => format!(
-            "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={}) — Enter: every turn",
-            l.rl, f0.turn, f0.mean, f0.steps, f1.turn, f1.mean, f1.steps
+            "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={}) — Enter: every turn{}",
+            l.rl,
+            f0.turn,
+            f0.mean,
+            f0.steps,
+            f1.turn,
+            f1.mean,
+            f1.steps,
+            if pending { " (its intervals computing)" } else { "" }
         ),
         _ => "by turn: no steps with both log-probabilities".into(),
     };

@@ -150,7 +150,9 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
         let side = usize::from(x.run == rl);
         turns.entry(x.turn).or_default()[side] = Some(x);
     }
-    if a.is_pending(crate::analysis::Part::LlrByTurn) {
+    // Its rows with their values (`[…]`) or provisional intervals once in
+    // (the Likelihood panel on screen), before the intervals are drawn.
+    if a.is_pending(crate::analysis::Part::LlrByTurn) && !a.llr_values_in {
         t.push_text(
             vec![
                 "computing…".into(),
@@ -163,6 +165,12 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
             Target::None,
         );
     }
+    let shown = turns
+        .values()
+        .flatten()
+        .flatten()
+        .map(|x| x.ci)
+        .collect::<Vec<_>>();
     for (turn, sides) in turns {
         let mut cells = vec![Cell::count(turn)];
         for x in sides {
@@ -179,6 +187,7 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
         }
         t.push(cells, Mark::None, Target::None);
     }
+    super::provisional_title(&mut t, a.settings.boot.resamples, shown);
     t
 }
 
