@@ -262,8 +262,9 @@ fn main() {
     // its intervals.
     let steps_marks = focused_marks(Panel::Steps, None, &[&matched_provisional, &matched_in]);
     // The Likelihood panel on screen from the start: its length-matched
-    // provisional intervals, its LLR by turn's values and provisional
-    // intervals (its drill), then the part whole (with the LLR by turn).
+    // provisional intervals, its LLR by turn's first pair's values and
+    // provisional intervals (its drill), then the part whole (with the LLR
+    // by turn).
     let likelihood_marks = focused_marks(
         Panel::Likelihood,
         None,
@@ -276,31 +277,41 @@ fn main() {
                         .is_some_and(|e| provisional(e.ci))
                 })
             },
-            &|a| a.llr_values_in,
+            &|a| !a.llr_by_turn.is_empty(),
             &|a| a.llr_by_turn.iter().any(|t| provisional(t.ci)),
             &|a| Panel::Likelihood.parts().iter().all(|p| !a.is_pending(*p)),
         ],
     );
     // The Budget panel on screen, the last benchmark of Pass@(K,T)'s order
-    // selected: its values, its provisional intervals, its intervals.
+    // selected: its values, its provisional intervals, its intervals; the
+    // Cost panel likewise: that benchmark costed, its rows' provisional
+    // intervals, their intervals.
     let last = audit.pass.benchmarks_in.last().cloned();
-    let budget_marks = last.as_deref().map(|b| {
-        let marks = focused_marks(
-            Panel::Budget,
-            Some(b),
-            &[
-                &|a| a.pass_in(b),
-                &|a| {
-                    let mut cells = a.pass.cells.iter().filter(|c| c.benchmark == b);
-                    cells.any(|c| provisional(c.ci))
-                },
-                &|a| {
-                    !a.is_pending(rl_audit::analysis::Part::Pass)
-                        || a.pass.benchmarks_in.iter().any(|x| x == b)
-                },
-            ],
-        );
-        (b.to_string(), marks)
+    let selected_marks = |panel: Panel, first: Mark| {
+        last.as_deref().map(|b| {
+            let marks = focused_marks(
+                panel,
+                Some(b),
+                &[
+                    &|a| first(a),
+                    &|a| {
+                        let mut cells = a.pass.cells.iter().filter(|c| c.benchmark == b);
+                        cells.any(|c| provisional(c.ci))
+                    },
+                    &|a| {
+                        !a.is_pending(rl_audit::analysis::Part::Pass)
+                            || a.pass.benchmarks_in.iter().any(|x| x == b)
+                    },
+                ],
+            );
+            (b.to_string(), marks)
+        })
+    };
+    let budget_marks = selected_marks(Panel::Budget, &|a| {
+        last.as_deref().is_some_and(|b| a.pass_in(b))
+    });
+    let cost_marks = selected_marks(Panel::Cost, &|a| {
+        last.as_deref().is_some_and(|b| a.cost_in(b))
     });
     // The trajectory browser re-reads one record from its file: the last
     // evaluation trajectory (the deepest into its file).
@@ -445,7 +456,7 @@ fn main() {
             println!("{what:<40} {s:>9.2}");
         }
     }
-    let llr = ["~[…]", "by turn values", "by turn ~[…]", "whole"];
+    let llr = ["~[…]", "1st by turn", "1st by turn ~[…]", "whole"];
     for (panel, labels, marks) in [
         ("Steps", &["~[…]", "whole"][..], &steps_marks),
         ("Likelihood", &llr[..], &likelihood_marks),
@@ -457,10 +468,14 @@ fn main() {
             }
         }
     }
-    if let Some((b, m)) = &budget_marks {
-        for (what, at) in ["values", "~[…]", "whole"].iter().zip(m) {
+    for (panel, first, marks) in [
+        ("Budget", "values", &budget_marks),
+        ("Cost", "costed", &cost_marks),
+    ] {
+        let Some((b, m)) = marks else { continue };
+        for (what, at) in [first, "~[…]", "whole"].iter().zip(m) {
             if let Some(s) = at {
-                let what = format!("TUI Budget, {b} selected: {what}");
+                let what = format!("TUI {panel}, {b} selected: {what}");
                 println!("{what:<40} {s:>9.2}");
             }
         }

@@ -1504,7 +1504,6 @@ fn beside_running(mut a: rl_audit::analysis::Audit) -> rl_audit::analysis::Audit
     a.natural_recovery.clear();
     a.natural_recovery_diff.clear();
     a.natural_values_in = false;
-    a.llr_values_in = false;
     a
 }
 
@@ -3714,15 +3713,16 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     (shown.natural_recovery, shown.natural_recovery_diff) = (Vec::new(), Vec::new());
     shown.natural_values_in = false;
     // The LLR by turn, beside, as if still reading the rollouts.
-    (shown.llr_by_turn, shown.llr_values_in) = (Vec::new(), false);
+    shown.llr_by_turn.clear();
     snapshot(
         &on_screen(&set, &shown),
         "partial-6-likelihood-provisional",
         "6",
     );
 
-    // Its LLR by turn (the drill): every turn's value with its interval
-    // `[…]`, then provisional, before the part is in.
+    // Its LLR by turn (the drill), a pair at a time: the first pair's
+    // turns, each value with its interval `[…]`, then provisional, before
+    // the part is in.
     let llr = |a: &rl_audit::analysis::Audit| -> Vec<Option<Estimate>> {
         let e = |r: &rl_audit::analysis::likelihood::LlrTurn| Estimate {
             value: r.mean,
@@ -3730,22 +3730,31 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         };
         a.llr_by_turn.iter().map(|r| Some(e(r))).collect()
     };
-    let values = seen
+    let pair = |a: &rl_audit::analysis::Audit| {
+        let p = &a.pairs[0];
+        let of = |r: &&rl_audit::analysis::likelihood::LlrTurn| r.key() == p.key();
+        a.llr_by_turn.iter().filter(of).count()
+    };
+    let in_ = |a: &rl_audit::analysis::Audit| !a.llr_by_turn.is_empty();
+    let values = seen.iter().position(in_).expect("the LLR by turn's rows");
+    let at = seen
         .iter()
-        .position(|a| a.llr_values_in)
-        .expect("a hand-over with the LLR by turn's values");
-    let early = &seen[values].llr_by_turn;
-    assert!(seen[values].is_pending(Part::LlrByTurn));
-    assert_eq!(early.len(), whole.llr_by_turn.len());
-    for (e, f) in early.iter().zip(&whole.llr_by_turn) {
-        assert_eq!((&e.run, e.turn, e.steps), (&f.run, f.turn, f.steps));
-        assert_eq!((e.mean.to_bits(), e.ci), (f.mean.to_bits(), Ci::Pending));
-    }
-    let at = first_provisional(&seen, &llr);
-    assert!(values < at && seen[at].is_pending(Part::LlrByTurn));
+        .position(|a| llr(a).iter().flatten().any(|e| provisional(e.ci)));
+    let at = at.expect("a hand-over with provisional intervals");
+    let (early, n) = (&seen[values], pair(&whole));
+    assert!(early.is_pending(Part::LlrByTurn) && seen[at].is_pending(Part::LlrByTurn));
+    assert!(values < at && n < whole.llr_by_turn.len());
+    assert_eq!((pair(early), early.llr_by_turn.len()), (n, n));
+    assert_eq!(seen[at].llr_by_turn.len(), n);
+    let pending = Estimate {
+        value: f64::NAN,
+        ci: Ci::Pending,
+    };
+    agrees(&llr(early), &llr(&whole)[..n], &vec![Some(pending); n]);
+    agrees(&llr(&seen[at]), &llr(&whole)[..n], &llr(&thousand)[..n]);
     // On screen, Enter on the first pair: the drill's rows provisional and
     // its title saying so; the rest as in the snapshot above.
-    (shown.llr_by_turn, shown.llr_values_in) = (seen[at].llr_by_turn.clone(), true);
+    shown.llr_by_turn = seen[at].llr_by_turn.clone();
     snapshot(
         &on_screen(&set, &shown),
         "partial-7-llr-by-turn-provisional",

@@ -336,6 +336,13 @@ pub struct LlrTurn {
     pub ci: Ci,
 }
 
+impl LlrTurn {
+    /// Its pair's (benchmark, base, rl), as [`super::PairNames::key`].
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.benchmark, &self.base, &self.rl)
+    }
+}
+
 /// The successful full-budget evaluation rollouts of each (benchmark, run)
 /// of the pairs, as indices in set order: what the likelihood and its LLR
 /// by turn read, found in one pass over the set (a pass per pair and run
@@ -382,11 +389,12 @@ impl Successes {
 /// at 25,000 tasks × 40 turns, the peak of the whole audit there.
 const WINDOW_CLUSTERS: usize = 1 << 18;
 
-/// The most clusters [`by_turn_staged`] holds at once to hand its rows on
-/// before their intervals are drawn: every pair's and run's (turn, task)
-/// cells, 16 MB (48 MB while bootstrapped). More, and it draws them window
-/// by window as [`by_turn`], handing on nothing before.
-const STAGED_CLUSTERS: usize = 1 << 20;
+/// The most clusters [`by_turn_staged`] holds at once to hand a pair's rows
+/// on before their intervals are drawn: its two runs' (turn, task) cells,
+/// 32 MB (64 MB while bootstrapped; 11 M rollouts: 1.3 M a pair). More, and
+/// it draws them window by window as [`by_turn`], the pair's rows handed on
+/// once whole.
+const STAGED_CLUSTERS: usize = 1 << 21;
 
 /// Per pair, per producing run, per turn: the pooled mean over the steps at
 /// that turn of logp\[rl\] − logp\[base\], over successful full-budget
@@ -416,12 +424,14 @@ pub struct Early<'a> {
     pub hand: &'a mut dyn FnMut(Vec<LlrTurn>),
 }
 
-/// [`by_turn`], for the workbench's Likelihood panel on screen: every
-/// run's rollouts read once, their rows handed to `early` with their values
-/// as soon as all are read, then with provisional intervals, before the
-/// intervals are drawn — every set bootstrapped as alone, so the rows it
-/// returns are [`by_turn`]'s. When the cells are more than
-/// `STAGED_CLUSTERS`, [`by_turn`]'s windows, and nothing handed on.
+/// [`by_turn`], for the workbench's Likelihood panel on screen, a pair at a
+/// time: each of its runs' rollouts read once, its rows handed to `early`
+/// (after the pairs before, whole) with their values, then with
+/// provisional intervals, before its intervals are drawn; the pairs so far
+/// handed on whole before the next. Every set is bootstrapped as alone, so
+/// the rows it returns are [`by_turn`]'s. A pair of more than
+/// `STAGED_CLUSTERS` cells is drawn in [`by_turn`]'s windows, handed on
+/// once whole.
 pub fn by_turn_staged(
     set: &LogSet,
     pairs: &[Pair],
@@ -449,8 +459,8 @@ struct RunTurns<'s> {
     windows: Vec<Window>,
 }
 
-/// [`by_turn`] with windows of about `most` clusters; with `early`, every
-/// run's turns in one window when all cells are at most `keep`.
+/// [`by_turn`] with windows of about `most` clusters; with `early`, a
+/// pair's runs each in one window when its cells are at most `keep`.
 fn by_turn_in_windows<'s>(
     set: &'s LogSet,
     pairs: &'s [Pair],
@@ -480,7 +490,6 @@ fn by_turn_in_windows<'s>(
             });
         }
     }
-    let cells: usize = runs.iter().flat_map(|r| &r.windows).map(|w| w.cells).sum();
     let mut window = LogpWindow::default();
     let row = |r: &RunTurns, (turn, steps, mean): (u32, f64, f64), ci| LlrTurn {
         benchmark: set.name(r.pair.benchmark).to_string(),
@@ -493,46 +502,58 @@ fn by_turn_in_windows<'s>(
         ci,
     };
     let mut out = Vec::new();
-    match early {
-        Some(Early { provisional, hand }) if cells <= keep => {
-            let mut sets = Vec::new();
-            for r in &runs {
-                let all = Window {
-                    lo: 0,
-                    hi: u32::MAX,
-                    cells: 0,
-                };
-                let (rows, clusters) = window_cells(set, r, all, &mut window)?;
-                out.extend(rows.into_iter().map(|v| row(r, v, Ci::Pending)));
-                sets.extend(clusters);
-            }
-            let with = |out: &mut Vec<LlrTurn>, estimates: Vec<Estimate>| {
-                for (row, e) in out.iter_mut().zip(estimates) {
-                    row.ci = e.ci;
+    let mut early = early;
+    let last = runs.len().saturating_sub(2);
+    // A pair at a time: its base run's rows, then its RL run's.
+    for (at, pair_runs) in (0..).step_by(2).zip(runs.chunks(2)) {
+        let cells: usize = pair_runs
+            .iter()
+            .flat_map(|r| &r.windows)
+            .map(|w| w.cells)
+            .sum();
+        match early.as_mut() {
+            // Each run read once, the pair's cells held: its rows handed on
+            // with their values, then provisional intervals.
+            Some(Early { provisional, hand }) if cells <= keep => {
+                let from = out.len();
+                let mut sets = Vec::new();
+                for r in pair_runs {
+                    let (rows, clusters) = window_cells(set, r, Window::ALL, &mut window)?;
+                    out.extend(rows.into_iter().map(|v| row(r, v, Ci::Pending)));
+                    sets.extend(clusters);
                 }
-            };
-            hand(out.clone());
-            if let Some(boot) = provisional {
-                let mut rows = out.clone();
-                with(&mut rows, cluster_bootstrap_each(sets.clone(), &boot));
-                rows.iter_mut().for_each(|r| r.ci = r.ci.provisional());
-                hand(rows);
+                hand(out.clone());
+                if let Some(boot) = provisional.as_ref() {
+                    let mut rows = out.clone();
+                    let estimates = cluster_bootstrap_each(sets.iter(), boot);
+                    for (r, e) in rows[from..].iter_mut().zip(estimates) {
+                        r.ci = e.ci.provisional();
+                    }
+                    hand(rows);
+                }
+                let estimates = cluster_bootstrap_each(sets, &s.boot);
+                for (r, e) in out[from..].iter_mut().zip(estimates) {
+                    r.ci = e.ci;
+                }
             }
-            with(&mut out, cluster_bootstrap_each(sets, &s.boot));
+            _ => {
+                for r in pair_runs {
+                    for &w in &r.windows {
+                        let (rows, sets) = window_cells(set, r, w, &mut window)?;
+                        let estimates = cluster_bootstrap_each(sets, &s.boot);
+                        out.extend(
+                            rows.into_iter()
+                                .zip(estimates)
+                                .map(|(v, e)| row(r, v, e.ci)),
+                        );
+                        crate::stage::release_freed_memory();
+                    }
+                }
+            }
         }
-        _ => {
-            for r in &runs {
-                for &w in &r.windows {
-                    let (rows, sets) = window_cells(set, r, w, &mut window)?;
-                    let estimates = cluster_bootstrap_each(sets, &s.boot);
-                    out.extend(
-                        rows.into_iter()
-                            .zip(estimates)
-                            .map(|(v, e)| row(r, v, e.ci)),
-                    );
-                    crate::stage::release_freed_memory();
-                }
-            }
+        // The pair whole, more to come.
+        if let Some(Early { hand, .. }) = early.as_mut().filter(|_| at < last) {
+            hand(out.clone());
         }
     }
     Ok(out)
@@ -593,6 +614,15 @@ struct Window {
     lo: u32,
     hi: u32,
     cells: usize,
+}
+
+impl Window {
+    /// Every turn (its cells not counted).
+    const ALL: Window = Window {
+        lo: 0,
+        hi: u32::MAX,
+        cells: 0,
+    };
 }
 
 /// Consecutive ranges of turns, in order, each with at most `most` (turn,
@@ -681,16 +711,17 @@ mod tests {
         assert_eq!(rows(1), one);
     }
 
-    /// The workbench's LLR by turn hands its rows on with their values,
-    /// then with the first 1,000 resamples' intervals marked provisional,
-    /// and returns [`by_turn`]'s rows; past `keep` cells it hands on nothing
-    /// and returns them too.
+    /// The workbench's LLR by turn hands each pair's rows on with their
+    /// values, then with the first 1,000 resamples' intervals marked
+    /// provisional, then whole before the next pair's, and returns
+    /// [`by_turn`]'s rows; past `keep` cells a pair is handed on once whole.
     #[test]
     fn by_turn_staged_hands_on_values_then_provisional_intervals() {
         let set = crate::demo::load_demo(&Default::default()).unwrap();
         let mut s = Settings::default();
         s.boot.resamples = 1_500;
         let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
+        assert!(pairs.len() > 1, "{}", pairs.len());
         let agg = crate::schema::frames::eval_aggregates(&set);
         let successes = Successes::of(&set, &agg.tasks, &pairs);
         let whole = by_turn(&set, &pairs, &s, &successes).unwrap();
@@ -708,38 +739,54 @@ mod tests {
                 1,
                 Some(Early {
                     provisional: s.boot.provisional(),
-                    hand: &mut |rows| handed.push(rows),
+                    hand: &mut |rows| handed.push(format!("{rows:?}")),
                 }),
                 keep,
             )
             .unwrap();
-            (format!("{rows:?}"), handed)
+            assert_eq!(format!("{rows:?}"), format!("{whole:?}"));
+            handed
         };
-        let (rows, handed) = staged(usize::MAX);
-        assert_eq!(rows, format!("{whole:?}"));
-        let [values, provisional] = &handed[..] else {
-            panic!("{} hand-overs", handed.len())
-        };
-        let pending: Vec<LlrTurn> = whole
+        // Where each pair's rows end among `whole`'s.
+        let ends: Vec<usize> = pairs
             .iter()
-            .map(|r| LlrTurn {
-                ci: Ci::Pending,
-                ..r.clone()
+            .scan(0, |end, p| {
+                let names = (set.name(p.benchmark), set.name(p.base), set.name(p.rl));
+                *end += whole
+                    .iter()
+                    .filter(|r| (&*r.benchmark, &*r.base, &*r.rl) == names)
+                    .count();
+                Some(*end)
             })
             .collect();
-        assert_eq!(format!("{values:?}"), format!("{pending:?}"));
-        let early: Vec<LlrTurn> = first
+        assert!(ends.windows(2).all(|e| e[0] < e[1]), "{ends:?}");
+        // Rows before pair i's whole, pair i's with `ci`, none after.
+        let upto = |i: usize, ci: &dyn Fn(usize) -> Ci| {
+            let from = if i == 0 { 0 } else { ends[i - 1] };
+            let rows: Vec<LlrTurn> = (0..ends[i])
+                .map(|j| LlrTurn {
+                    ci: if j < from { whole[j].ci } else { ci(j) },
+                    ..whole[j].clone()
+                })
+                .collect();
+            format!("{rows:?}")
+        };
+        let mut want = Vec::new();
+        for i in 0..pairs.len() {
+            want.push(upto(i, &|_| Ci::Pending));
+            want.push(upto(i, &|j| first[j].ci.provisional()));
+            if i + 1 < pairs.len() {
+                want.push(upto(i, &|j| whole[j].ci));
+            }
+        }
+        assert!(first
             .iter()
-            .map(|r| LlrTurn {
-                ci: r.ci.provisional(),
-                ..r.clone()
-            })
+            .any(|r| matches!(r.ci.provisional(), Ci::Provisional(..))));
+        assert_eq!(staged(usize::MAX), want);
+        let whole_pairs: Vec<String> = (0..pairs.len() - 1)
+            .map(|i| upto(i, &|j| whole[j].ci))
             .collect();
-        assert!(early.iter().any(|r| matches!(r.ci, Ci::Provisional(..))));
-        assert_eq!(format!("{provisional:?}"), format!("{early:?}"));
-        let (rows, handed) = staged(0);
-        assert_eq!(rows, format!("{whole:?}"));
-        assert!(handed.is_empty(), "{}", handed.len());
+        assert_eq!(staged(0), whole_pairs);
     }
 
     /// One pass over the set finds, for each pair, what a pass of its own

@@ -213,7 +213,11 @@ pub struct Audit {
     pub categories: categories::CategoryReport,
     /// §4.4: why each cell's rollouts failed.
     pub failures: Vec<failures::FailureRow>,
-    /// §4.5: the LLR by turn, per pair and producing run.
+    /// §4.5: the LLR by turn, per pair and producing run. While the part
+    /// is pending, the Likelihood panel on screen, the pairs' rows so far
+    /// ([`likelihood::by_turn_staged`]): the last pair's with their values
+    /// alone (every interval [`stats::Ci::Pending`]) or provisional
+    /// intervals, the others' whole.
     pub llr_by_turn: Vec<likelihood::LlrTurn>,
     /// §4.6: error recovery in ordinary rollouts, per run and per pair.
     pub natural_recovery: Vec<natural::RunRecovery>,
@@ -232,10 +236,6 @@ pub struct Audit {
     /// pending ([`likelihood::values`]), whole once it is in (with the LLR
     /// by turn).
     pub likelihood_values_in: bool,
-    /// The LLR by turn's rows are in: their values, every interval
-    /// [`stats::Ci::Pending`] or provisional, while the part is pending
-    /// ([`likelihood::by_turn_staged`]), whole once it is in.
-    pub llr_values_in: bool,
     /// The BudgetMix audit's rules are in (`budgetmix`, its gains empty)
     /// while the part is pending: computed first when the BudgetMix panel
     /// is on screen (they read the training rollouts alone; the gains wait

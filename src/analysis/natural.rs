@@ -303,7 +303,7 @@ pub fn analyse_staged(
         None => values(early, early_diffs, true),
         Some(boot) => {
             values(early.clone(), early_diffs.clone(), false);
-            let mut cis = cluster_bootstrap_each(boots.clone(), &boot)
+            let mut cis = cluster_bootstrap_each(boots.iter(), &boot)
                 .into_iter()
                 .map(|e| e.provisional().ci);
             for e in slots(&mut early, &mut early_diffs) {

@@ -224,7 +224,8 @@ pub fn run_audit_staged(
         ),
         /// The likelihoods' rows before their intervals are drawn.
         LikelihoodValues(Vec<likelihood::Likelihood>),
-        /// The LLR by turn's rows before their intervals are drawn.
+        /// The LLR by turn's rows so far: the pairs' before the last whole,
+        /// the last's before its intervals are drawn.
         LlrTurnValues(Vec<likelihood::LlrTurn>),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Likelihoods(
@@ -275,8 +276,9 @@ pub fn run_audit_staged(
                 let (l, t) = beside("likelihood", || {
                     let values = likelihood::values(set, pairs, &successes);
                     // The Likelihood panel on screen: the LLR by turn's rows
-                    // handed on with their values, then with provisional
-                    // intervals, before the rest are drawn (its drill).
+                    // handed on a pair at a time, with their values, then
+                    // with provisional intervals, before the rest are drawn
+                    // (its drill).
                     let (early_tx, successes) = (tx.clone(), &successes);
                     let t = inner.spawn(move || {
                         beside("likelihood by turn", || {
@@ -339,7 +341,6 @@ pub fn run_audit_staged(
                         }
                         Beside::LlrTurnValues(t) => {
                             a.llr_by_turn = t;
-                            a.llr_values_in = true;
                             staged(&a);
                         }
                         Beside::Natural(n) => {

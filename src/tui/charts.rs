@@ -388,11 +388,17 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
     let turns: Vec<_> = a
         .llr_by_turn
         .iter()
-        .filter(|t| t.benchmark == l.benchmark && t.base == l.base && t.rl == l.rl && t.run == l.rl)
+        .filter(|t| t.key() == (&*l.benchmark, &*l.base, &*l.rl) && t.run == l.rl)
         .collect();
+    // The pair's rows once in, their intervals maybe still to come (the
+    // Likelihood panel on screen: a pair at a time).
     let pending = a.is_pending(crate::analysis::Part::LlrByTurn);
+    let drawing = turns.iter().any(|t| {
+        use crate::analysis::stats::Ci;
+        matches!(t.ci, Ci::Pending | Ci::Provisional(..))
+    });
     let by_turn = match (turns.first(), turns.last()) {
-        _ if pending && !a.llr_values_in => "by turn: computing…".into(),
+        _ if pending && turns.is_empty() => "by turn: computing…".into(),
         (Some(f0), Some(f1)) => format!(
             "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={}) — Enter: every turn{}",
             l.rl,
@@ -402,7 +408,7 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
             f1.turn,
             f1.mean,
             f1.steps,
-            if pending { " (its intervals computing)" } else { "" }
+            if drawing { " (its intervals computing)" } else { "" }
         ),
         _ => "by turn: no steps with both log-probabilities".into(),
     };

@@ -65,9 +65,13 @@ pub fn cluster_bootstrap_many(
 /// of clusters that draw cluster ids share each resample's draw (a draw
 /// depends only on the seed, the resample and m). What many small
 /// statistics over one population cost once (e.g. SPEC §4.5's turn by turn).
-/// The sets are taken (each freed as its family is made: a batch can be
-/// most of an analysis's memory).
-pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<Estimate> {
+/// The sets are taken, each freed as its family is made (a batch can be
+/// most of an analysis's memory), or borrowed (`sets.iter()`: drawn again
+/// after, as provisional intervals are before the rest).
+pub fn cluster_bootstrap_each<S: AsRef<[Cluster]>>(
+    sets: impl IntoIterator<Item = S>,
+    cfg: &Bootstrap,
+) -> Vec<Estimate> {
     // Group by m among the sets that draw cluster ids: they share each
     // resample's draw of m ids, as alone. A set that would draw its class
     // counts directly is a group of its own: families drawn directly
@@ -78,9 +82,9 @@ pub fn cluster_bootstrap_each(sets: Vec<Vec<Cluster>>, cfg: &Bootstrap) -> Vec<E
     // against 16).
     type Key = (usize, Option<usize>);
     let mut groups: std::collections::BTreeMap<Key, Vec<Family>> = Default::default();
-    let mut slots: Vec<(Key, usize)> = Vec::with_capacity(sets.len());
+    let mut slots: Vec<(Key, usize)> = Vec::new();
     for (i, c) in sets.into_iter().enumerate() {
-        let f = Family::of(&c);
+        let f = Family::of(c.as_ref());
         drop(c);
         let m = f.weights.len();
         let c = Classes::new(&f);

@@ -145,14 +145,15 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
     for x in a
         .llr_by_turn
         .iter()
-        .filter(|x| x.benchmark == benchmark && x.base == base && x.rl == rl)
+        .filter(|x| x.key() == (benchmark, base, rl))
     {
         let side = usize::from(x.run == rl);
         turns.entry(x.turn).or_default()[side] = Some(x);
     }
-    // Its rows with their values (`[…]`) or provisional intervals once in
-    // (the Likelihood panel on screen), before the intervals are drawn.
-    if a.is_pending(crate::analysis::Part::LlrByTurn) && !a.llr_values_in {
+    // The pair's rows once in, while the part is pending (the Likelihood
+    // panel on screen, a pair at a time): with their values (`[…]`), then
+    // provisional intervals, before their intervals are drawn.
+    if a.is_pending(crate::analysis::Part::LlrByTurn) && turns.is_empty() {
         t.push_text(
             vec![
                 "computing…".into(),
