@@ -372,6 +372,51 @@ fn a_likelihood_row_drills_to_its_llr_turn_by_turn() {
     assert!(screen.contains("length-matched LLR difference"), "{screen}");
 }
 
+/// The LLR by turn drill of a pair whose rows are not in yet reads
+/// `computing…`; of one whose rows are in but none (no step with both
+/// log-probabilities), says so — while the part computes (a pair at a
+/// time) and once it is in.
+#[test]
+fn the_llr_by_turn_drill_says_computing_or_none() {
+    use rl_audit::analysis::Part;
+    use rl_audit::tui::views::drill::llr_turns;
+    let d = demo();
+    let mut a = d.audit.clone();
+    let (first, second) = (a.pairs[0].clone(), a.pairs[1].clone());
+    let texts = |a: &rl_audit::analysis::Audit, key| -> Vec<Vec<String>> {
+        let t = llr_turns(a, key);
+        t.rows
+            .iter()
+            .map(|r| r.cells.iter().map(|c| c.text.clone()).collect())
+            .collect()
+    };
+    let row = |text: &str| {
+        vec![vec![
+            text.to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]]
+    };
+    // The first pair's rows gone: none, the part in or its pair handed on.
+    a.llr_by_turn.retain(|r| r.key() != first.key());
+    let none = format!(
+        "none: no step of a successful full-budget rollout carries both steps[].logp.{} and .{}",
+        first.base, first.rl
+    );
+    assert_eq!(texts(&a, first.key()), row(&none));
+    a.pending.push(Part::LlrByTurn);
+    a.llr_pairs_in = 1;
+    assert_eq!(texts(&a, first.key()), row(&none));
+    // The second pair not handed on yet: computing, its rows (say, of a
+    // later hand-over) not shown.
+    assert!(a.llr_by_turn.iter().any(|r| r.key() == second.key()));
+    assert_eq!(texts(&a, second.key()), row("computing…"));
+    a.llr_pairs_in = 0;
+    assert_eq!(texts(&a, first.key()), row("computing…"));
+}
+
 #[test]
 fn a_natural_recovery_row_drills_to_its_runs_turn_by_turn() {
     // Enter on the Recovery panel's natural-recovery row: one row a turn,
@@ -1504,6 +1549,7 @@ fn beside_running(mut a: rl_audit::analysis::Audit) -> rl_audit::analysis::Audit
     a.natural_recovery.clear();
     a.natural_recovery_diff.clear();
     a.natural_values_in = false;
+    a.llr_pairs_in = 0;
     a
 }
 
@@ -3713,7 +3759,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     (shown.natural_recovery, shown.natural_recovery_diff) = (Vec::new(), Vec::new());
     shown.natural_values_in = false;
     // The LLR by turn, beside, as if still reading the rollouts.
-    shown.llr_by_turn.clear();
+    (shown.llr_by_turn, shown.llr_pairs_in) = (Vec::new(), 0);
     snapshot(
         &on_screen(&set, &shown),
         "partial-6-likelihood-provisional",
@@ -3746,6 +3792,9 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     assert!(values < at && n < whole.llr_by_turn.len());
     assert_eq!((pair(early), early.llr_by_turn.len()), (n, n));
     assert_eq!(seen[at].llr_by_turn.len(), n);
+    // The first pair's rows in, the second's still to come.
+    assert_eq!((early.llr_pairs_in, seen[at].llr_pairs_in), (1, 1));
+    assert!(seen[at].llr_in(whole.pairs[0].key()) && !seen[at].llr_in(whole.pairs[1].key()));
     let pending = Estimate {
         value: f64::NAN,
         ci: Ci::Pending,
@@ -3754,7 +3803,7 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
     agrees(&llr(&seen[at]), &llr(&whole)[..n], &llr(&thousand)[..n]);
     // On screen, Enter on the first pair: the drill's rows provisional and
     // its title saying so; the rest as in the snapshot above.
-    shown.llr_by_turn = seen[at].llr_by_turn.clone();
+    (shown.llr_by_turn, shown.llr_pairs_in) = (seen[at].llr_by_turn.clone(), 1);
     snapshot(
         &on_screen(&set, &shown),
         "partial-7-llr-by-turn-provisional",

@@ -414,14 +414,16 @@ pub fn by_turn(
     by_turn_in_windows(set, pairs, s, successes, WINDOW_CLUSTERS, None, 0)
 }
 
-/// What [`by_turn_staged`] hands on before the intervals are drawn: its
-/// rows with their values alone (every interval
-/// [`Ci::Pending`]), then, at `provisional`'s
-/// resamples, with provisional intervals
-/// ([`Estimate::provisional`](super::stats::Estimate::provisional)).
+/// What [`by_turn_staged`] hands on before the intervals are drawn, a pair
+/// at a time: the rows so far and how many pairs they cover (the first of
+/// the pairs given), the last pair's with their values alone (every
+/// interval [`Ci::Pending`]), then, at `provisional`'s resamples, with
+/// provisional intervals
+/// ([`Estimate::provisional`](super::stats::Estimate::provisional)), then
+/// whole.
 pub struct Early<'a> {
     pub provisional: Option<Bootstrap>,
-    pub hand: &'a mut dyn FnMut(Vec<LlrTurn>),
+    pub hand: &'a mut dyn FnMut(Vec<LlrTurn>, usize),
 }
 
 /// [`by_turn`], for the workbench's Likelihood panel on screen, a pair at a
@@ -522,14 +524,14 @@ fn by_turn_in_windows<'s>(
                     out.extend(rows.into_iter().map(|v| row(r, v, Ci::Pending)));
                     sets.extend(clusters);
                 }
-                hand(out.clone());
+                hand(out.clone(), at / 2 + 1);
                 if let Some(boot) = provisional.as_ref() {
                     let mut rows = out.clone();
                     let estimates = cluster_bootstrap_each(sets.iter(), boot);
                     for (r, e) in rows[from..].iter_mut().zip(estimates) {
                         r.ci = e.ci.provisional();
                     }
-                    hand(rows);
+                    hand(rows, at / 2 + 1);
                 }
                 let estimates = cluster_bootstrap_each(sets, &s.boot);
                 for (r, e) in out[from..].iter_mut().zip(estimates) {
@@ -553,7 +555,7 @@ fn by_turn_in_windows<'s>(
         }
         // The pair whole, more to come.
         if let Some(Early { hand, .. }) = early.as_mut().filter(|_| at < last) {
-            hand(out.clone());
+            hand(out.clone(), at / 2 + 1);
         }
     }
     Ok(out)
@@ -739,7 +741,7 @@ mod tests {
                 1,
                 Some(Early {
                     provisional: s.boot.provisional(),
-                    hand: &mut |rows| handed.push(format!("{rows:?}")),
+                    hand: &mut |rows, n| handed.push(format!("{n} {rows:?}")),
                 }),
                 keep,
             )
@@ -769,7 +771,7 @@ mod tests {
                     ..whole[j].clone()
                 })
                 .collect();
-            format!("{rows:?}")
+            format!("{} {rows:?}", i + 1)
         };
         let mut want = Vec::new();
         for i in 0..pairs.len() {

@@ -219,6 +219,9 @@ pub struct Audit {
     /// alone (every interval [`stats::Ci::Pending`]) or provisional
     /// intervals, the others' whole.
     pub llr_by_turn: Vec<likelihood::LlrTurn>,
+    /// While the LLR by turn is pending: how many of `pairs`, the first,
+    /// have their rows in `llr_by_turn` ([`Audit::llr_in`]).
+    pub llr_pairs_in: usize,
     /// §4.6: error recovery in ordinary rollouts, per run and per pair.
     pub natural_recovery: Vec<natural::RunRecovery>,
     pub natural_recovery_diff: Vec<natural::RecoveryDiff>,
@@ -297,6 +300,15 @@ impl Audit {
     /// the part's, or [`Audit::cost_in`]'s while it is pending.
     pub fn cost_in(&self, bench: &str) -> bool {
         !self.is_pending(Part::Cost) || self.cost_in.iter().any(|b| b == bench)
+    }
+
+    /// Whether the LLR by turn's rows of the pair (benchmark, base, rl) are
+    /// in: the part's, or, while it is pending, [`Audit::llr_pairs_in`]'s
+    /// (with their values, maybe their intervals still to come).
+    pub fn llr_in(&self, pair: (&str, &str, &str)) -> bool {
+        !self.is_pending(Part::LlrByTurn)
+            || (self.pairs.iter().position(|p| p.key() == pair))
+                .is_some_and(|i| i < self.llr_pairs_in)
     }
 
     /// Whether `part` is being computed now, as [`run_audit_staged`]

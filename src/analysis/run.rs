@@ -226,7 +226,7 @@ pub fn run_audit_staged(
         LikelihoodValues(Vec<likelihood::Likelihood>),
         /// The LLR by turn's rows so far: the pairs' before the last whole,
         /// the last's before its intervals are drawn.
-        LlrTurnValues(Vec<likelihood::LlrTurn>),
+        LlrTurnValues(Vec<likelihood::LlrTurn>, usize),
         Natural((Vec<natural::RunRecovery>, Vec<natural::RecoveryDiff>)),
         Likelihoods(
             Result<Vec<likelihood::Likelihood>>,
@@ -287,8 +287,8 @@ pub fn run_audit_staged(
                             }
                             let early = likelihood::Early {
                                 provisional: settings.boot.provisional(),
-                                hand: &mut |rows| {
-                                    let _ = early_tx.send(Beside::LlrTurnValues(rows));
+                                hand: &mut |rows, n| {
+                                    let _ = early_tx.send(Beside::LlrTurnValues(rows, n));
                                 },
                             };
                             likelihood::by_turn_staged(set, pairs, settings, successes, early)
@@ -339,8 +339,8 @@ pub fn run_audit_staged(
                             a.likelihood_values_in = true;
                             staged(&a);
                         }
-                        Beside::LlrTurnValues(t) => {
-                            a.llr_by_turn = t;
+                        Beside::LlrTurnValues(t, n) => {
+                            (a.llr_by_turn, a.llr_pairs_in) = (t, n);
                             staged(&a);
                         }
                         Beside::Natural(n) => {

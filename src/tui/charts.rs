@@ -384,21 +384,21 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
         },
         None => "no length-matched pairs".into(),
     };
-    // §4.5 in one line: RL's rollouts, the step LLR at the first and last turns.
+    // §4.5 in one line: RL's rollouts, the step LLR at the first and last
+    // turns — the pair's rows once in, their intervals maybe still to come
+    // (the Likelihood panel on screen: a pair at a time).
+    let l_key = (&*l.benchmark, &*l.base, &*l.rl);
     let turns: Vec<_> = a
         .llr_by_turn
         .iter()
-        .filter(|t| t.key() == (&*l.benchmark, &*l.base, &*l.rl) && t.run == l.rl)
+        .filter(|t| t.key() == l_key && t.run == l.rl)
         .collect();
-    // The pair's rows once in, their intervals maybe still to come (the
-    // Likelihood panel on screen: a pair at a time).
-    let pending = a.is_pending(crate::analysis::Part::LlrByTurn);
     let drawing = turns.iter().any(|t| {
         use crate::analysis::stats::Ci;
         matches!(t.ci, Ci::Pending | Ci::Provisional(..))
     });
     let by_turn = match (turns.first(), turns.last()) {
-        _ if pending && turns.is_empty() => "by turn: computing…".into(),
+        _ if !a.llr_in(l_key) => "by turn: computing…".into(),
         (Some(f0), Some(f1)) => format!(
             "by turn ({}'s rollouts): turn {} {:+.2} (n={}) … turn {} {:+.2} (n={}) — Enter: every turn{}",
             l.rl,

@@ -152,11 +152,26 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
     }
     // The pair's rows once in, while the part is pending (the Likelihood
     // panel on screen, a pair at a time): with their values (`[…]`), then
-    // provisional intervals, before their intervals are drawn.
-    if a.is_pending(crate::analysis::Part::LlrByTurn) && turns.is_empty() {
+    // provisional intervals, before their intervals are drawn. Until then,
+    // computing.
+    if !a.llr_in((benchmark, base, rl)) {
         t.push_text(
             vec![
                 "computing…".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+            Mark::None,
+            Target::None,
+        );
+        return t;
+    }
+    if turns.is_empty() {
+        t.push_text(
+            vec![
+                format!("none: no step of a successful full-budget rollout carries both steps[].logp.{base} and .{rl}"),
                 String::new(),
                 String::new(),
                 String::new(),
