@@ -664,13 +664,20 @@ mod tests {
 
     /// The windows are a matter of memory alone: one turn a window and all
     /// turns in one give the same rows, figure for figure.
-    #[test]
-    fn by_turn_windows_change_no_figure() {
+    /// The demo, settings at `resamples`, its pairs and their successes.
+    fn demo_pairs(resamples: usize) -> (LogSet, Settings, Vec<Pair>, Successes) {
         let set = crate::demo::load_demo(&Default::default()).unwrap();
         let mut s = Settings::default();
-        s.boot.resamples = 200;
+        s.boot.resamples = resamples;
         let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
         let agg = crate::schema::frames::eval_aggregates(&set);
+        let successes = Successes::of(&set, &agg.tasks, &pairs);
+        (set, s, pairs, successes)
+    }
+
+    #[test]
+    fn by_turn_windows_change_no_figure() {
+        let (set, s, pairs, successes) = demo_pairs(200);
         let rollouts: Vec<&Trajectory> = set
             .trajectories
             .iter()
@@ -701,7 +708,6 @@ mod tests {
             turn_windows(&set, &sorted, usize::MAX)[0].cells,
             cells.len()
         );
-        let successes = Successes::of(&set, &agg.tasks, &pairs);
         let rows = |most| {
             format!(
                 "{:?}",
@@ -719,13 +725,8 @@ mod tests {
     /// [`by_turn`]'s rows; past `keep` cells a pair is handed on once whole.
     #[test]
     fn by_turn_staged_hands_on_values_then_provisional_intervals() {
-        let set = crate::demo::load_demo(&Default::default()).unwrap();
-        let mut s = Settings::default();
-        s.boot.resamples = 1_500;
-        let (pairs, _) = super::super::resolve_pairs(&set, &s).unwrap();
+        let (set, s, pairs, successes) = demo_pairs(1_500);
         assert!(pairs.len() > 1, "{}", pairs.len());
-        let agg = crate::schema::frames::eval_aggregates(&set);
-        let successes = Successes::of(&set, &agg.tasks, &pairs);
         let whole = by_turn(&set, &pairs, &s, &successes).unwrap();
         assert!(whole.iter().any(|r| r.ci.bounds().is_some()), "{whole:?}");
         let mut at_1000 = s.clone();

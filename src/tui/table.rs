@@ -136,6 +136,14 @@ impl TableData {
         self.push(cells.into_iter().map(Cell::text).collect(), mark, target);
     }
 
+    /// A row saying `note` in its first column, the others empty: what
+    /// stands for rows not there (still computing, or none).
+    pub fn push_note(&mut self, note: impl Into<String>) {
+        let mut cells = vec![String::new(); self.header.len().max(1)];
+        cells[0] = note.into();
+        self.push_text(cells, Mark::None, Target::None);
+    }
+
     /// The text of cell (row, col), or "".
     pub fn text(&self, row: usize, col: usize) -> &str {
         self.rows

@@ -155,31 +155,11 @@ pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableD
     // provisional intervals, before their intervals are drawn. Until then,
     // computing.
     if !a.llr_in((benchmark, base, rl)) {
-        t.push_text(
-            vec![
-                "computing…".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ],
-            Mark::None,
-            Target::None,
-        );
+        t.push_note("computing…");
         return t;
     }
     if turns.is_empty() {
-        t.push_text(
-            vec![
-                format!("none: no step of a successful full-budget rollout carries both steps[].logp.{base} and .{rl}"),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ],
-            Mark::None,
-            Target::None,
-        );
+        t.push_note(format!("none: no step of a successful full-budget rollout carries both steps[].logp.{base} and .{rl}"));
     }
     let shown = turns
         .values()
