@@ -3809,4 +3809,11 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         "partial-7-llr-by-turn-provisional",
         "6\n",
     );
+    // The panel itself: the line under the chart gives the first pair's
+    // first and last turns, saying their intervals are still computing.
+    snapshot(
+        &on_screen(&set, &shown),
+        "partial-8-likelihood-by-turn-in",
+        "6",
+    );
 }

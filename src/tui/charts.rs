@@ -408,7 +408,7 @@ pub fn interval_line(f: &mut Frame, area: Rect, d: &Loaded, app: &App) {
             f1.turn,
             f1.mean,
             f1.steps,
-            if drawing { " (its intervals computing)" } else { "" }
+            if drawing { " (intervals […])" } else { "" }
         ),
         _ => "by turn: no steps with both log-probabilities".into(),
     };
