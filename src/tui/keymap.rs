@@ -404,8 +404,11 @@ pub fn help_lines() -> Vec<String> {
 
 /// The short command bar at the bottom: the bindings with a bar word that
 /// act on this panel.
-pub fn command_bar(panel: Panel) -> String {
-    KEYMAP
+/// The panel's keys for the status line, `?` first, as many whole as fit
+/// in `width` columns (a hint is never cut in two: `s sor`).
+pub fn command_bar(panel: Panel, width: usize) -> String {
+    let mut bar = String::new();
+    for hint in KEYMAP
         .iter()
         .filter(|b| b.panels.is_empty() || b.panels.contains(&panel))
         .filter_map(|b| {
@@ -417,6 +420,13 @@ pub fn command_bar(panel: Panel) -> String {
                 .or(b.keys.first())?;
             Some(format!("{} {word}", key.label()))
         })
-        .collect::<Vec<_>>()
-        .join("  ")
+    {
+        let gap = if bar.is_empty() { "" } else { "  " };
+        if bar.chars().count() + gap.len() + hint.chars().count() > width {
+            break;
+        }
+        bar.push_str(gap);
+        bar.push_str(&hint);
+    }
+    bar
 }

@@ -261,11 +261,8 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     } else if app.data.is_some() && phase != "idle" {
         format!("{phase}… {} records", p.records.load(Relaxed))
     } else {
-        let mut s = command_bar(app.panel);
-        if !app.filter.is_empty() {
-            s = format!("filter: {}  {s}", app.filter);
-        }
-        s
+        // Its keys once the selection's width is known (below).
+        String::new()
     };
     let sel = app.data.as_ref().map(|d| {
         let (b, pair) = current(&d.audit, &app.sel);
@@ -287,6 +284,15 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
     let text = match appended {
         Some(short) if text.chars().count() > l.width as usize => short,
+        _ if text.is_empty() => {
+            let filter = if app.filter.is_empty() {
+                String::new()
+            } else {
+                format!("filter: {}  ", app.filter)
+            };
+            let room = usize::from(l.width).saturating_sub(filter.chars().count());
+            format!("{filter}{}", command_bar(app.panel, room))
+        }
         _ => text,
     };
     f.render_widget(Paragraph::new(text), l);
