@@ -111,6 +111,9 @@ pub struct TableData {
     pub rows: Vec<Row>,
     /// A trajectory on a FrozenLake map: the map and its path.
     pub lake: Option<LakeDraw>,
+    /// What the signs in its cells mean, those shown only (the Budget
+    /// grid's: `n native  ▲ ahead  ? inconclusive`); empty if none.
+    pub legend: String,
 }
 
 impl TableData {

@@ -423,12 +423,12 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
         .collect();
     let mut w = vec![Constraint::Length(4)];
     w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
-    let widget = Table::new(rows, w)
-        .header(header)
-        .block(Block::bordered().title(format!(
-            "{}  (n native, t truncated; ▲ ahead ▼ flip ≈ equivalent ? inconclusive · degenerate)",
-            t.title
-        )));
+    // The signs shown, on the bottom border: a long title is cut.
+    let widget = Table::new(rows, w).header(header).block(
+        Block::bordered()
+            .title(t.title.as_str())
+            .title_bottom(t.legend.as_str()),
+    );
     f.render_widget(widget, area);
 }
 

@@ -50,6 +50,56 @@ fn tested(a: &Audit) -> bool {
     !a.is_pending(Part::Pass)
 }
 
+/// The signs a Budget grid shows, for its legend: only those in its cells,
+/// in a fixed order.
+#[derive(Default)]
+struct Legend {
+    modes: Vec<Mode>,
+    verdicts: Vec<Verdict>,
+    /// A verdict still to come (`…`).
+    pending: bool,
+}
+
+impl Legend {
+    fn mode(&mut self, m: Mode) {
+        if !self.modes.contains(&m) {
+            self.modes.push(m);
+        }
+    }
+
+    fn advantage(&mut self, x: &Advantage, tested: bool) {
+        self.mode(x.mode);
+        if !tested {
+            self.pending = true;
+        } else if !self.verdicts.contains(&x.test.verdict) {
+            self.verdicts.push(x.test.verdict);
+        }
+    }
+
+    fn text(&self) -> String {
+        let modes = [Mode::Native, Mode::Truncated]
+            .into_iter()
+            .filter(|m| self.modes.contains(m))
+            .map(|m| format!("{} {}", mode_letter(m), m.name()));
+        let verdicts = [
+            Verdict::Ahead,
+            Verdict::Flip,
+            Verdict::Equivalent,
+            Verdict::Inconclusive,
+            Verdict::Degenerate,
+        ]
+        .into_iter()
+        .filter(|v| self.verdicts.contains(v))
+        .map(|v| format!("{} {}", verdict_symbol(v), v.name()));
+        let pending = self.pending.then(|| "… verdict computing".to_string());
+        modes
+            .chain(verdicts)
+            .chain(pending)
+            .collect::<Vec<_>>()
+            .join("  ")
+    }
+}
+
 /// One grid cell of a pair: `38.2→78.1 +39.9 n ▲` — base% → RL%, Δ in
 /// points, the mode, the verdict (`…` while the tests compute).
 pub fn advantage_cell(x: &Advantage, tested: bool) -> Cell {
@@ -92,15 +142,19 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
         None => format!("{bench} ({}) — no pair: Pass% per run", sel.mode_name()),
     };
     let mut t = TableData::new("budget-grid", title, &header);
+    let mut legend = Legend::default();
     let runs = a.pass.runs(&bench);
     for &k in &a.pass.ks {
         let mut cells = vec![Cell::count(k)];
         for &l in levels {
             let cell = match &pair {
-                Some(p) => a
-                    .pass
-                    .advantage_at(p.key(), k, l, sel.mode)
-                    .map_or_else(|| Cell::text("–"), |x| advantage_cell(x, tested(a))),
+                Some(p) => a.pass.advantage_at(p.key(), k, l, sel.mode).map_or_else(
+                    || Cell::text("–"),
+                    |x| {
+                        legend.advantage(x, tested(a));
+                        advantage_cell(x, tested(a))
+                    },
+                ),
                 None => {
                     let found: Vec<_> = runs
                         .iter()
@@ -114,6 +168,7 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
                             .iter()
                             .map(|c| format!("{:.1}", 100.0 * c.value.unwrap_or(0.0)))
                             .collect();
+                        legend.mode(found[0].mode);
                         Cell::num(
                             format!("{} {}", vals.join("/"), mode_letter(found[0].mode)),
                             found[0].value,
@@ -131,6 +186,7 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
             .unwrap_or(Mark::None);
         t.push(cells, mark, Target::None);
     }
+    t.legend = legend.text();
     t
 }
 
@@ -153,34 +209,39 @@ fn category_grid(a: &Audit, sel: &Selection) -> Option<TableData> {
         ),
         &header,
     );
+    let mut legend = Legend::default();
     for &k in &a.pass.ks {
         let mut cells = vec![Cell::count(k)];
         for &l in &a.settings.levels {
             cells.push(
                 match a.categories.advantage_at(pair.key(), &cat, k, l, sel.mode) {
-                    Some(x) => Cell::num(
-                        format!(
-                            "{:.1}→{:.1} {:+.1} {}",
-                            100.0 * x.base_pass,
-                            100.0 * x.rl_pass,
-                            100.0 * x.delta,
-                            mode_letter(x.mode)
-                        ),
-                        Some(x.delta),
-                    )
-                    .marked(if x.ci.below_zero() {
-                        Mark::VeryBad
-                    } else if x.ci.above_zero() {
-                        Mark::Good
-                    } else {
-                        Mark::None
-                    }),
+                    Some(x) => {
+                        legend.mode(x.mode);
+                        Cell::num(
+                            format!(
+                                "{:.1}→{:.1} {:+.1} {}",
+                                100.0 * x.base_pass,
+                                100.0 * x.rl_pass,
+                                100.0 * x.delta,
+                                mode_letter(x.mode)
+                            ),
+                            Some(x.delta),
+                        )
+                        .marked(if x.ci.below_zero() {
+                            Mark::VeryBad
+                        } else if x.ci.above_zero() {
+                            Mark::Good
+                        } else {
+                            Mark::None
+                        })
+                    }
                     None => Cell::text("–"),
                 },
             );
         }
         t.push(cells, Mark::None, Target::None);
     }
+    t.legend = legend.text();
     Some(t)
 }
 
