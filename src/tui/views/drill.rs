@@ -132,7 +132,8 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
 pub fn llr_turns(a: &Audit, (benchmark, base, rl): (&str, &str, &str)) -> TableData {
     let mut t = TableData::new(
         "llr-by-turn",
-        format!("{benchmark}: step LLR (log π_RL − log π_base) by turn, {base} → {rl}"),
+        // The pair and "by turn" are in the breadcrumb before it.
+        format!("{benchmark}: step LLR, log π_RL − log π_base"),
         &[
             "turn",
             &format!("steps ({base}'s)"),
@@ -200,7 +201,8 @@ pub fn natural_turns(a: &Audit, benchmark: &str, runs: &[String]) -> TableData {
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = TableData::new(
         "natural-recovery-by-turn",
-        format!("{benchmark}: natural recovery by turn — next_ok (n error events), recovered (n rollouts, by first error)"),
+        // The runs and "by turn" are in the breadcrumb before it.
+        format!("{benchmark}: natural recovery — next_ok (n error events), recovered (n rollouts, by first error)"),
         &header,
     );
     let of: Vec<Option<&crate::analysis::natural::RunRecovery>> = runs
