@@ -45,9 +45,16 @@ pub struct Btpe {
     gen_v: Uniform<f64>,
     s: f64,
     a: f64,
+    /// The acceptance test's first factor above the mode, a / (m + 1) − s
+    /// (the compiler computed it at the start of every draw, most of which
+    /// never read it: 6 % of [`Binomial::sample`]'s time).
+    above_mode: f64,
+    /// Its last factor below the mode, a / m − s (likewise).
+    at_mode: f64,
     /// What the final acceptance test computes from n and m alone: (m +
     /// 1), (n − m + 1) and (n − m) + 0.5 (their Stirling corrections, eight
-    /// divisions, are computed there: that test is rare, set-ups are not).
+    /// divisions, are computed there, in [`Btpe::rejects`]: that test is
+    /// rare, set-ups are not).
     f1: f64,
     z: f64,
     n_m_half: f64,
@@ -87,6 +94,7 @@ impl Binomial {
         let p3 = p2 + c / lambda_l;
         let p4 = p3 + c / lambda_r;
         let s = p / q;
+        let a = s * (n as f64 + 1.);
         let f1 = (m + 1) as f64;
         let z = ((n - m) + 1) as f64;
         Some(Binomial::Btpe(Btpe {
@@ -108,13 +116,16 @@ impl Binomial {
             gen_u: Uniform::new(0., p4).ok()?,
             gen_v: Uniform::new(0., 1.).ok()?,
             s,
-            a: s * (n as f64 + 1.),
+            a,
+            above_mode: a / ((m + 1) as f64) - s,
+            at_mode: a / (m as f64) - s,
             f1,
             z,
             n_m_half: ((n - m) as f64) + 0.5,
         }))
     }
 
+    #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match self {
             Binomial::Btpe(b) => b.sample(rng),
@@ -124,19 +135,49 @@ impl Binomial {
 }
 
 impl Btpe {
+    /// rand_distr 0.6.0's `fn btpe`: its loop's first pass up to the
+    /// triangle's test here, small enough to inline where it is drawn —
+    /// most draws end there — and the rest in [`Btpe::past_triangle`], not
+    /// inlined: its set-up of a dozen values (loaded, some spilled to the
+    /// stack) was made on every draw.
+    #[inline]
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        let u = self.gen_u.sample(rng);
+        let v = self.gen_v.sample(rng);
+        let y = if !(u > self.p1) {
+            (self.x_m - self.p1 * v + u) as u64
+        } else {
+            self.past_triangle(rng, u, v)
+        };
+        if self.flipped {
+            self.n - y
+        } else {
+            y
+        }
+    }
+
     /// rand_distr 0.6.0's `fn btpe` loop, verbatim but for the set-up and
     /// the terms of the final test that depend on n and m alone, computed
     /// once (its `!(u > p1)` tests kept as written: they decide NaN as it
-    /// does).
+    /// does), from its first pass's `u` and `v`, once past the triangle's
+    /// test; y before the flip.
+    #[inline(never)]
     #[allow(clippy::many_single_char_names, clippy::neg_cmp_op_on_partial_ord)]
-    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+    fn past_triangle<R: Rng + ?Sized>(&self, rng: &mut R, u: f64, v: f64) -> u64 {
         const SQUEEZE_THRESHOLD: u64 = 20;
         let b = self;
         let (n, m, p1, npq) = (b.n, b.m, b.p1, b.npq);
         let mut y: u64;
+        let mut first = Some((u, v));
         loop {
-            let u = b.gen_u.sample(rng);
-            let mut v = b.gen_v.sample(rng);
+            let (u, mut v) = match first.take() {
+                Some(uv) => uv,
+                None => {
+                    let u = b.gen_u.sample(rng);
+                    (u, b.gen_v.sample(rng))
+                }
+            };
             if !(u > p1) {
                 y = (b.x_m - p1 * v + u) as u64;
                 break;
@@ -170,13 +211,13 @@ impl Btpe {
                 let mut f = 1.0;
                 match m.cmp(&y) {
                     Ordering::Less => {
-                        let mut i = m;
-                        loop {
+                        // Its first factor set up once (the same bits: 1
+                        // times it), not at the start of every draw.
+                        f *= b.above_mode;
+                        let mut i = m + 1;
+                        while i != y {
                             i += 1;
                             f *= b.a / (i as f64) - b.s;
-                            if i == y {
-                                break;
-                            }
                         }
                     }
                     Ordering::Greater => f = b.below_mode(y, v),
@@ -198,36 +239,45 @@ impl Btpe {
             if alpha > t + rho {
                 continue;
             }
-            let x1 = (y + 1) as f64;
-            let (f1, z) = (b.f1, b.z);
-            let w = ((n - y) + 1) as f64;
-            let y_sub_m = if y > m {
-                (y - m) as f64
-            } else {
-                -((m - y) as f64)
-            };
-            if alpha
-                > b.x_m * (f1 / x1).ln()
-                    + b.n_m_half * (z / w).ln()
-                    + y_sub_m * (w * b.p / (x1 * b.q)).ln()
-                    + stirling(f1)
-                    + stirling(z)
-                    - stirling(x1)
-                    - stirling(w)
-            {
+            if b.rejects(y, alpha) {
                 continue;
             }
             break;
         }
-        if b.flipped {
-            n - y
-        } else {
-            y
-        }
+        y
     }
 }
 
 impl Btpe {
+    /// rand_distr's final acceptance test, as written: whether `alpha`
+    /// lies above the log of the ratio of the probabilities of y and m.
+    /// Reached by few draws, and apart — cold, never inlined — so that its
+    /// terms that depend on n and m alone (Stirling corrections: eleven
+    /// divisions one after another) are computed here, not hoisted by the
+    /// compiler to the start of every draw, where they were 40 % of
+    /// [`Binomial::sample`]'s time (11 M trajectories, perf).
+    #[cold]
+    #[inline(never)]
+    fn rejects(&self, y: u64, alpha: f64) -> bool {
+        let (n, m, b) = (self.n, self.m, self);
+        let x1 = (y + 1) as f64;
+        let (f1, z) = (b.f1, b.z);
+        let w = ((n - y) + 1) as f64;
+        let y_sub_m = if y > m {
+            (y - m) as f64
+        } else {
+            -((m - y) as f64)
+        };
+        alpha
+            > b.x_m * (f1 / x1).ln()
+                + b.n_m_half * (z / w).ln()
+                + y_sub_m * (w * b.p / (x1 * b.q)).ln()
+                + stirling(f1)
+                + stirling(z)
+                - stirling(x1)
+                - stirling(w)
+    }
+
     /// rand_distr's `f` for y < m — 1 divided by (a / i − s) for i = y + 1
     /// ..= m in turn — or, where `v` is not near it, a number on the same
     /// side of `v`: the acceptance test `v > f` is all that reads it. Its
@@ -242,22 +292,14 @@ impl Btpe {
     /// product not normal, or over 10⁶ factors — the divisions in turn.
     #[inline(always)]
     fn below_mode(&self, y: u64, v: f64) -> f64 {
+        // i = y + 1 ..= m, the last divisor (at m) set up once: computed
+        // here, the compiler took it to the start of every draw.
         let divisor = |i: u64| self.a / (i as f64) - self.s;
-        let exact = || {
-            let mut f = 1.0;
-            let mut i = y;
-            loop {
-                i += 1;
-                f /= divisor(i);
-                if i == self.m {
-                    break f;
-                }
-            }
-        };
+        let exact = || (y + 1..self.m).fold(1.0, |f, i| f / divisor(i)) / self.at_mode;
         if self.m - y > 1_000_000 {
             return exact();
         }
-        let product = (y + 1..=self.m).fold(1.0, |p, i| p * divisor(i));
+        let product = (y + 1..self.m).fold(1.0, |p, i| p * divisor(i)) * self.at_mode;
         let f = 1.0 / product;
         if !(product.is_normal() && f.is_normal()) || (v - f).abs() <= 1e-9 * f {
             return exact();
