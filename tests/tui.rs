@@ -3133,7 +3133,22 @@ fn the_worker_sends_partial_audits_then_the_whole() {
         assert_eq!(r.generation, g);
         match r.outcome {
             Outcome::Partial(d) => {
-                partials.push((d.audit.pending.clone(), d.audit.pass.benchmarks_in.len()))
+                let a = &d.audit;
+                // What is in, beyond the parts done: each count or flag
+                // only grows (Pass@(K,T)'s benchmarks, whole and values;
+                // the rows handed on before their intervals).
+                let rows_in = [
+                    a.pass.benchmarks_in.len(),
+                    // Those with values alone move on to the whole.
+                    a.pass.benchmarks_in.len() + a.pass.values_in.len(),
+                    usize::from(a.matched_values_in),
+                    usize::from(a.natural_values_in),
+                    usize::from(a.likelihood_values_in),
+                    usize::from(a.budgetmix_rules_in),
+                    a.cost_in.len(),
+                    a.llr_pairs_in,
+                ];
+                partials.push((a.pending.clone(), rows_in))
             }
             Outcome::Done(d) => break d,
             _ => panic!("the demo loads"),
@@ -3142,20 +3157,27 @@ fn the_worker_sends_partial_audits_then_the_whole() {
     assert!(done.audit.is_complete());
     assert_eq!(
         partials.first(),
-        Some(&(rl_audit::analysis::Part::ALL.to_vec(), 0))
+        Some(&(rl_audit::analysis::Part::ALL.to_vec(), [0; 8]))
     );
     // The second at once too, however soon: training dynamics (the Training
     // panel), which takes no time, before Pass@(K,T), which may take long.
     assert_eq!(
-        partials.get(1),
-        Some(&(rl_audit::analysis::Part::ALL[1..].to_vec(), 0))
+        partials.get(1).map(|p| &p.0[..]),
+        Some(&rl_audit::analysis::Part::ALL[1..])
     );
-    // Each later hand-over has fewer parts to come, or as many with more
-    // benchmarks' Pass@(K,T) rows in; never the whole.
+    // Each later hand-over brings something: no part comes back to pending
+    // and nothing in goes out, and a part is done or more rows are in
+    // (say the matched states' values, their part still pending; which
+    // come between two hand-overs depends on what runs beside, on the
+    // machine's load); never the whole.
     for w in partials.windows(2) {
         let (before, after) = (&w[0], &w[1]);
+        let fewer = after.0.len() < before.0.len();
+        let more = after.1 != before.1;
         assert!(
-            after.0.len() < before.0.len() || (after.0 == before.0 && after.1 > before.1),
+            after.0.iter().all(|p| before.0.contains(p))
+                && after.1.iter().zip(&before.1).all(|(x, y)| x >= y)
+                && (fewer || more),
             "{partials:?}"
         );
     }

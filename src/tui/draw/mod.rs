@@ -280,7 +280,14 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         )
     });
     let sel = sel.unwrap_or_default();
-    let right = (sel.chars().count() as u16).min(area.width * 3 / 5);
+    // The selection whole beside the key hints (`?` lists them all); a
+    // message or progress keeps two fifths of the line.
+    let cap = if text.is_empty() {
+        area.width.saturating_sub(10)
+    } else {
+        area.width * 3 / 5
+    };
+    let right = (sel.chars().count() as u16).min(cap);
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
     let text = match appended {
         Some(short) if text.chars().count() > l.width as usize => short,
