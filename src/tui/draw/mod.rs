@@ -280,9 +280,11 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         )
     });
     let sel = sel.unwrap_or_default();
+    // No message, progress or prompt: the panel's keys (made below).
+    let keys = text.is_empty();
     // The selection whole beside the key hints (`?` lists them all); a
     // message or progress keeps two fifths of the line.
-    let cap = if text.is_empty() {
+    let cap = if keys {
         area.width.saturating_sub(10)
     } else {
         area.width * 3 / 5
@@ -291,7 +293,7 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
     let text = match appended {
         Some(short) if text.chars().count() > l.width as usize => short,
-        _ if text.is_empty() => {
+        _ if keys => {
             let filter = if app.filter.is_empty() {
                 String::new()
             } else {
