@@ -143,6 +143,7 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
     };
     let mut t = TableData::new("budget-grid", title, &header);
     let mut legend = Legend::default();
+    let tested = tested(a);
     let runs = a.pass.runs(&bench);
     for &k in &a.pass.ks {
         let mut cells = vec![Cell::count(k)];
@@ -151,8 +152,8 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
                 Some(p) => a.pass.advantage_at(p.key(), k, l, sel.mode).map_or_else(
                     || Cell::text("–"),
                     |x| {
-                        legend.advantage(x, tested(a));
-                        advantage_cell(x, tested(a))
+                        legend.advantage(x, tested);
+                        advantage_cell(x, tested)
                     },
                 ),
                 None => {
