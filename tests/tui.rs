@@ -1039,6 +1039,7 @@ fn whole_screens_match_their_snapshots() {
         ("8-budgetmix", "8"),
         ("8-budgetmix-records", "8jjj\n"),
         ("2-budget-compare", "2llv"),
+        ("2-budget-category", "2c"),
         ("2-budget-rollouts-marked", "2ll\n\nx"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
@@ -1164,6 +1165,95 @@ fn every_number_on_the_grid_is_the_report_s() {
         }
     }
     assert_eq!(seen, d.audit.pass.ks.len() * d.audit.settings.levels.len());
+}
+
+/// Each category's grid (`c`, one category after another): every cell's
+/// Δ is that category's `advantage_by_category` row's, and its sign says
+/// where the row's interval lies — `↑` above 0, `↓` below, none where it
+/// holds 0 or is degenerate — so that the cells stand out without colour
+/// too; the legend names the signs the grid shows, and only those.
+#[test]
+fn every_category_cell_is_the_report_s_with_its_sign() {
+    let d = demo();
+    let json = rl_audit::report::json::report(&d.set, &d.audit);
+    let cell =
+        regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d) ([nt])(?: ([↑↓]))?").unwrap();
+    let title = regex::Regex::new(r"^┌(\S+) \[(\S+)\]: (\S+) → (\S+) \(").unwrap();
+    let mut s = Screen::new(200, 48, d.clone());
+    s.keys("2");
+    let bench = d.audit.benchmarks()[0].clone();
+    let want: Vec<String> = d
+        .audit
+        .categories
+        .categories(&bench)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let mut shown = Vec::new();
+    let mut signs = [0usize; 2];
+    for _ in &want {
+        let screen = s.keys("c");
+        let t = screen
+            .lines()
+            .find_map(|l| title.captures(l))
+            .unwrap_or_else(|| panic!("no category grid\n{screen}"));
+        assert_eq!(&t[1], bench);
+        let (cat, base, rl) = (&t[2], &t[3], &t[4]);
+        shown.push(cat.to_string());
+        let mut here = [false; 2];
+        for &k in &d.audit.pass.ks {
+            let line = screen
+                .lines()
+                .find(|l| l.starts_with(&format!("│{k} ")))
+                .unwrap_or_else(|| panic!("no grid row for K={k}\n{screen}"));
+            let cells: Vec<_> = cell.captures_iter(line).collect();
+            assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
+            for (c, &level) in cells.iter().zip(&d.audit.settings.levels) {
+                let mode = if &c[4] == "n" { "native" } else { "truncated" };
+                let row = one(
+                    &json,
+                    "advantage_by_category",
+                    &[
+                        ("benchmark", json!(bench)),
+                        ("category", json!(cat)),
+                        ("base", json!(base)),
+                        ("rl", json!(rl)),
+                        ("k", json!(k)),
+                        ("level", json!(level)),
+                        ("t_mode", json!(mode)),
+                    ],
+                );
+                let at = format!("{cat} K={k} {level}%: {line}");
+                let delta = row["delta"].as_f64().unwrap();
+                assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "{at}");
+                let sign = match row["ci"].as_array() {
+                    Some(b) if b[0].as_f64().unwrap() > 0.0 => Some(0),
+                    Some(b) if b[1].as_f64().unwrap() < 0.0 => Some(1),
+                    _ => None,
+                };
+                assert_eq!(
+                    c.get(5).map(|m| m.as_str()),
+                    sign.map(|i| ["↑", "↓"][i]),
+                    "{at}"
+                );
+                if let Some(i) = sign {
+                    here[i] = true;
+                    signs[i] += 1;
+                }
+            }
+        }
+        let legend = screen
+            .lines()
+            .find(|l| l.starts_with('└') && l.contains(" native"))
+            .unwrap_or_else(|| panic!("no legend\n{screen}"));
+        assert_eq!(legend.contains("↑ 95% CI above 0"), here[0], "{legend}");
+        assert_eq!(legend.contains("↓ 95% CI below 0"), here[1], "{legend}");
+    }
+    assert_eq!(shown, want);
+    assert!(want.len() >= 2 && signs[0] > 0, "{want:?} {signs:?}");
+    // `c` after the last category: the whole grid again.
+    let screen = s.keys("c");
+    assert!(screen.lines().all(|l| !title.is_match(l)), "{screen}");
 }
 
 /// What a key press can change, as one comparable text.
@@ -2654,13 +2744,15 @@ fn panels_show_as_their_parts_come_in() {
             "computing cost frontier… (5 of {} analyses ready)",
             Part::ALL.len()
         );
-        // As much of it as the status line's left side holds (the right
-        // side names the selection: the demo's first benchmark).
-        let left = status.split(" frozenlake │").next().unwrap().trim_end();
-        assert!(left.len() >= 20 && want.starts_with(left), "{status}");
-        if w >= 120 {
-            assert_eq!(left, want);
-        }
+        // Whole, the selection beside it as much as fits (at 80 columns
+        // its cell alone, at 120 the whole).
+        let sel = if w >= 120 {
+            "frozenlake │ fl-base→fl-budgetmix │ K=1 75% preferred"
+        } else {
+            "K=1 75% preferred"
+        };
+        let gap = usize::from(w) - want.chars().count() - sel.chars().count();
+        assert_eq!(status, format!("{want}{}{sel}", " ".repeat(gap)));
     }
     // After Pass@(K,T) alone the Budget panel shows too: the very screen
     // but for the box's last line where it has room for it (120×40), and

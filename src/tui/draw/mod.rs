@@ -264,32 +264,47 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         // Its keys once the selection's width is known (below).
         String::new()
     };
-    let sel = app.data.as_ref().map(|d| {
+    // The selection, whole and then shorter: without its benchmark (the
+    // Budget grid's title names it), then its cell alone.
+    let sels: Vec<String> = app.data.as_ref().map_or_else(Vec::new, |d| {
         let (b, pair) = current(&d.audit, &app.sel);
         // Before Pass@(K,T) is in there is no K grid: no cell to name.
         let cell = app
             .sel
             .k_level(&d.audit)
             .map_or("K=…".into(), |(k, l)| format!("K={k} {l}%"));
-        format!(
-            " {} │ {} │ {cell} {}{}",
-            b.unwrap_or_else(|| "–".into()),
-            pair.map_or("no pair".into(), |p| format!("{}→{}", p.base, p.rl)),
+        let cell = format!(
+            "{cell} {}{}",
             app.sel.mode_name(),
             if app.balance { " │ balanced" } else { "" }
-        )
+        );
+        let pair = pair.map_or("no pair".into(), |p| format!("{}→{}", p.base, p.rl));
+        vec![
+            format!(" {} │ {pair} │ {cell}", b.unwrap_or_else(|| "–".into())),
+            format!(" {pair} │ {cell}"),
+            format!(" {cell}"),
+        ]
     });
-    let sel = sel.unwrap_or_default();
     // No message, progress or prompt: the panel's keys (made below).
     let keys = text.is_empty();
     // The selection whole beside the key hints (`?` lists them all); a
-    // message or progress keeps two fifths of the line.
-    let cap = if keys {
-        area.width.saturating_sub(10)
+    // message or progress whole beside as much of the selection as fits
+    // with it, else two fifths of the line at least.
+    let width = |s: &str| u16::try_from(s.chars().count()).unwrap_or(u16::MAX);
+    let needs = if keys {
+        10
     } else {
-        area.width * 3 / 5
+        width(&text).saturating_add(1)
     };
-    let right = (sel.chars().count() as u16).min(cap);
+    let cap = area.width - needs.min(area.width * 2 / 5).max(10).min(area.width);
+    let sel = sels
+        .iter()
+        .find(|s| width(s).saturating_add(needs) <= area.width)
+        .or_else(|| sels.iter().find(|s| width(s) <= cap))
+        .or(sels.last())
+        .cloned()
+        .unwrap_or_default();
+    let right = width(&sel).min(cap);
     let [l, r] = Layout::horizontal([Constraint::Min(10), Constraint::Length(right)]).areas(area);
     let text = match appended {
         Some(short) if text.chars().count() > l.width as usize => short,
@@ -302,10 +317,15 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
             let room = usize::from(l.width).saturating_sub(filter.chars().count());
             format!("{filter}{}", command_bar(app.panel, room))
         }
-        _ => text,
+        // A message or progress cut ends in `…`, as the selection does: a
+        // cut count (`5 of 1`) is not read as another.
+        _ => cells::cut(&text, l.width.into()),
     };
     f.render_widget(Paragraph::new(text), l);
-    f.render_widget(Paragraph::new(sel).style(theme.accent()), r);
+    f.render_widget(
+        Paragraph::new(cells::cut(&sel, r.width.into())).style(theme.accent()),
+        r,
+    );
 }
 
 fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {

@@ -6,6 +6,7 @@
 use crate::analysis::failures::Causes;
 use crate::analysis::multiplicity::Verdict;
 use crate::analysis::passkt::{delta_by_task, in_cell, t_at_level, Advantage, Mode, TaskDelta};
+use crate::analysis::stats::Ci;
 use crate::analysis::{Audit, Part};
 use crate::jobs::Loaded;
 use crate::report::format::{
@@ -58,6 +59,22 @@ struct Legend {
     verdicts: Vec<Verdict>,
     /// A verdict still to come (`…`).
     pending: bool,
+    /// A category cell's interval above 0 (`↑`), below 0 (`↓`).
+    above: bool,
+    below: bool,
+}
+
+/// A category cell's sign: its 95 % interval above 0 (`↑`) or below 0
+/// (`↓`), none where it holds 0 — so that the cell stands out without
+/// colour too (`NO_COLOR`).
+fn ci_sign(ci: Ci) -> &'static str {
+    if ci.above_zero() {
+        "↑"
+    } else if ci.below_zero() {
+        "↓"
+    } else {
+        ""
+    }
 }
 
 impl Legend {
@@ -76,6 +93,11 @@ impl Legend {
         }
     }
 
+    fn ci(&mut self, ci: Ci) {
+        self.above |= ci.above_zero();
+        self.below |= ci.below_zero();
+    }
+
     fn text(&self) -> String {
         let modes = [Mode::Native, Mode::Truncated]
             .into_iter()
@@ -92,9 +114,17 @@ impl Legend {
         .filter(|v| self.verdicts.contains(v))
         .map(|v| format!("{} {}", verdict_symbol(v), v.name()));
         let pending = self.pending.then(|| "… verdict computing".to_string());
+        let cis = [
+            (self.above, "↑ 95% CI above 0"),
+            (self.below, "↓ 95% CI below 0"),
+        ]
+        .into_iter()
+        .filter(|(shown, _)| *shown)
+        .map(|(_, text)| text.to_string());
         modes
             .chain(verdicts)
             .chain(pending)
+            .chain(cis)
             .collect::<Vec<_>>()
             .join("  ")
     }
@@ -192,7 +222,9 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
 }
 
 /// The grid of one task category (`c`): each cell that category's Δ with
-/// its own paired bootstrap (§4.3), marked when its CI clears 0.
+/// its own paired bootstrap (§4.3), signed and marked when its CI clears 0
+/// (`↑` above, `↓` below; unadjusted — the contrasts between categories
+/// are the adjusted tests).
 fn category_grid(a: &Audit, sel: &Selection) -> Option<TableData> {
     let cat = crate::tui::select::category(a, sel)?;
     let (bench, pair) = current(a, sel);
@@ -218,13 +250,16 @@ fn category_grid(a: &Audit, sel: &Selection) -> Option<TableData> {
                 match a.categories.advantage_at(pair.key(), &cat, k, l, sel.mode) {
                     Some(x) => {
                         legend.mode(x.mode);
+                        legend.ci(x.ci);
+                        let sign = ci_sign(x.ci);
                         Cell::num(
                             format!(
-                                "{:.1}→{:.1} {:+.1} {}",
+                                "{:.1}→{:.1} {:+.1} {}{}{sign}",
                                 100.0 * x.base_pass,
                                 100.0 * x.rl_pass,
                                 100.0 * x.delta,
-                                mode_letter(x.mode)
+                                mode_letter(x.mode),
+                                if sign.is_empty() { "" } else { " " },
                             ),
                             Some(x.delta),
                         )
