@@ -87,8 +87,7 @@ fn parquet_files_read_ahead_audit_and_fail_as_read_alone() {
     std::fs::write(set.join("b-train.parquet"), cut).unwrap();
     let err = fails("c");
     let path = |dir: &std::path::Path| dir.join("b-train.parquet").display().to_string();
-    let alone_dir =
-        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parquet_ahead_alone");
+    let alone_dir = temp_path("parquet_ahead_alone");
     assert_eq!(
         err.replace(&path(&set), "FILE"),
         alone.replace(&path(&alone_dir), "FILE")

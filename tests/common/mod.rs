@@ -6,9 +6,31 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// A fresh directory under the target dir, removed and recreated.
+/// Where [`temp_dir`] puts `name`: under the target dir, one per test
+/// process (`name.PID`), so that two test runs of one checkout at once do
+/// not write into each other's files.
+pub fn temp_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.{}", std::process::id()))
+}
+
+/// A fresh directory [`temp_path`], removed and recreated; those of `name`
+/// left by test processes no longer running are removed (where `/proc`
+/// tells which run).
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let d = temp_path(name);
+    let root = d.parent().unwrap();
+    if Path::new("/proc/self").exists() {
+        let prefix = format!("{name}.");
+        for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            let file = e.file_name();
+            let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+                continue;
+            };
+            if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
