@@ -1449,6 +1449,103 @@ fn independent_hits(d: &Loaded, re: &regex::Regex) -> Vec<(rl_audit::schema::Loc
     out
 }
 
+/// A search over many files (read a file per core at once) gives the
+/// hits of reading them one after another: every hit in file order, and
+/// with a limit the first `limit`, the trajectories read up to the one
+/// holding the last kept hit, those with hits among them, and `truncated`
+/// where some were left — counted here from the lines as written.
+#[test]
+fn a_search_over_many_files_is_the_files_read_in_order() {
+    let d = common::temp_dir("search_files");
+    let mut rng = common::Mix(11);
+    // (file, line, step, field) of each hit, in file order.
+    let mut want: Vec<(String, u64, usize, &str)> = Vec::new();
+    let mut records = 0usize;
+    for f in 0..7 {
+        let name = format!("s-{f}.jsonl");
+        // Files of unequal length, one with no hit at all.
+        let lines: Vec<serde_json::Value> = (0..10 + 7 * f)
+            .map(|i| {
+                let mut v = common::traj("r", "b", &format!("t{i}"), 4, 4, None);
+                v["sample"] = (f as u64).into();
+                let steps: Vec<serde_json::Value> = (0..3)
+                    .map(|k| {
+                        let mut hit = |field: &'static str| {
+                            let yes = f != 3 && rng.below(9) == 0;
+                            if yes {
+                                want.push((name.clone(), i as u64 + 1, k, field));
+                            }
+                            if yes {
+                                "the NEEDLE here"
+                            } else {
+                                "hay"
+                            }
+                        };
+                        let action = hit("action");
+                        let observation = hit("observation");
+                        json!({"turn": k + 1, "action": action, "observation": observation})
+                    })
+                    .collect();
+                v["steps"] = steps.into();
+                v
+            })
+            .collect();
+        records += lines.len();
+        common::write_lines(&d.join(&name), &lines);
+    }
+    let set = rl_audit::schema::load::load(std::slice::from_ref(&d), &Default::default()).unwrap();
+    assert_eq!(set.trajectories.len(), records);
+    let re = regex::Regex::new("NEEDLE").unwrap();
+    let record_of = |h: &(String, u64, usize, &str)| (h.0.clone(), h.1);
+    // Each record's place in file order (0-based), from the file names.
+    let ordinal = |file: &str, line: u64| {
+        let f: usize = file[2..file.len() - 6].parse().unwrap();
+        (0..f).map(|g| 10 + 7 * g).sum::<usize>() + line as usize - 1
+    };
+    assert!(want.len() > 20, "{}", want.len());
+    for limit in [
+        1,
+        2,
+        5,
+        9,
+        want.len() / 2,
+        want.len() - 1,
+        want.len(),
+        want.len() + 3,
+    ] {
+        let progress = rl_audit::analysis::grep::Progress::default();
+        let found =
+            rl_audit::analysis::grep::search(&set, &re, limit, &|| true, &progress).unwrap();
+        let kept = &want[..limit.min(want.len())];
+        let got: Vec<(String, u64, usize, &str)> = found
+            .hits
+            .iter()
+            .map(|h| {
+                let loc = set.trajectories[h.traj].loc;
+                let file = std::path::Path::new(set.file_name(loc))
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string();
+                (file, loc.line(), h.step, h.field)
+            })
+            .collect();
+        assert_eq!(got, kept, "limit {limit}");
+        // Reaching the limit stops the search, even at the last hit.
+        let read = if limit <= want.len() {
+            let last = &kept[kept.len() - 1];
+            ordinal(&last.0, last.1) + 1
+        } else {
+            records
+        };
+        assert_eq!(found.read, read, "limit {limit}");
+        assert_eq!(found.truncated, read < records, "limit {limit}");
+        let mut with_hits: Vec<_> = kept.iter().map(record_of).collect();
+        with_hits.dedup();
+        assert_eq!(found.matching, with_hits.len(), "limit {limit}");
+    }
+}
+
 #[test]
 fn search_finds_every_match_and_opens_its_turn() {
     use rl_audit::tui::app::View;

@@ -110,25 +110,36 @@ pub struct Progress {
     pub hits: AtomicUsize,
 }
 
-/// Every loaded trajectory's actions and observations searched for `re`
-/// (the first match per step and field), in file order, stopping after
-/// `limit` hits. Records are re-read file by file
-/// ([`LogSet::visit_records`]); none is kept. `wanted()` false stops it
-/// (`Error::Cancelled`); `progress` counts as it goes.
-pub fn search(
+/// The hits of one file's trajectories ([`search_file`]), each with how
+/// many of them had been read when it was found.
+struct FileHits {
+    hits: Vec<Hit>,
+    read_at: Vec<usize>,
+    read: usize,
+    matching: usize,
+}
+
+/// The trajectories `trajs` (one file's, in file order) searched for `re`,
+/// stopping once `limit` hits are found.
+fn search_file(
     set: &LogSet,
+    trajs: &[usize],
     re: &regex::Regex,
     limit: usize,
     wanted: &dyn Fn() -> bool,
     progress: &Progress,
-) -> crate::error::Result<Search> {
-    let mut out = Search::default();
-    let all: Vec<usize> = (0..set.trajectories.len()).collect();
+) -> crate::error::Result<FileHits> {
+    let mut out = FileHits {
+        hits: Vec::new(),
+        read_at: Vec::new(),
+        read: 0,
+        matching: 0,
+    };
     set.visit_records(
-        &all,
+        trajs,
         Some(&["steps.action", "steps.observation"]),
         wanted,
-        &mut |i, v| {
+        &mut |k, v| {
             out.read += 1;
             let before = out.hits.len();
             let (actions, observations) = (steps_field(v, "action"), steps_field(v, "observation"));
@@ -140,30 +151,110 @@ pub fn search(
                     if let Some(m) = re.find(&text) {
                         let at = (m.start(), m.end());
                         out.hits.push(Hit {
-                            traj: i,
+                            traj: trajs[k],
                             step,
                             field,
                             text,
                             at,
                         });
+                        out.read_at.push(out.read);
                     }
                 }
             }
-            if out.hits.len() > before {
-                out.matching += 1;
-            }
-            progress.read.store(out.read, Ordering::Relaxed);
-            progress
-                .hits
-                .store(out.hits.len().min(limit), Ordering::Relaxed);
-            if out.hits.len() >= limit {
-                out.truncated = out.read < set.trajectories.len();
-                out.hits.truncate(limit);
-                return false;
-            }
-            true
+            let found = out.hits.len() - before;
+            out.matching += usize::from(found > 0);
+            progress.read.fetch_add(1, Ordering::Relaxed);
+            progress.hits.fetch_add(found, Ordering::Relaxed);
+            out.hits.len() < limit
         },
     )?;
+    Ok(out)
+}
+
+/// Every loaded trajectory's actions and observations searched for `re`
+/// (the first match per step and field), in file order, stopping after
+/// `limit` hits (at least one). Records are re-read file by file
+/// ([`LogSet::visit_records`]), a file per core at once, and their hits
+/// put in file order — the very hits, counts and stopping point of
+/// reading the files one after another; none is kept. `wanted()` false
+/// stops it (`Error::Cancelled`); `progress` counts as it goes (its hits
+/// those of every file read, which may pass `limit`).
+pub fn search(
+    set: &LogSet,
+    re: &regex::Regex,
+    limit: usize,
+    wanted: &(dyn Fn() -> bool + Sync),
+    progress: &Progress,
+) -> crate::error::Result<Search> {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+    let limit = limit.max(1);
+    let mut by_file: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, t) in set.trajectories.iter().enumerate() {
+        by_file.entry(t.loc.file()).or_default().push(i);
+    }
+    let files: Vec<Vec<usize>> = by_file.into_values().collect();
+    let done: Vec<Mutex<Option<crate::error::Result<FileHits>>>> =
+        files.iter().map(|_| Mutex::new(None)).collect();
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    // The files done in order hold `limit` hits: those after are not needed.
+    let enough = || {
+        let mut hits = 0;
+        for d in &done {
+            match &*d.lock().unwrap_or_else(|e| e.into_inner()) {
+                Some(Ok(f)) => hits += f.hits.len(),
+                _ => break,
+            }
+            if hits >= limit {
+                return true;
+            }
+        }
+        false
+    };
+    let work = || loop {
+        let j = next.fetch_add(1, Ordering::Relaxed);
+        if j >= files.len() || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let wanted = || wanted() && !stop.load(Ordering::Relaxed);
+        let found = search_file(set, &files[j], re, limit, &wanted, progress);
+        *done[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+        if enough() {
+            stop.store(true, Ordering::Relaxed);
+        }
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, files.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            s.spawn(work);
+        }
+        work();
+    });
+    let mut out = Search::default();
+    for d in done {
+        // A file not read, or stopped, lies past the files that hold
+        // `limit` hits — unless the search is no longer wanted.
+        let f = match d.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(f) => f?,
+            None => return Err(crate::error::Error::Cancelled),
+        };
+        let room = limit - out.hits.len();
+        if f.hits.len() >= room {
+            // This file brings the search to its limit: it stops at the
+            // trajectory of the last hit kept.
+            out.read += f.read_at[room - 1];
+            let kept = &f.hits[..room];
+            out.matching += 1 + kept.windows(2).filter(|w| w[0].traj != w[1].traj).count();
+            out.hits.extend(f.hits.into_iter().take(room));
+            out.truncated = out.read < set.trajectories.len();
+            return Ok(out);
+        }
+        out.read += f.read;
+        out.matching += f.matching;
+        out.hits.extend(f.hits);
+    }
     Ok(out)
 }
 

@@ -223,7 +223,7 @@ impl App {
     fn in_background(
         &mut self,
         view: &View,
-        job: impl FnOnce(&dyn Fn() -> bool) -> TableData + Send + 'static,
+        job: impl FnOnce(&(dyn Fn() -> bool + Sync)) -> TableData + Send + 'static,
     ) -> Option<TableData> {
         use std::sync::mpsc::TryRecvError;
         if let Some((v, rx, _)) = &self.reading {
@@ -428,7 +428,7 @@ impl App {
                     }
                     View::Trajectory(loc) => {
                         let (set, loc) = (self.set_of(*loc).unwrap_or(d.set.clone()), *loc);
-                        match self.in_background(&v, move |_: &dyn Fn() -> bool| {
+                        match self.in_background(&v, move |_: &(dyn Fn() -> bool + Sync)| {
                             drill::trajectory(&set, loc)
                         }) {
                             Some(t) => t,
@@ -444,7 +444,7 @@ impl App {
                         };
                         self.searched = Some(Arc::clone(&progress));
                         let (set, pat, counts) = (d.set.clone(), p.clone(), Arc::clone(&progress));
-                        match self.in_background(&v, move |wanted: &dyn Fn() -> bool| {
+                        match self.in_background(&v, move |wanted: &(dyn Fn() -> bool + Sync)| {
                             search::table(&set, &pat, wanted, &counts)
                         }) {
                             Some(t) => t,
@@ -467,7 +467,7 @@ impl App {
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
                         let (set, x, y, stacked) = (d.set.clone(), *x, *y, self.width < 100);
-                        let job = move |_: &dyn Fn() -> bool| {
+                        let job = move |_: &(dyn Fn() -> bool + Sync)| {
                             let names = pair.as_ref().map(|p| (p.base.as_str(), p.rl.as_str()));
                             drill::compare(&set, x, y, names, stacked)
                         };

@@ -37,7 +37,8 @@ pub fn snippet(h: &Hit) -> String {
 pub fn searching(pattern: &str, progress: &Progress, total: usize) -> TableData {
     let mut t = TableData::new("search", format!("/{pattern}/ — searching…"), &["match"]);
     let read = progress.read.load(Ordering::Relaxed);
-    let hits = progress.hits.load(Ordering::Relaxed);
+    // Files read at once may find more than the search keeps.
+    let hits = progress.hits.load(Ordering::Relaxed).min(LIMIT);
     t.push_text(
         vec![format!(
             "reading every trajectory for /{pattern}/: {read} of {total} read ({:.0}%), {hits} hit{} so far (Esc stops)",
@@ -56,7 +57,7 @@ pub fn searching(pattern: &str, progress: &Progress, total: usize) -> TableData 
 pub fn table(
     set: &LogSet,
     pattern: &str,
-    wanted: &dyn Fn() -> bool,
+    wanted: &(dyn Fn() -> bool + Sync),
     progress: &Progress,
 ) -> TableData {
     let mut t = TableData::new(
