@@ -1497,6 +1497,14 @@ fn a_search_over_many_files_is_the_files_read_in_order() {
     assert_eq!(set.trajectories.len(), records);
     let re = regex::Regex::new("NEEDLE").unwrap();
     let record_of = |h: &(String, u64, usize, &str)| (h.0.clone(), h.1);
+    // A trajectory's (file name, line).
+    let place = |i: usize| {
+        let loc = set.trajectories[i].loc;
+        let file = std::path::Path::new(set.file_name(loc))
+            .file_name()
+            .unwrap();
+        (file.to_string_lossy().to_string(), loc.line())
+    };
     // Each record's place in file order (0-based), from the file names.
     let ordinal = |file: &str, line: u64| {
         let f: usize = file[2..file.len() - 6].parse().unwrap();
@@ -1521,13 +1529,8 @@ fn a_search_over_many_files_is_the_files_read_in_order() {
             .hits
             .iter()
             .map(|h| {
-                let loc = set.trajectories[h.traj].loc;
-                let file = std::path::Path::new(set.file_name(loc))
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .to_string();
-                (file, loc.line(), h.step, h.field)
+                let (file, line) = place(h.traj);
+                (file, line, h.step, h.field)
             })
             .collect();
         assert_eq!(got, kept, "limit {limit}");
@@ -1544,6 +1547,19 @@ fn a_search_over_many_files_is_the_files_read_in_order() {
         with_hits.dedup();
         assert_eq!(found.matching, with_hits.len(), "limit {limit}");
     }
+    // `--grep`'s split, read the same way: which of every other trajectory
+    // (backwards, so not in file order) has an action matching.
+    let some: Vec<usize> = (0..records).rev().step_by(2).collect();
+    let hit = rl_audit::analysis::grep::matching(&set, &some, std::slice::from_ref(&re)).unwrap();
+    let expect: Vec<bool> = some
+        .iter()
+        .map(|&i| {
+            let at = place(i);
+            want.iter().any(|h| record_of(h) == at && h.3 == "action")
+        })
+        .collect();
+    assert!(expect.iter().any(|&x| x) && !expect.iter().all(|&x| x));
+    assert_eq!(hit, vec![expect]);
 }
 
 #[test]

@@ -174,11 +174,12 @@ fn search_file(
 /// Every loaded trajectory's actions and observations searched for `re`
 /// (the first match per step and field), in file order, stopping after
 /// `limit` hits (at least one). Records are re-read file by file
-/// ([`LogSet::visit_records`]), a file per core at once, and their hits
-/// put in file order — the very hits, counts and stopping point of
-/// reading the files one after another; none is kept. `wanted()` false
-/// stops it (`Error::Cancelled`); `progress` counts as it goes (its hits
-/// those of every file read, which may pass `limit`).
+/// ([`LogSet::visit_records`]), a file per core at once
+/// ([`LogSet::in_files`]), and their hits put in file order — the very
+/// hits, counts and stopping point of reading the files one after
+/// another; none is kept. `wanted()` false stops it (`Error::Cancelled`);
+/// `progress` counts as it goes (its hits those of every file read, which
+/// may pass `limit`).
 pub fn search(
     set: &LogSet,
     re: &regex::Regex,
@@ -186,60 +187,20 @@ pub fn search(
     wanted: &(dyn Fn() -> bool + Sync),
     progress: &Progress,
 ) -> crate::error::Result<Search> {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Mutex;
     let limit = limit.max(1);
-    let mut by_file: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, t) in set.trajectories.iter().enumerate() {
-        by_file.entry(t.loc.file()).or_default().push(i);
-    }
-    let files: Vec<Vec<usize>> = by_file.into_values().collect();
-    let done: Vec<Mutex<Option<crate::error::Result<FileHits>>>> =
-        files.iter().map(|_| Mutex::new(None)).collect();
-    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
-    // The files done in order hold `limit` hits: those after are not needed.
-    let enough = || {
-        let mut hits = 0;
-        for d in &done {
-            match &*d.lock().unwrap_or_else(|e| e.into_inner()) {
-                Some(Ok(f)) => hits += f.hits.len(),
-                _ => break,
-            }
-            if hits >= limit {
-                return true;
-            }
-        }
-        false
-    };
-    let work = || loop {
-        let j = next.fetch_add(1, Ordering::Relaxed);
-        if j >= files.len() || stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let wanted = || wanted() && !stop.load(Ordering::Relaxed);
-        let found = search_file(set, &files[j], re, limit, &wanted, progress);
-        *done[j].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
-        if enough() {
-            stop.store(true, Ordering::Relaxed);
-        }
-    };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, files.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 1..workers {
-            s.spawn(work);
-        }
-        work();
-    });
+    // Every trajectory: a position in `all` is the trajectory itself.
+    let all: Vec<usize> = (0..set.trajectories.len()).collect();
+    let files = set.in_files(
+        &all,
+        |trajs, running| search_file(set, trajs, re, limit, &|| wanted() && running(), progress),
+        // The files done in order hold `limit` hits: those after are not needed.
+        |done| done.iter().map(|f| f.hits.len()).sum::<usize>() >= limit,
+    );
     let mut out = Search::default();
-    for d in done {
+    for f in files {
         // A file not read, or stopped, lies past the files that hold
         // `limit` hits — unless the search is no longer wanted.
-        let f = match d.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(f) => f?,
-            None => return Err(crate::error::Error::Cancelled),
-        };
+        let f = f.ok_or(crate::error::Error::Cancelled)??;
         let room = limit - out.hits.len();
         if f.hits.len() >= room {
             // This file brings the search to its limit: it stops at the
@@ -259,19 +220,37 @@ pub fn search(
 }
 
 /// Whether each of `trajs` has an action matching each pattern:
-/// `[pattern][k]` for `trajs[k]`, their records re-read file by file.
+/// `[pattern][k]` for `trajs[k]`, their records re-read file by file, a
+/// file per core at once ([`LogSet::in_files`]).
 pub fn matching(
     set: &LogSet,
     trajs: &[usize],
     patterns: &[regex::Regex],
 ) -> crate::error::Result<Vec<Vec<bool>>> {
+    let files = set.in_files(
+        trajs,
+        |ks, _| {
+            let here: Vec<usize> = ks.iter().map(|&k| trajs[k]).collect();
+            let mut hit = vec![vec![false; ks.len()]; patterns.len()];
+            set.visit_records(&here, Some(&["steps.action"]), &|| true, &mut |j, v| {
+                let actions: Vec<String> = steps_field(v, "action").into_iter().flatten().collect();
+                for (p, re) in patterns.iter().enumerate() {
+                    hit[p][j] = actions.iter().any(|a| re.is_match(a));
+                }
+                true
+            })?;
+            Ok((ks.to_vec(), hit))
+        },
+        |_| false,
+    );
     let mut hit = vec![vec![false; trajs.len()]; patterns.len()];
-    set.visit_records(trajs, Some(&["steps.action"]), &|| true, &mut |k, v| {
-        let actions: Vec<String> = steps_field(v, "action").into_iter().flatten().collect();
-        for (p, re) in patterns.iter().enumerate() {
-            hit[p][k] = actions.iter().any(|a| re.is_match(a));
+    for f in files {
+        let (ks, here) = f.ok_or(crate::error::Error::Cancelled)??;
+        for (all, here) in hit.iter_mut().zip(here) {
+            for (&k, h) in ks.iter().zip(here) {
+                all[k] = h;
+            }
         }
-        true
-    })?;
+    }
     Ok(hit)
 }

@@ -250,6 +250,64 @@ impl LogSet {
     }
 }
 
+impl LogSet {
+    /// `trajs` file by file, a file per core at once: `job` gets the
+    /// positions in `trajs` of one file's trajectories (in `trajs`' order)
+    /// and what it returns is kept in file order. After each file,
+    /// `enough` is asked of the files done so far in file order, up to the
+    /// first not done; once it says yes no file is started and those
+    /// running are told to stop (`job`'s `wanted()` false: they may return
+    /// `Error::Cancelled`). A file not started is `None`.
+    pub fn in_files<R: Send>(
+        &self,
+        trajs: &[usize],
+        job: impl Fn(&[usize], &dyn Fn() -> bool) -> Result<R> + Sync,
+        enough: impl Fn(&[&R]) -> bool + Sync,
+    ) -> Vec<Option<Result<R>>> {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Mutex;
+        let mut by_file: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (k, &i) in trajs.iter().enumerate() {
+            by_file
+                .entry(self.trajectories[i].loc.file())
+                .or_default()
+                .push(k);
+        }
+        let files: Vec<Vec<usize>> = by_file.into_values().collect();
+        let done: Vec<Mutex<Option<Result<R>>>> = files.iter().map(|_| Mutex::new(None)).collect();
+        let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let lock = |j: usize| done[j].lock().unwrap_or_else(|e| e.into_inner());
+        let work = || loop {
+            let j = next.fetch_add(1, Ordering::Relaxed);
+            if j >= files.len() || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let found = job(&files[j], &|| !stop.load(Ordering::Relaxed));
+            *lock(j) = Some(found);
+            let guards: Vec<_> = (0..files.len()).map(lock).collect();
+            let prefix: Vec<&R> = guards
+                .iter()
+                .map_while(|g| g.as_ref().and_then(|r| r.as_ref().ok()))
+                .collect();
+            if enough(&prefix) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, files.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 1..workers {
+                s.spawn(work);
+            }
+            work();
+        });
+        done.into_iter()
+            .map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect()
+    }
+}
+
 /// A JSON Lines record as a value (`None`: it does not parse); with
 /// `steps_texts`, of it only its steps' actions and observations — the
 /// rest passed over unbuilt (a search's every record at 11 M rollouts) —
