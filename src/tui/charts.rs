@@ -4,14 +4,14 @@
 use ratatui::layout::Rect;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 use super::app::App;
 use super::select::current;
 use super::theme::Theme;
 use super::views::cost;
-use super::widgets::lines_box;
+use super::widgets::{bordered, lines_box};
 use crate::jobs::Loaded;
 
 /// One line or set of dots on a chart: its entry in the legend (`None`:
@@ -133,11 +133,7 @@ fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme:
         }
     };
     let c = Chart::new(datasets)
-        .block(
-            Block::bordered()
-                .title(title)
-                .title_bottom(legend(&series, theme)),
-        )
+        .block(bordered(&title, area.width).title_bottom(legend(&series, theme)))
         .x_axis(
             Axis::default()
                 .title(x_name.to_string())

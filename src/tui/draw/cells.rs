@@ -68,19 +68,6 @@ pub(super) fn header_row(header: &[String], width_of: impl Fn(usize) -> usize) -
     .style(Style::default().add_modifier(Modifier::BOLD))
 }
 
-/// `text` as it fits `width` columns: cut with an ellipsis, so that a cut
-/// number (`n=10003` in 7 columns) is not read as another (`n=1000`).
-pub(super) fn cut(text: &str, width: usize) -> String {
-    match text.char_indices().nth(width) {
-        Some(_) if width > 0 => {
-            let end = text.char_indices().nth(width - 1).map_or(0, |(i, _)| i);
-            format!("{}…", &text[..end])
-        }
-        Some(_) => String::new(),
-        None => text.to_string(),
-    }
-}
-
 /// The cells of a row that `widths` cut (after a sideways scroll of
 /// `hscroll`), each in full after its column's name — `length-matched d:
 /// 3.26 [+2.0, +4.9] · benchmark: frozenlake` — the most hidden first, so
@@ -186,7 +173,7 @@ pub fn table(
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
         .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
-    let mut block = Block::bordered().title(title);
+    let mut block = bordered(&title, area.width);
     if !whole.is_empty() {
         let room = usize::from(area.width.saturating_sub(2));
         block = block.title_bottom(cut(&whole, room));

@@ -15,6 +15,7 @@ use super::table::TableData;
 use super::theme::Theme;
 use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
+use super::widgets::{bordered, cut};
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
 
@@ -319,11 +320,11 @@ fn status_line(f: &mut Frame, area: Rect, app: &App, p: &Progress, phase: &str, 
         }
         // A message or progress cut ends in `…`, as the selection does: a
         // cut count (`5 of 1`) is not read as another.
-        _ => cells::cut(&text, l.width.into()),
+        _ => cut(&text, l.width.into()),
     };
     f.render_widget(Paragraph::new(text), l);
     f.render_widget(
-        Paragraph::new(cells::cut(&sel, r.width.into())).style(theme.accent()),
+        Paragraph::new(cut(&sel, r.width.into())).style(theme.accent()),
         r,
     );
 }
@@ -453,11 +454,10 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
     let mut w = vec![Constraint::Length(4)];
     w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
     // The signs shown, on the bottom border: a long title is cut.
-    let widget = Table::new(rows, w).header(header).block(
-        Block::bordered()
-            .title(t.title.as_str())
-            .title_bottom(t.legend.as_str()),
-    );
+    let room = usize::from(area.width.saturating_sub(2));
+    let widget = Table::new(rows, w)
+        .header(header)
+        .block(bordered(&t.title, area.width).title_bottom(cut(&t.legend, room)));
     f.render_widget(widget, area);
 }
 
