@@ -156,18 +156,20 @@ pub fn table(
             .style(theme.mark(r.mark))
         })
         .collect();
-    // The scroll shows first: long titles are cut at the right.
-    let title = format!(
-        "{}{} ({} row{})",
+    // The scroll shows first; a long title is cut before its row count,
+    // which stays whole.
+    let head = format!(
+        "{}{}",
         if hscroll > 0 {
             format!("[scrolled {hscroll} →] ")
         } else {
             String::new()
         },
         if title.is_empty() { &t.title } else { title },
-        n,
-        if n == 1 { "" } else { "s" },
     );
+    let count = format!(" ({n} row{})", if n == 1 { "" } else { "s" });
+    let room = usize::from(area.width.saturating_sub(2)).saturating_sub(count.chars().count());
+    let title = format!("{}{count}", cut(&head, room));
     // The selected row's cells that are cut, in full on the bottom border.
     let whole = selected
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))

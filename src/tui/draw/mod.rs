@@ -81,8 +81,11 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     }
 }
 
-fn drill_title(app: &App) -> String {
-    let crumbs: Vec<String> = app
+/// Where the drill-down stands: the panel, each view opened (`›`), Esc.
+/// With `room` columns too few for it and `rest` after it, the views before
+/// the last give way to `…`, so that the view's own title shows.
+fn drill_title(app: &App, room: usize, rest: &str) -> String {
+    let mut crumbs: Vec<String> = app
         .stack
         .iter()
         .map(|v| match v {
@@ -103,17 +106,26 @@ fn drill_title(app: &App) -> String {
         }
         _ => String::new(),
     };
-    format!(
-        "{} › {}{marked} (Esc: back)",
-        app.panel.title(),
-        crumbs.join(" › ")
-    )
+    let title = |crumbs: &[String]| {
+        format!(
+            "{} › {}{marked} (Esc: back) — {rest}",
+            app.panel.title(),
+            crumbs.join(" › ")
+        )
+    };
+    let whole = title(&crumbs);
+    if crumbs.len() < 2 || whole.chars().count() <= room {
+        return whole;
+    }
+    let last = crumbs.pop().unwrap_or_default();
+    title(&["…".to_string(), last])
 }
 
 /// A drill-down: its table, and for a trajectory the selected step whole.
 fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let t = app.table().unwrap_or_default();
-    let title = format!("{} — {}", drill_title(app), t.title);
+    // The row count's room kept (`(1000 rows)`).
+    let title = drill_title(app, usize::from(area.width).saturating_sub(14), &t.title);
     let row = app.row();
     let lines = match app.stack.last() {
         Some(View::Trajectory(_)) if t.header.len() >= 3 => vec![

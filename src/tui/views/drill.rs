@@ -346,14 +346,15 @@ pub fn compare(
     };
     let first_diff = (0..sa.len().max(sb.len()))
         .find(|&i| field(sa.get(i), "action") != field(sb.get(i), "action"));
+    // Where they part first: a narrow screen cuts the title's end.
     let title = format!(
-        "A {}; B {}{}",
+        "{}; A {}; B {}",
+        first_diff.map_or("the same actions".into(), |i| format!(
+            "actions part at turn {} (≠)",
+            i + 1
+        )),
         who(&va),
         who(&vb),
-        first_diff.map_or("; the same actions".into(), |i| format!(
-            "; actions part at turn {} (≠)",
-            i + 1
-        ))
     );
     let mut t = if stacked {
         TableData::new(
