@@ -1110,6 +1110,30 @@ fn the_tour_lands_on_screens_showing_what_it_quotes() {
     }
 }
 
+/// The Budget grid's cells on `screen` as `cell` reads them (its 4th group
+/// the mode letter): (K, level, mode, the captures, the row's line), a row
+/// per K, a cell per level.
+fn grid_cells<'s>(
+    screen: &'s str,
+    cell: &regex::Regex,
+    d: &Loaded,
+) -> Vec<(u64, u32, &'static str, regex::Captures<'s>, &'s str)> {
+    let mut out = Vec::new();
+    for &k in &d.audit.pass.ks {
+        let line = screen
+            .lines()
+            .find(|l| l.starts_with(&format!("│{k} ")))
+            .unwrap_or_else(|| panic!("no grid row for K={k}\n{screen}"));
+        let cells: Vec<_> = cell.captures_iter(line).collect();
+        assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
+        for (c, &level) in cells.into_iter().zip(&d.audit.settings.levels) {
+            let mode = if &c[4] == "n" { "native" } else { "truncated" };
+            out.push((k, level, mode, c, line));
+        }
+    }
+    out
+}
+
 #[test]
 fn every_number_on_the_grid_is_the_report_s() {
     let d = demo();
@@ -1120,57 +1144,37 @@ fn every_number_on_the_grid_is_the_report_s() {
         regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d) ([nt]) ([▲▼≈?·])").unwrap();
     let pair = &d.audit.pairs[0];
     let mut seen = 0;
-    for &k in &d.audit.pass.ks {
-        let line = screen
-            .lines()
-            .find(|l| l.starts_with(&format!("│{k} ")))
-            .unwrap_or_else(|| panic!("no grid row for K={k}"));
-        let cells: Vec<_> = cell.captures_iter(line).collect();
-        assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
-        for (c, &level) in cells.iter().zip(&d.audit.settings.levels) {
-            let mode = if &c[4] == "n" { "native" } else { "truncated" };
-            let row = one(
-                &json,
-                "advantage",
-                &[
-                    ("base", json!(pair.base)),
-                    ("rl", json!(pair.rl)),
-                    ("k", json!(k)),
-                    ("level", json!(level)),
-                    ("t_mode", json!(mode)),
-                ],
-            );
-            // Preferred: native wherever the report has a native row.
-            let native = rows(
-                &json,
-                "advantage",
-                &[
-                    ("base", json!(pair.base)),
-                    ("rl", json!(pair.rl)),
-                    ("k", json!(k)),
-                    ("level", json!(level)),
-                    ("t_mode", json!("native")),
-                ],
-            );
-            assert_eq!(mode == "native", !native.is_empty(), "K={k} {level}%");
-            let delta = row["delta"].as_f64().unwrap();
-            assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "K={k} {level}%");
-            let verdict = match row["verdict"].as_str().unwrap() {
-                "ahead" => "▲",
-                "flip" => "▼",
-                "equivalent" => "≈",
-                "inconclusive" => "?",
-                _ => "·",
-            };
-            assert_eq!(&c[5], verdict, "K={k} {level}%");
-            // base% → RL% are the two runs' Pass on Δ's tasks.
-            let (b, r) = (
-                row["delta"].as_f64().unwrap(),
-                c[2].parse::<f64>().unwrap() - c[1].parse::<f64>().unwrap(),
-            );
-            assert!((100.0 * b - r).abs() <= 0.11, "K={k} {level}%: {b} vs {r}");
-            seen += 1;
-        }
+    for (k, level, mode, c, _) in grid_cells(&screen, &cell, &d) {
+        let cell_in = |m: &str| {
+            [
+                ("base", json!(pair.base)),
+                ("rl", json!(pair.rl)),
+                ("k", json!(k)),
+                ("level", json!(level)),
+                ("t_mode", json!(m)),
+            ]
+        };
+        let row = one(&json, "advantage", &cell_in(mode));
+        // Preferred: native wherever the report has a native row.
+        let native = rows(&json, "advantage", &cell_in("native"));
+        assert_eq!(mode == "native", !native.is_empty(), "K={k} {level}%");
+        let delta = row["delta"].as_f64().unwrap();
+        assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "K={k} {level}%");
+        let verdict = match row["verdict"].as_str().unwrap() {
+            "ahead" => "▲",
+            "flip" => "▼",
+            "equivalent" => "≈",
+            "inconclusive" => "?",
+            _ => "·",
+        };
+        assert_eq!(&c[5], verdict, "K={k} {level}%");
+        // base% → RL% are the two runs' Pass on Δ's tasks.
+        let (b, r) = (
+            row["delta"].as_f64().unwrap(),
+            c[2].parse::<f64>().unwrap() - c[1].parse::<f64>().unwrap(),
+        );
+        assert!((100.0 * b - r).abs() <= 0.11, "K={k} {level}%: {b} vs {r}");
+        seen += 1;
     }
     assert_eq!(seen, d.audit.pass.ks.len() * d.audit.settings.levels.len());
 }
@@ -1209,45 +1213,36 @@ fn every_category_cell_is_the_report_s_with_its_sign() {
         let (cat, base, rl) = (&t[2], &t[3], &t[4]);
         shown.push(cat.to_string());
         let mut here = [false; 2];
-        for &k in &d.audit.pass.ks {
-            let line = screen
-                .lines()
-                .find(|l| l.starts_with(&format!("│{k} ")))
-                .unwrap_or_else(|| panic!("no grid row for K={k}\n{screen}"));
-            let cells: Vec<_> = cell.captures_iter(line).collect();
-            assert_eq!(cells.len(), d.audit.settings.levels.len(), "K={k}: {line}");
-            for (c, &level) in cells.iter().zip(&d.audit.settings.levels) {
-                let mode = if &c[4] == "n" { "native" } else { "truncated" };
-                let row = one(
-                    &json,
-                    "advantage_by_category",
-                    &[
-                        ("benchmark", json!(bench)),
-                        ("category", json!(cat)),
-                        ("base", json!(base)),
-                        ("rl", json!(rl)),
-                        ("k", json!(k)),
-                        ("level", json!(level)),
-                        ("t_mode", json!(mode)),
-                    ],
-                );
-                let at = format!("{cat} K={k} {level}%: {line}");
-                let delta = row["delta"].as_f64().unwrap();
-                assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "{at}");
-                let sign = match row["ci"].as_array() {
-                    Some(b) if b[0].as_f64().unwrap() > 0.0 => Some(0),
-                    Some(b) if b[1].as_f64().unwrap() < 0.0 => Some(1),
-                    _ => None,
-                };
-                assert_eq!(
-                    c.get(5).map(|m| m.as_str()),
-                    sign.map(|i| ["↑", "↓"][i]),
-                    "{at}"
-                );
-                if let Some(i) = sign {
-                    here[i] = true;
-                    signs[i] += 1;
-                }
+        for (k, level, mode, c, line) in grid_cells(&screen, &cell, &d) {
+            let row = one(
+                &json,
+                "advantage_by_category",
+                &[
+                    ("benchmark", json!(bench)),
+                    ("category", json!(cat)),
+                    ("base", json!(base)),
+                    ("rl", json!(rl)),
+                    ("k", json!(k)),
+                    ("level", json!(level)),
+                    ("t_mode", json!(mode)),
+                ],
+            );
+            let at = format!("{cat} K={k} {level}%: {line}");
+            let delta = row["delta"].as_f64().unwrap();
+            assert_eq!(&c[3], format!("{:+.1}", 100.0 * delta), "{at}");
+            let sign = match row["ci"].as_array() {
+                Some(b) if b[0].as_f64().unwrap() > 0.0 => Some(0),
+                Some(b) if b[1].as_f64().unwrap() < 0.0 => Some(1),
+                _ => None,
+            };
+            assert_eq!(
+                c.get(5).map(|m| m.as_str()),
+                sign.map(|i| ["↑", "↓"][i]),
+                "{at}"
+            );
+            if let Some(i) = sign {
+                here[i] = true;
+                signs[i] += 1;
             }
         }
         let legend = screen
