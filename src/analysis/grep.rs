@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::schema::frames::EvalAggregates;
-use crate::schema::load::steps_field;
+use crate::schema::load::steps_text;
 use crate::schema::{Id, LogSet};
 
 #[derive(Debug, Clone)]
@@ -142,8 +142,8 @@ fn search_file(
         &mut |k, v| {
             out.read += 1;
             let before = out.hits.len();
-            let (actions, observations) = (steps_field(v, "action"), steps_field(v, "observation"));
-            for (step, (action, observation)) in actions.into_iter().zip(observations).enumerate() {
+            let (actions, observations) = (steps_text(v, "action"), steps_text(v, "observation"));
+            for (step, (action, observation)) in actions.zip(observations).enumerate() {
                 // A step without the field has nothing to search (a pattern
                 // matching the empty text finds no absent field).
                 for (field, text) in [("action", action), ("observation", observation)] {
@@ -154,7 +154,7 @@ fn search_file(
                             traj: trajs[k],
                             step,
                             field,
-                            text,
+                            text: text.into_owned(),
                             at,
                         });
                         out.read_at.push(out.read);
@@ -233,7 +233,7 @@ pub fn matching(
             let here: Vec<usize> = ks.iter().map(|&k| trajs[k]).collect();
             let mut hit = vec![vec![false; ks.len()]; patterns.len()];
             set.visit_records(&here, Some(&["steps.action"]), &|| true, &mut |j, v| {
-                let actions: Vec<String> = steps_field(v, "action").into_iter().flatten().collect();
+                let actions: Vec<_> = steps_text(v, "action").flatten().collect();
                 for (p, re) in patterns.iter().enumerate() {
                     hit[p][j] = actions.iter().any(|a| re.is_match(a));
                 }

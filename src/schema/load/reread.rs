@@ -341,16 +341,27 @@ fn parse_record(text: &[u8], steps_texts: bool) -> Option<serde_json::Value> {
 
 /// One field of every step of a record, as text (a non-string as its JSON).
 pub fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
+    steps_text(v, k)
+        .map(|t| t.map(std::borrow::Cow::into_owned))
+        .collect()
+}
+
+/// [`steps_field`] borrowed where the record holds the text (a search
+/// reads every step's and copies only its hits').
+pub fn steps_text<'v>(
+    v: &'v serde_json::Value,
+    k: &'v str,
+) -> impl Iterator<Item = Option<std::borrow::Cow<'v, str>>> + 'v {
     v.get("steps")
         .and_then(|s| s.as_array())
         .into_iter()
         .flatten()
-        .map(|s| {
-            s.get(k)
-                .filter(|a| !a.is_null())
-                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+        .map(move |s| {
+            s.get(k).filter(|a| !a.is_null()).map(|a| {
+                a.as_str()
+                    .map_or_else(|| a.to_string().into(), std::borrow::Cow::Borrowed)
+            })
         })
-        .collect()
 }
 
 #[cfg(test)]
