@@ -29,7 +29,9 @@ pub(crate) use discover::{format_of, Format};
 pub(crate) use merge::*;
 pub(crate) use parse::*;
 pub(crate) use reread::stamp;
-pub use reread::{read_record, steps_field, steps_text};
+#[cfg(test)]
+pub(crate) use reread::steps_field;
+pub use reread::{read_record, steps_text};
 
 /// A line longer than this is a file-level failure (SPEC §1.4).
 pub const MAX_LINE: usize = 256 << 20;

@@ -339,15 +339,17 @@ fn parse_record(text: &[u8], steps_texts: bool) -> Option<serde_json::Value> {
     serde_json::from_slice(text).ok()
 }
 
-/// One field of every step of a record, as text (a non-string as its JSON).
-pub fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
+/// [`steps_text`] owned: what the re-read tests compare.
+#[cfg(test)]
+pub(crate) fn steps_field(v: &serde_json::Value, k: &str) -> Vec<Option<String>> {
     steps_text(v, k)
         .map(|t| t.map(std::borrow::Cow::into_owned))
         .collect()
 }
 
-/// [`steps_field`] borrowed where the record holds the text (a search
-/// reads every step's and copies only its hits').
+/// One field of every step of a record, as text (a non-string as its
+/// JSON), borrowed where the record holds the text (a search reads every
+/// step's and copies only its hits').
 pub fn steps_text<'v>(
     v: &'v serde_json::Value,
     k: &'v str,
