@@ -2979,7 +2979,14 @@ fn the_budget_panel_shows_a_benchmark_once_its_rows_are_in() {
         }
         assert!(verdicts >= 4, "{verdicts}");
     }
-    snapshot(&loaded(mid), "partial-2-budget", "2");
+    // As it is while the parts beside are still running: how many of them
+    // had finished by this hand-over (the status line's count) depends on
+    // the machine's load.
+    snapshot(
+        &loaded(&beside_running(mid.clone())),
+        "partial-2-budget",
+        "2",
+    );
     // Before the benchmark is in: the stand-in, which names those that are.
     let before = seen
         .iter()
