@@ -628,7 +628,7 @@ fn the_loading_gauge_ends_at_the_files_sizes_and_records() {
 /// A search reads a Parquet file's rows a row group and a window at a
 /// time: every hit found, in file order, across row-group and window
 /// boundaries — the rows that hold the pattern known from how the file was
-/// written — and each record visited is the record re-read on its own.
+/// written — and each record's texts visited are those written.
 #[test]
 fn a_search_reads_parquet_row_groups_once_and_finds_every_hit() {
     let n = 20_000usize;
@@ -645,7 +645,7 @@ fn a_search_reads_parquet_row_groups_once_and_finds_every_hit() {
         [
             Series::new("turn".into(), vec![1i64; n]),
             Series::new("action".into(), action),
-            Series::new("observation".into(), obs),
+            Series::new("observation".into(), &obs),
         ]
         .iter(),
     )
@@ -733,14 +733,24 @@ fn a_search_reads_parquet_row_groups_once_and_finds_every_hit() {
     assert_eq!(few.hits.len(), 3);
     assert!(few.truncated);
     assert_eq!(few.read, 4097);
-    // Every 7th record, visited once each, is the record read on its own.
+    // Every 7th record, visited once each, has the texts of the record
+    // read on its own: its action and observation, as the file was written.
     let some: Vec<usize> = (0..n).step_by(7).collect();
     let mut seen = vec![0u32; some.len()];
-    set.visit_records(&some, None, &|| true, &mut |k, v| {
+    set.visit_step_texts(&some, true, &|| true, &mut |k, steps| {
         seen[k] += 1;
+        let i = set.trajectories[some[k]].loc.line() as usize - 1;
+        let [action, observation] = &steps[0];
+        assert_eq!(steps.len(), 1, "record {}", some[k]);
+        assert_eq!(action.as_deref(), Some(format!("call_{i}()").as_str()));
+        assert_eq!(observation.as_deref(), Some(obs[i].as_str()));
         if k % 50 == 0 {
             let alone = set.read_record(set.trajectories[some[k]].loc).unwrap();
-            assert_eq!(v, &alone, "record {}", some[k]);
+            assert_eq!(
+                alone["steps"][0]["observation"], obs[i],
+                "record {}",
+                some[k]
+            );
         }
         true
     })

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::schema::frames::EvalAggregates;
-use crate::schema::load::steps_text;
 use crate::schema::{Id, LogSet};
 
 #[derive(Debug, Clone)]
@@ -135,46 +134,40 @@ fn search_file(
         read: 0,
         matching: 0,
     };
-    set.visit_records(
-        trajs,
-        Some(&["steps.action", "steps.observation"]),
-        wanted,
-        &mut |k, v| {
-            out.read += 1;
-            let before = out.hits.len();
-            let (actions, observations) = (steps_text(v, "action"), steps_text(v, "observation"));
-            for (step, (action, observation)) in actions.zip(observations).enumerate() {
-                // A step without the field has nothing to search (a pattern
-                // matching the empty text finds no absent field).
-                for (field, text) in [("action", action), ("observation", observation)] {
-                    let Some(text) = text else { continue };
-                    if let Some(m) = re.find(&text) {
-                        let at = (m.start(), m.end());
-                        out.hits.push(Hit {
-                            traj: trajs[k],
-                            step,
-                            field,
-                            text: text.into_owned(),
-                            at,
-                        });
-                        out.read_at.push(out.read);
-                    }
+    set.visit_step_texts(trajs, true, wanted, &mut |k, steps| {
+        out.read += 1;
+        let before = out.hits.len();
+        for (step, texts) in steps.iter().enumerate() {
+            // A step without the field has nothing to search (a pattern
+            // matching the empty text finds no absent field).
+            for (field, text) in ["action", "observation"].into_iter().zip(texts) {
+                let Some(text) = text else { continue };
+                if let Some(m) = re.find(text) {
+                    let at = (m.start(), m.end());
+                    out.hits.push(Hit {
+                        traj: trajs[k],
+                        step,
+                        field,
+                        text: text.to_string(),
+                        at,
+                    });
+                    out.read_at.push(out.read);
                 }
             }
-            let found = out.hits.len() - before;
-            out.matching += usize::from(found > 0);
-            progress.read.fetch_add(1, Ordering::Relaxed);
-            progress.hits.fetch_add(found, Ordering::Relaxed);
-            out.hits.len() < limit
-        },
-    )?;
+        }
+        let found = out.hits.len() - before;
+        out.matching += usize::from(found > 0);
+        progress.read.fetch_add(1, Ordering::Relaxed);
+        progress.hits.fetch_add(found, Ordering::Relaxed);
+        out.hits.len() < limit
+    })?;
     Ok(out)
 }
 
 /// Every loaded trajectory's actions and observations searched for `re`
 /// (the first match per step and field), in file order, stopping after
 /// `limit` hits (at least one). Records are re-read file by file
-/// ([`LogSet::visit_records`]), a file per core at once
+/// ([`LogSet::visit_step_texts`]), a file per core at once
 /// ([`LogSet::in_files`]), and their hits put in file order — the very
 /// hits, counts and stopping point of reading the files one after
 /// another; none is kept. `wanted()` false stops it (`Error::Cancelled`);
@@ -232,10 +225,9 @@ pub fn matching(
         |ks, _| {
             let here: Vec<usize> = ks.iter().map(|&k| trajs[k]).collect();
             let mut hit = vec![vec![false; ks.len()]; patterns.len()];
-            set.visit_records(&here, Some(&["steps.action"]), &|| true, &mut |j, v| {
-                let actions: Vec<_> = steps_text(v, "action").flatten().collect();
+            set.visit_step_texts(&here, false, &|| true, &mut |j, steps| {
                 for (p, re) in patterns.iter().enumerate() {
-                    hit[p][j] = actions.iter().any(|a| re.is_match(a));
+                    hit[p][j] = steps.iter().flat_map(|[a, _]| a).any(|a| re.is_match(a));
                 }
                 true
             })?;

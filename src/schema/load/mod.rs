@@ -31,7 +31,7 @@ pub(crate) use parse::*;
 pub(crate) use reread::stamp;
 #[cfg(test)]
 pub(crate) use reread::steps_field;
-pub use reread::{read_record, steps_text};
+pub use reread::{read_record, steps_text, StepText, Visit};
 
 /// A line longer than this is a file-level failure (SPEC §1.4).
 pub const MAX_LINE: usize = 256 << 20;

@@ -142,38 +142,66 @@ pub(super) fn nth_line(
     }
 }
 
+/// A walk over records' steps' texts ([`LogSet::visit_step_texts`]): what
+/// it hands each record to.
+pub struct Visit<'v> {
+    /// The steps' observations too (else those are `None`).
+    pub observations: bool,
+    /// `visit(k, steps)` for the caller's key `k`, a [`StepText`] a step:
+    /// `false` stops.
+    pub visit: &'v mut dyn FnMut(usize, &[StepText<'_>]) -> bool,
+}
+
+impl Visit<'_> {
+    /// The record `v`'s texts as [`steps_text`] reads them.
+    pub(crate) fn value(&mut self, k: usize, v: &serde_json::Value) -> bool {
+        let observed = steps_text(v, "observation").map(|o| o.filter(|_| self.observations));
+        let steps: Vec<StepText> = steps_text(v, "action")
+            .zip(observed)
+            .map(|(a, o)| [a, o])
+            .collect();
+        (self.visit)(k, &steps)
+    }
+}
+
+/// A step's action and observation as text, each as [`steps_text`] reads
+/// it (`None`: absent or null), borrowed where the record holds the text.
+pub type StepText<'a> = [Option<std::borrow::Cow<'a, str>>; 2];
+
 impl LogSet {
-    /// Each record of the trajectories `trajs` (indices into
-    /// `trajectories`), re-read from their files, visited as
-    /// `visit(k, record)` for `trajs[k]`: file by file, each in record order,
-    /// each file read once — a plain JSON Lines file streamed, a Parquet
-    /// file a row group at a time in windows of rows (one record re-read on
-    /// its own reads and decodes its whole row group: at 11 M rollouts a
-    /// search of every record took hours), a compressed one decoded once.
-    /// No record is kept. `fields`: the record holds these fields at least
-    /// (`steps.action`: each step's action; a Parquet file's others are not
-    /// made: a search reads the steps' texts alone). A JSON Lines record
-    /// that no longer parses is passed over. `visit` returning false stops;
-    /// so does `wanted()` false, checked every few thousand records
+    /// The steps' texts of the trajectories `trajs` (indices into
+    /// `trajectories`), re-read from their files, visited as `visit(k,
+    /// texts)` for `trajs[k]`, a [`StepText`] a step (`observations` false:
+    /// their actions alone): file by file, each in record order, each file
+    /// read once — a plain JSON Lines file streamed, a Parquet file a row
+    /// group at a time in windows of rows (one record re-read on its own
+    /// reads and decodes its whole row group: at 11 M rollouts a search of
+    /// every record took hours), a compressed one decoded once. Nothing
+    /// else of a record is made, and no record is kept: of a JSON Lines
+    /// record its other fields are passed over unbuilt and its strings
+    /// borrowed from the line (a record whose steps are not a list of
+    /// objects is parsed whole; one that no longer parses is passed over);
+    /// of a Parquet file only the steps' texts are decoded, and read where
+    /// they were decoded (`schema::parquet::visit_rows_in_file`) — a
+    /// search reads every record of the set. `visit` returning false
+    /// stops; so does `wanted()` false, checked every few thousand records
     /// (`Error::Cancelled`).
-    pub fn visit_records(
+    pub fn visit_step_texts(
         &self,
         trajs: &[usize],
-        fields: Option<&[&str]>,
+        observations: bool,
         wanted: &dyn Fn() -> bool,
-        visit: &mut dyn FnMut(usize, &serde_json::Value) -> bool,
+        visit: &mut dyn FnMut(usize, &[StepText<'_>]) -> bool,
     ) -> Result<()> {
+        let visit = &mut Visit {
+            observations,
+            visit,
+        };
         let mut by_file: BTreeMap<u32, Vec<(u64, usize)>> = BTreeMap::new();
         for (k, &i) in trajs.iter().enumerate() {
             let loc = self.trajectories[i].loc;
             by_file.entry(loc.file()).or_default().push((loc.line(), k));
         }
-        // Only the steps' texts wanted: a JSON Lines record is parsed for
-        // them alone.
-        let steps_texts = fields.is_some_and(|f| {
-            f.iter()
-                .all(|x| matches!(*x, "steps.action" | "steps.observation"))
-        });
         let mut seen = 0usize;
         // Every 4,096 records: is the result still wanted?
         let mut tick = || {
@@ -212,26 +240,18 @@ impl LogSet {
                             at += 1;
                         }
                         let Some(t) = &text else { break };
-                        if let Some(v) = parse_record(t, steps_texts) {
-                            if !visit(k, &v) {
+                        if let Some(go_on) = visit_line(t, k, visit) {
+                            if !go_on {
                                 return Ok(());
                             }
                         }
                     }
                 }
                 (Some(Format::Parquet), None) => {
-                    let mut go_on = Ok(true);
-                    crate::schema::parquet::visit_rows_in_file(
-                        name,
-                        path,
-                        &lines,
-                        fields,
-                        &mut |k, v| {
-                            go_on = tick().map(|()| visit(k, &v));
-                            matches!(go_on, Ok(true))
-                        },
+                    let all = crate::schema::parquet::visit_rows_in_file(
+                        name, path, &lines, visit, &mut tick,
                     )?;
-                    if !go_on? {
+                    if !all {
                         return Ok(());
                     }
                 }
@@ -239,7 +259,7 @@ impl LogSet {
                     for (line, k) in lines {
                         tick()?;
                         let v = self.read_record(Loc::new(file, line))?;
-                        if !visit(k, &v) {
+                        if !visit.value(k, &v) {
                             return Ok(());
                         }
                     }
@@ -308,35 +328,100 @@ impl LogSet {
     }
 }
 
-/// A JSON Lines record as a value (`None`: it does not parse); with
-/// `steps_texts`, of it only its steps' actions and observations — the
-/// rest passed over unbuilt (a search's every record at 11 M rollouts) —
-/// unless its steps are not a list of objects, when it is parsed whole.
-fn parse_record(text: &[u8], steps_texts: bool) -> Option<serde_json::Value> {
+/// A JSON Lines record's line `text` visited (`None`: it does not parse,
+/// and is passed over): its steps' texts alone parsed, borrowed from the
+/// line where they are strings without escapes — the rest passed over
+/// unbuilt (a search's every record at 11 M rollouts) — unless its steps
+/// are not a list of objects, when it is parsed whole.
+fn visit_line(text: &[u8], k: usize, visit: &mut Visit) -> Option<bool> {
     #[derive(serde::Deserialize)]
-    struct Texts {
-        #[serde(default)]
-        steps: Vec<StepTexts>,
+    struct Texts<'a> {
+        #[serde(default, borrow)]
+        steps: Vec<StepTexts<'a>>,
     }
     #[derive(serde::Deserialize)]
-    struct StepTexts {
-        #[serde(default)]
-        action: Option<serde_json::Value>,
-        #[serde(default)]
-        observation: Option<serde_json::Value>,
+    struct StepTexts<'a> {
+        #[serde(default, borrow)]
+        action: Option<Text<'a>>,
+        #[serde(default, borrow)]
+        observation: Option<Text<'a>>,
     }
-    if steps_texts {
-        if let Ok(r) = serde_json::from_slice::<Texts>(text) {
-            let steps = r.steps.into_iter().map(|s| {
-                let mut m = serde_json::Map::new();
-                m.extend(s.action.map(|a| ("action".to_string(), a)));
-                m.extend(s.observation.map(|o| ("observation".to_string(), o)));
-                serde_json::Value::Object(m)
-            });
-            return Some(serde_json::json!({ "steps": steps.collect::<Vec<_>>() }));
+    if let Ok(r) = serde_json::from_slice::<Texts>(text) {
+        let observations = visit.observations;
+        let steps: Vec<StepText> = r
+            .steps
+            .into_iter()
+            .map(|s| [s.action, s.observation.filter(|_| observations)].map(|t| t.map(|t| t.0)))
+            .collect();
+        return Some((visit.visit)(k, &steps));
+    }
+    let v: serde_json::Value = serde_json::from_slice(text).ok()?;
+    Some(visit.value(k, &v))
+}
+
+/// A step field's text as [`steps_text`] reads it from the record parsed
+/// whole — a string as it is (borrowed where the line holds it without
+/// escapes), any other value as its JSON — made straight from the line.
+struct Text<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+        use serde::de::{MapAccess, SeqAccess, Visitor};
+        use serde_json::Value;
+        struct V;
+        /// A value that is not a string: its JSON, as `Value` writes it.
+        fn json<E>(v: Value) -> std::result::Result<Text<'static>, E> {
+            Ok(Text(v.to_string().into()))
         }
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(s.into()))
+            }
+            fn visit_str<E>(self, s: &str) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(s.to_string().into()))
+            }
+            fn visit_string<E>(self, s: String) -> std::result::Result<Text<'de>, E> {
+                Ok(Text(s.into()))
+            }
+            fn visit_bool<E>(self, b: bool) -> std::result::Result<Text<'de>, E> {
+                json(Value::Bool(b))
+            }
+            fn visit_i64<E>(self, x: i64) -> std::result::Result<Text<'de>, E> {
+                json(Value::from(x))
+            }
+            fn visit_u64<E>(self, x: u64) -> std::result::Result<Text<'de>, E> {
+                json(Value::from(x))
+            }
+            fn visit_f64<E>(self, x: f64) -> std::result::Result<Text<'de>, E> {
+                json(Value::from(x))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Text<'de>, E> {
+                json(Value::Null)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<Text<'de>, A::Error> {
+                json(serde::Deserialize::deserialize(
+                    SeqAccessDeserializer::new(a),
+                )?)
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> std::result::Result<Text<'de>, A::Error> {
+                json(serde::Deserialize::deserialize(
+                    MapAccessDeserializer::new(a),
+                )?)
+            }
+        }
+        d.deserialize_any(V)
     }
-    serde_json::from_slice(text).ok()
 }
 
 /// [`steps_text`] owned: what the re-read tests compare.
@@ -370,36 +455,75 @@ pub fn steps_text<'v>(
 mod tests {
     use super::*;
 
-    /// A record parsed for its steps' texts reads, step by step, the same
-    /// actions and observations as the record parsed whole.
+    /// The texts of a record's line visited for them: (the key, per step
+    /// its action and observation), `None` where it does not parse.
+    fn texts_of_line(text: &str, observations: bool) -> Option<Vec<[Option<String>; 2]>> {
+        let mut got = None;
+        let mut keep = |k: usize, steps: &[StepText]| {
+            assert_eq!(k, 7);
+            got = Some(
+                steps
+                    .iter()
+                    .map(|s| s.clone().map(|t| t.map(|t| t.into_owned())))
+                    .collect(),
+            );
+            false
+        };
+        let mut visit = Visit {
+            observations,
+            visit: &mut keep,
+        };
+        let go_on = visit_line(text.as_bytes(), 7, &mut visit);
+        assert_eq!(go_on.is_some(), got.is_some(), "{text}");
+        assert_eq!(
+            go_on,
+            got.as_ref().map(|_| false),
+            "the visit's answer passed on"
+        );
+        got
+    }
+
+    /// A record visited for its steps' texts reads, step by step, the
+    /// same actions and observations as the record parsed whole (a
+    /// string as it is, escapes and all; any other value as its JSON),
+    /// and without its observations the same actions.
     #[test]
-    fn a_record_parsed_for_its_texts_has_the_same_texts() {
+    fn a_record_visited_for_its_texts_has_the_record_s_texts() {
         let records = [
             r#"{"run":"a","steps":[{"turn":1,"action":"go(1)","observation":"ok","logp":{"a":-1.5}},{"turn":2,"action":null,"observation":7},{"turn":3}]}"#,
-            r#"{"run":"a","steps":[{"action":{"tool":"x","args":[1,2]},"observation":"é\n"}]}"#,
+            r#"{"run":"a","steps":[{"action":{"tool":"x","args":[1,2.50,{"b":1,"a":[true,null]}]},"observation":"é\n\"q\"\u00e9"}]}"#,
+            r#"{"run":"a","steps":[{"action":0.1,"observation":-0.0},{"action":1e20,"observation":123456789012345678901234567890},{"action":-17,"observation":18446744073709551615},{"action":false,"observation":[]},{"action":{},"observation":"\ud83d\ude00"}]}"#,
+            r#"{"run":"a","steps":[{"action":{"k":1,"k":2}}],"steps_seen":3}"#,
             r#"{"run":"a"}"#,
+            r#"{"run":"a","steps":[]}"#,
             r#"{"run":"a","steps":null}"#,
             r#"{"run":"a","steps":["not a step",{"action":"b"}]}"#,
             r#"{"run":"a","steps":[{"action":"first","action":"second"}]}"#,
+            r#"{"steps":[{"action":"a"}],"steps":[{"action":"b"},{"observation":"c"}]}"#,
         ];
         for r in records {
             let whole: serde_json::Value = serde_json::from_str(r).unwrap();
-            let texts = parse_record(r.as_bytes(), true).unwrap();
-            for field in ["action", "observation"] {
-                assert_eq!(
-                    steps_field(&texts, field),
-                    steps_field(&whole, field),
-                    "{field} of {r}"
-                );
-            }
+            let want: Vec<[Option<String>; 2]> = steps_field(&whole, "action")
+                .into_iter()
+                .zip(steps_field(&whole, "observation"))
+                .map(|(a, o)| [a, o])
+                .collect();
+            assert_eq!(texts_of_line(r, true).as_ref(), Some(&want), "{r}");
+            let actions: Vec<_> = want.iter().map(|[a, _]| [a.clone(), None]).collect();
+            assert_eq!(texts_of_line(r, false), Some(actions), "{r}");
         }
+        // By hand: the first record, and the JSON of the second's action.
+        let first = texts_of_line(records[0], true).unwrap();
+        let s = |t: &str| Some(t.to_string());
+        assert_eq!(first, [[s("go(1)"), s("ok")], [None, s("7")], [None, None]]);
+        let second = texts_of_line(records[1], true).unwrap();
         assert_eq!(
-            steps_field(
-                &parse_record(records[0].as_bytes(), true).unwrap(),
-                "action"
-            ),
-            [Some("go(1)".to_string()), None, None]
+            second,
+            [[
+                s(r#"{"args":[1,2.5,{"a":[true,null],"b":1}],"tool":"x"}"#),
+                s("é\n\"q\"é")
+            ]]
         );
-        assert_eq!(parse_record(b"{not json", true), None);
+        assert_eq!(texts_of_line("{not json", true), None);
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Number, Value};
 
 use rayon::prelude::*;
 
+use super::load::{StepText, Visit};
 use super::{Loc, LogSet};
 use crate::error::{Error, RecordError, Result};
 

@@ -25,41 +25,29 @@ pub fn read_row_in_file(name: &str, path: &std::path::Path, row: u64) -> Result<
     read_row(name, &raw, row)
 }
 
-/// Rows of the Parquet file at `path` — `rows`, each (1-based row, the
-/// caller's key), ascending — visited with their records as
-/// [`read_row_in_file`] makes them, but a row group read once for all its
-/// rows (a file under 1 MiB, or one whose footer cannot be read, whole) and
-/// decoded in windows of up to 4,096 rows from each row wanted (`fields`:
-/// those alone, `steps.action` a step's; the record holds at least them).
-/// `visit` returning false stops. Of a trajectory file, only steps' fields
-/// wanted are read and decoded as the load reads its own
-/// ([`visit_step_fields`]).
+/// The steps' texts of rows of the Parquet file at `path` — `rows`, each
+/// (1-based row, the caller's key), ascending — visited as
+/// [`read_row_in_file`]'s records hold them, but a row group read once for
+/// all its rows (a file under 1 MiB, or one whose footer cannot be read,
+/// whole), of it only the column `steps`, decoded in windows of up to
+/// 4,096 rows from each row wanted. `tick()` before each row: its error is
+/// returned. `Ok(false)`: `visit` returned false and stopped it. Of a
+/// trajectory file only the steps' texts are read and decoded, as the load
+/// reads its own ([`visit_step_fields`]).
 pub fn visit_rows_in_file(
     name: &str,
     path: &std::path::Path,
     rows: &[(u64, usize)],
-    fields: Option<&[&str]>,
-    visit: &mut dyn FnMut(usize, Value) -> bool,
-) -> Result<()> {
-    // `steps.action`: the column `steps`, of each step its `action`.
-    let columns: Option<Vec<&str>> = fields.map(|f| {
-        let mut c: Vec<&str> = f.iter().map(|x| x.split('.').next().unwrap_or(x)).collect();
-        c.dedup();
-        c
-    });
-    let columns = columns.as_deref();
-    let step_fields: Option<Vec<&str>> = fields
-        .map(|f| {
-            f.iter()
-                .filter_map(|x| x.strip_prefix("steps."))
-                .collect::<Vec<_>>()
-        })
-        .filter(|s| !s.is_empty());
-    let step_fields = step_fields.as_deref();
-    if let (Some(["steps"]), Some(keep)) = (columns, step_fields) {
-        if visit_step_fields(name, path, rows, keep, TEXT_WINDOW_VALUES, visit)? {
-            return Ok(());
-        }
+    visit: &mut Visit,
+    tick: &mut dyn FnMut() -> Result<()>,
+) -> Result<bool> {
+    // Of the column `steps`, of each step its `action` (and `observation`).
+    let keep: &[&str] = match visit.observations {
+        true => &["action", "observation"],
+        false => &["action"],
+    };
+    if let Some(all) = visit_step_fields(name, path, rows, keep, TEXT_WINDOW_VALUES, visit, tick)? {
+        return Ok(all);
     }
     const WINDOW: usize = 4096;
     let bad = |m: String| Error::file(name, m);
@@ -98,14 +86,14 @@ pub fn visit_rows_in_file(
         Ok((std::fs::read(path).map_err(io)?, None))
     };
     // The row group read: its index, bytes and the columns read of it.
-    let mut group: Option<(usize, Vec<u8>, Option<Vec<String>>)> = None;
-    // The window decoded: its first row and its records. (As values: the
+    let mut group: Option<(usize, Vec<u8>, Vec<String>)> = None;
+    // The window decoded: its first row and its records' steps' texts. (As values: the
     // text [`read_row_in_file`] writes and parses again reads as the same
     // values — serde_json writes a float's shortest form and reads it back
     // correctly rounded — in twice the time.)
     let mut window: Option<(usize, Vec<Value>)> = None;
     let mut g = 0usize;
-    for (at, &(row, k)) in rows.iter().enumerate() {
+    for &(row, k) in rows {
         let i = row
             .checked_sub(1)
             .and_then(|i| usize::try_from(i).ok())
@@ -120,7 +108,7 @@ pub fn visit_rows_in_file(
             let (raw, only) = read_group(g)?;
             // Its pages checked once, for all its windows.
             check_page_counts(&raw, None, only).map_err(|e| unreadable(name, e))?;
-            let read = columns.map(|c| columns_in(name, &raw, c)).transpose()?;
+            let read = columns_in(name, &raw, &["steps"])?;
             group = Some((g, raw, read));
             window = None;
         }
@@ -130,26 +118,21 @@ pub fn visit_rows_in_file(
         let inside = |w: &(usize, Vec<Value>)| i >= w.0 && i - w.0 < w.1.len();
         if !window.as_ref().is_some_and(inside) {
             let len = WINDOW.min(first.saturating_add(n) - i);
-            let frame = frame_of(name, raw, Some((i, len)), read.clone())?;
-            window = Some((i, values_from_frame(&frame, step_fields)));
+            let frame = frame_of(name, raw, Some((i, len)), Some(read.clone()))?;
+            window = Some((i, values_from_frame(&frame, Some(keep))));
         }
-        let Some((start, records)) = &mut window else {
+        let Some((start, records)) = &window else {
             unreachable!("decoded above")
         };
-        let Some(v) = records.get_mut(i - *start) else {
+        let Some(v) = records.get(i - *start) else {
             return Err(bad(format!("row {row} is gone")));
         };
-        // Taken, unless the next row wanted is this one again.
-        let v = if rows.get(at + 1).is_some_and(|r| r.0 == row) {
-            v.clone()
-        } else {
-            std::mem::take(v)
-        };
-        if !visit(k, v) {
-            break;
+        tick()?;
+        if !visit.value(k, v) {
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Values of a step leaf a window of [`visit_step_fields`] decodes at most,
@@ -160,19 +143,23 @@ const TEXT_WINDOW_VALUES: usize = 1 << 14;
 /// decoder ([`TrajectoryFile`]): of `steps` only those leaves read and
 /// decoded, window by window — polars' reader reads a whole top-level
 /// column, every step's numbers and log-probabilities (1.1 M rollouts
-/// searched for a text: 36 s, most of it those). A file whose steps hold
-/// none of them (their structs lack them, or by the statistics no value)
-/// is not decoded: each row is visited with nothing. `Ok(false)`: a file of
-/// rows of other kinds too (a `kind` column) or without steps, left to the
-/// caller, nothing visited.
+/// searched for a text: 36 s, most of it those) — and their strings read
+/// where they were decoded
+/// ([`StepTextLeaves`]; a window's records as values only where its leaves
+/// are not strings). A file whose steps hold none of them (their structs
+/// lack them, or by the statistics no value) is not decoded: each row is
+/// visited with nothing. `None`: a file of rows of other kinds too (a
+/// `kind` column) or without steps, left to the caller, nothing visited;
+/// else as [`visit_rows_in_file`].
 pub(super) fn visit_step_fields(
     name: &str,
     path: &std::path::Path,
     rows: &[(u64, usize)],
     keep: &[&str],
     window_values: usize,
-    visit: &mut dyn FnMut(usize, Value) -> bool,
-) -> Result<bool> {
+    visit: &mut Visit,
+    tick: &mut dyn FnMut() -> Result<()>,
+) -> Result<Option<bool>> {
     let bad = |m: String| Error::file(name, m);
     let io = |e: std::io::Error| bad(crate::error::io_text(&e));
     let keep = Keep {
@@ -186,10 +173,10 @@ pub(super) fn visit_step_fields(
     })?;
     let schema = polars_io::parquet::read::infer_schema(&meta).map_err(|e| unreadable(name, e))?;
     let Some(steps) = schema.get("steps") else {
-        return Ok(false);
+        return Ok(None);
     };
     if schema.contains("kind") {
-        return Ok(false);
+        return Ok(None);
     }
     // Row `row` (1-based) as an index, if the file has it.
     let index = |row: u64| {
@@ -199,13 +186,15 @@ pub(super) fn visit_step_fields(
             .ok_or_else(|| bad(format!("row {row} is gone")))
     };
     if !steps_may_hold(steps, keep.steps, &meta) {
+        let nothing = Value::Object(Map::new());
         for &(row, k) in rows {
             index(row)?;
-            if !visit(k, Value::Object(Map::new())) {
-                break;
+            tick()?;
+            if !visit.value(k, &nothing) {
+                return Ok(Some(false));
             }
         }
-        return Ok(true);
+        return Ok(Some(true));
     }
     #[cfg(unix)]
     let kept = read_kept(path, READ_WHOLE_BELOW, keep).map_err(io)?;
@@ -237,31 +226,37 @@ pub(super) fn visit_step_fields(
             continue;
         }
         let frame = file.frame(w).map_err(|e| unreadable(name, e))?;
-        let mut records = values_from_frame(&frame, Some(keep.steps));
+        // The texts where they were decoded, or the records as values.
+        let texts = StepTextLeaves::of(&frame);
+        let records = match texts {
+            Some(_) => Vec::new(),
+            None => values_from_frame(&frame, Some(keep.steps)),
+        };
         while let Some(&(row, k)) = rows.get(at) {
             let i = index(row)?;
             if i >= hi {
                 break;
             }
-            let Some(v) = i.checked_sub(lo).and_then(|j| records.get_mut(j)) else {
-                return Err(bad(format!("row {row} is gone")));
-            };
+            let j = i.checked_sub(lo);
+            let gone = || bad(format!("row {row} is gone"));
             at += 1;
-            // Taken, unless the next row wanted is this one again.
-            let v = if rows.get(at).is_some_and(|r| r.0 == row) {
-                v.clone()
-            } else {
-                std::mem::take(v)
+            tick()?;
+            let go_on = match &texts {
+                Some(leaves) => {
+                    let steps = leaves.row(j.ok_or_else(gone)?, visit.observations);
+                    (visit.visit)(k, &steps.ok_or_else(gone)?)
+                }
+                None => visit.value(k, j.and_then(|j| records.get(j)).ok_or_else(gone)?),
             };
-            if !visit(k, v) {
-                return Ok(true);
+            if !go_on {
+                return Ok(Some(false));
             }
         }
     }
     if let Some(&(row, _)) = rows.get(at) {
         return Err(bad(format!("row {row} is gone")));
     }
-    Ok(true)
+    Ok(Some(true))
 }
 
 /// The bytes [`read_row_in_file`] reads and the row group of `row`

@@ -71,6 +71,41 @@ fn frame(n: usize) -> DataFrame {
     df
 }
 
+/// A step's texts as owned strings.
+type Owned = [Option<String>; 2];
+
+fn owned(steps: &[StepText]) -> Vec<Owned> {
+    steps
+        .iter()
+        .map(|t| t.clone().map(|t| t.map(|t| t.into_owned())))
+        .collect()
+}
+
+/// The step texts [`visit_rows_in_file`] hands over for `rows` (with
+/// `observations` or not), with their keys.
+fn texts_visited(
+    path: &std::path::Path,
+    rows: &[(u64, usize)],
+    observations: bool,
+) -> Result<Vec<(usize, Vec<Owned>)>> {
+    let mut seen = Vec::new();
+    let mut visit = |k, steps: &[StepText]| {
+        seen.push((k, owned(steps)));
+        true
+    };
+    visit_rows_in_file(
+        "f",
+        path,
+        rows,
+        &mut Visit {
+            observations,
+            visit: &mut visit,
+        },
+        &mut || Ok(()),
+    )?;
+    Ok(seen)
+}
+
 /// A search for the steps' texts reads no `steps` column whose steps
 /// hold no text field (`frame`'s: turn, tokens, error, log-probabilities)
 /// or only null ones: each row visited with nothing in it; a file whose
@@ -91,23 +126,8 @@ fn steps_without_texts_are_not_read_for_a_search() {
     let path = dir.join("numbers.parquet");
     std::fs::write(&path, &raw).unwrap();
     let rows: Vec<(u64, usize)> = (1..=300u64).map(|r| (r, r as usize)).collect();
-    let mut seen = Vec::new();
-    visit_rows_in_file(
-        "f",
-        &path,
-        &rows,
-        Some(&["steps.action", "steps.observation"]),
-        &mut |k, v| {
-            seen.push((k, v));
-            true
-        },
-    )
-    .unwrap();
-    assert_eq!(seen.len(), 300);
-    assert!(seen
-        .iter()
-        .enumerate()
-        .all(|(i, (k, v))| *k == i + 1 && *v == serde_json::json!({})));
+    let seen = texts_visited(&path, &rows, true).unwrap();
+    assert_eq!(seen, (1..=300).map(|k| (k, vec![])).collect::<Vec<_>>());
     // Two rows of one step each, in row groups of one: a turn and an
     // action.
     let two_rows = |action: Series| {
@@ -132,19 +152,19 @@ fn steps_without_texts_are_not_read_for_a_search() {
     let raw = two_rows(Series::new("action".into(), ["go", "stop"]));
     assert!(may_hold(&raw));
     std::fs::write(&path, &raw).unwrap();
-    let mut seen = Vec::new();
-    visit_rows_in_file(
-        "f",
-        &path,
-        &[(2, 0)],
-        Some(&["steps.action", "steps.observation"]),
-        &mut |_, v| {
-            seen.push(v);
-            true
-        },
-    )
-    .unwrap();
-    assert_eq!(seen, [serde_json::json!({"steps": [{"action": "stop"}]})]);
+    let stop = [Some("stop".to_string()), None];
+    assert_eq!(
+        texts_visited(&path, &[(2, 0)], true).unwrap(),
+        [(0, vec![stop])]
+    );
+    // An action of another type reads as its JSON, as the record read
+    // whole does.
+    std::fs::write(&path, two_rows(Series::new("action".into(), [7i64, -3]))).unwrap();
+    let minus = [Some("-3".to_string()), None];
+    assert_eq!(
+        texts_visited(&path, &[(2, 0)], true).unwrap(),
+        [(0, vec![minus])]
+    );
     // Actions null in one row group of two: read; null in both, by the
     // statistics: not, each row visited empty.
     assert!(may_hold(&two_rows(Series::new(
@@ -154,22 +174,8 @@ fn steps_without_texts_are_not_read_for_a_search() {
     let raw = two_rows(Series::new("action".into(), [None::<&str>, None]));
     assert!(!may_hold(&raw));
     std::fs::write(&path, &raw).unwrap();
-    let mut seen = Vec::new();
-    visit_rows_in_file(
-        "f",
-        &path,
-        &[(1, 0), (2, 1)],
-        Some(&["steps.action"]),
-        &mut |k, v| {
-            seen.push((k, v));
-            true
-        },
-    )
-    .unwrap();
-    assert_eq!(
-        seen,
-        [(0, serde_json::json!({})), (1, serde_json::json!({}))]
-    );
+    let seen = texts_visited(&path, &[(1, 0), (2, 1)], false).unwrap();
+    assert_eq!(seen, [(0, vec![]), (1, vec![])]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -226,30 +232,44 @@ fn step_texts_visited_by_windows_are_the_records_texts() {
     std::fs::write(&path, &raw).unwrap();
     let mut rows: Vec<(u64, usize)> = (1..=n as u64).step_by(3).map(|r| (r, r as usize)).collect();
     rows.insert(5, (rows[5].0, 0));
-    let mut got = Vec::new();
-    let read = visit_step_fields("f", &path, &rows, texts, 50, &mut |k, v| {
-        got.push((k, v));
-        true
-    })
-    .unwrap();
-    assert!(read);
-    assert_eq!(got.len(), rows.len());
-    let of = |v: &Value| {
-        texts
-            .iter()
-            .map(|f| crate::schema::load::steps_field(v, f))
-            .collect::<Vec<_>>()
+    // Visited by windows of 50 values, with the observations or without.
+    let visited = |rows: &[(u64, usize)], observations: bool| {
+        let mut got = Vec::new();
+        let mut visit = |k, steps: &[StepText]| {
+            got.push((k, owned(steps)));
+            true
+        };
+        let mut visit = Visit {
+            observations,
+            visit: &mut visit,
+        };
+        let keep = &texts[..1 + usize::from(observations)];
+        let all = visit_step_fields("f", &path, rows, keep, 50, &mut visit, &mut || Ok(()));
+        all.map(|all| (all, got))
     };
+    let (all, got) = visited(&rows, true).unwrap();
+    assert_eq!(all, Some(true));
+    assert_eq!(got.len(), rows.len());
+    let (_, actions) = visited(&rows, false).unwrap();
     let mut texts_seen = 0;
-    for ((row, k), (k2, v)) in rows.iter().zip(&got) {
-        assert_eq!(k, k2);
+    for (((row, k), (k2, steps)), (k3, actions)) in rows.iter().zip(&got).zip(&actions) {
+        assert_eq!((k, k), (k2, k3));
         let whole = read_row_in_file("f", &path, *row).unwrap();
-        assert_eq!(of(v), of(&whole), "row {row}");
-        texts_seen += of(v)[0].iter().flatten().count();
+        for (j, field) in texts.iter().enumerate() {
+            let read: Vec<Option<String>> = steps.iter().map(|s| s[j].clone()).collect();
+            assert_eq!(
+                read,
+                crate::schema::load::steps_field(&whole, field),
+                "row {row}"
+            );
+        }
+        let no_observations: Vec<Owned> = steps.iter().map(|[a, _]| [a.clone(), None]).collect();
+        assert_eq!(actions, &no_observations, "row {row}");
+        texts_seen += steps.iter().filter(|s| s[0].is_some()).count();
     }
     assert!(texts_seen > 5000, "{texts_seen}");
     // A row past the file's end is named.
-    let err = visit_step_fields("f", &path, &[(2001, 0)], texts, 50, &mut |_, _| true).unwrap_err();
+    let err = visited(&[(2001, 0)], true).unwrap_err();
     assert_eq!(err.to_string(), "f: row 2001 is gone");
     let _ = std::fs::remove_dir_all(&dir);
 }

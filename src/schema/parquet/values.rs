@@ -118,3 +118,72 @@ fn to_json(av: AnyValue) -> Value {
         other => Value::String(other.to_string()),
     }
 }
+
+/// A window's steps' actions and observations read where they were
+/// decoded: its `steps` lists' offsets and validity, the steps' validity
+/// and their string leaves — what [`values_from_frame`] makes of them, and
+/// [`crate::schema::load::steps_text`] reads back, without a value a step.
+pub(super) struct StepTextLeaves {
+    lists: polars_arrow::array::ListArray<i64>,
+    steps: polars_arrow::array::StructArray,
+    /// `action` and `observation` (`None`: the steps have no such field).
+    leaves: [Option<polars_arrow::array::Utf8ViewArray>; 2],
+}
+
+impl StepTextLeaves {
+    /// Of a frame whose `steps` are a list of structs whose `action` and
+    /// `observation`, those they have, are strings; else `None` (a step
+    /// field of another type is its JSON: read as values).
+    pub(super) fn of(frame: &DataFrame) -> Option<StepTextLeaves> {
+        use polars_arrow::array::{StructArray, Utf8ViewArray};
+        let lists = frame
+            .column("steps")
+            .ok()?
+            .as_materialized_series()
+            .list()
+            .ok()?;
+        let lists = lists.rechunk().downcast_iter().next()?.clone();
+        let steps = lists
+            .values()
+            .as_any()
+            .downcast_ref::<StructArray>()?
+            .clone();
+        let leaf = |name: &str| match steps.fields().iter().position(|f| f.name == name) {
+            None => Some(None),
+            Some(i) => steps.values()[i]
+                .as_any()
+                .downcast_ref::<Utf8ViewArray>()
+                .map(|a| Some(a.clone())),
+        };
+        let leaves = [leaf("action")?, leaf("observation")?];
+        Some(StepTextLeaves {
+            lists,
+            steps,
+            leaves,
+        })
+    }
+
+    /// Row `i`'s step texts (`observations` false: those `None`), or
+    /// `None` past the window's rows.
+    pub(super) fn row(&self, i: usize, observations: bool) -> Option<Vec<StepText<'_>>> {
+        use polars_arrow::array::Array;
+        if i >= self.lists.len() {
+            return None;
+        }
+        if !self.lists.is_valid(i) {
+            return Some(Vec::new());
+        }
+        let (a, b) = self.lists.offsets().start_end(i);
+        let observed = |s| if observations { self.text(1, s) } else { None };
+        Some((a..b).map(|s| [self.text(0, s), observed(s)]).collect())
+    }
+
+    /// Step `s`'s leaf `j` (0: action, 1: observation).
+    fn text(&self, j: usize, s: usize) -> Option<std::borrow::Cow<'_, str>> {
+        use polars_arrow::array::Array;
+        self.leaves[j]
+            .as_ref()
+            .filter(|l| self.steps.is_valid(s) && l.is_valid(s))
+            .map(|l| std::borrow::Cow::Borrowed(l.value(s)))
+    }
+}
