@@ -18,6 +18,59 @@ pub fn cut(text: &str, width: usize) -> String {
     }
 }
 
+/// `text` broken at its spaces into lines of `first` columns, then of
+/// `rest` (at least one); a word longer than its line is cut where the line
+/// ends and goes on on the next.
+pub fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut used = 0;
+    let room = |out: &Vec<String>| if out.is_empty() { first } else { rest.max(1) };
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        if used > 0 && used + 1 + word.len() > room(&out) {
+            out.push(std::mem::take(&mut cur));
+            used = 0;
+        }
+        if used > 0 {
+            cur.push(' ');
+            used += 1;
+        }
+        while used + word.len() > room(&out) {
+            let tail = word.split_off(room(&out).saturating_sub(used).min(word.len()));
+            cur.extend(word);
+            out.push(std::mem::take(&mut cur));
+            used = 0;
+            word = tail;
+        }
+        used += word.len();
+        cur.extend(word);
+    }
+    out.push(cur);
+    out
+}
+
+/// A box's title as it fits: on its top border as many of its words as
+/// fit `first` columns (a row count may follow them), the rest on up to
+/// `most` lines of `width` inside the box, the last cut with `…` if it is
+/// still too long ([`cut`]).
+pub fn title_lines(title: &str, first: usize, width: usize, most: usize) -> (String, Vec<String>) {
+    if title.chars().count() <= first {
+        return (title.to_string(), Vec::new());
+    }
+    if most == 0 {
+        return (cut(title, first), Vec::new());
+    }
+    let mut lines = wrap_words(title, first, width).into_iter();
+    let top = lines.next().unwrap_or_default();
+    let mut inside: Vec<String> = lines.collect();
+    if inside.len() > most {
+        let last = inside.split_off(most - 1).join(" ");
+        inside.push(cut(&last, width));
+    }
+    (top, inside)
+}
+
 /// A bordered block `width` columns wide, its title cut to fit inside the
 /// corners ([`cut`]: a cut title ends in `…`, never mid-word unmarked).
 pub fn bordered(title: &str, width: u16) -> Block<'static> {

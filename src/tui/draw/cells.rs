@@ -119,6 +119,63 @@ pub(super) fn scrolled(text: &str, skip: usize) -> &str {
     }
 }
 
+/// Lines a table's title may take inside its box, below the border.
+pub(super) const TITLE_LINES_INSIDE: usize = 2;
+
+/// A table's title (`title`, or its own) as drawn `width` columns wide: on
+/// the top border the sideways scroll first, then as many of its words as
+/// fit before its row count, which stays whole; the rest on up to two
+/// lines inside the box ([`title_lines`]).
+fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> (String, Vec<String>) {
+    let head = format!(
+        "{}{}",
+        if hscroll > 0 {
+            format!("[scrolled {hscroll} →] ")
+        } else {
+            String::new()
+        },
+        if title.is_empty() { &t.title } else { title },
+    );
+    let n = t.rows.len();
+    let count = format!(" ({n} row{})", if n == 1 { "" } else { "s" });
+    let inner = usize::from(width.saturating_sub(2));
+    let room = inner.saturating_sub(count.chars().count());
+    let (top, inside) = title_lines(&head, room, inner, TITLE_LINES_INSIDE);
+    (format!("{top}{count}"), inside)
+}
+
+/// A bordered box titled `top`, `bottom` on its lower border (cut to fit;
+/// none if empty) and the lines `inside` at the top within: drawn, and the
+/// area left within returned.
+pub(super) fn titled_box(
+    f: &mut Frame,
+    area: Rect,
+    top: String,
+    inside: Vec<String>,
+    bottom: &str,
+) -> Rect {
+    let mut block = Block::bordered().title(top);
+    if !bottom.is_empty() {
+        let room = usize::from(area.width.saturating_sub(2));
+        block = block.title_bottom(cut(bottom, room));
+    }
+    let within = block.inner(area);
+    f.render_widget(block, area);
+    let [lines, rest] =
+        Layout::vertical([Constraint::Length(inside.len() as u16), Constraint::Min(0)])
+            .areas(within);
+    let lines_in = inside.into_iter().map(Line::from).collect::<Vec<_>>();
+    f.render_widget(Paragraph::new(lines_in), lines);
+    rest
+}
+
+/// The rows [`table`] takes to show `t` whole `width` columns wide: its
+/// rows, header, borders and the lines of its title inside the box.
+pub fn table_height(t: &TableData, title: &str, hscroll: usize, width: u16) -> u16 {
+    let inside = table_title(t, title, hscroll, width).1.len();
+    u16::try_from(t.rows.len() + 3 + inside).unwrap_or(u16::MAX)
+}
+
 pub fn table(
     f: &mut Frame,
     area: Rect,
@@ -131,12 +188,20 @@ pub fn table(
     let widths = widths(t, area.width);
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
     let header = header_row(&t.header, width_of);
+    let (top, caption) = table_title(t, title, hscroll, area.width);
+    // The selected row's cells that are cut, in full on the bottom border.
+    let n = t.rows.len();
+    let whole = selected
+        .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
+        .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
+        .unwrap_or_default();
+    // The title's words that did not fit the border, inside it at the top.
+    let area = titled_box(f, area, top, caption, &whole);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first
-    // screenful (borders and header take three lines; a row one).
-    let n = t.rows.len();
-    let height = usize::from(area.height.saturating_sub(3)).max(1);
+    // screenful (the header takes a line; a row one).
+    let height = usize::from(area.height.saturating_sub(1)).max(1);
     let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
     let rows: Vec<Row> = t
         .rows
@@ -156,33 +221,8 @@ pub fn table(
             .style(theme.mark(r.mark))
         })
         .collect();
-    // The scroll shows first; a long title is cut before its row count,
-    // which stays whole.
-    let head = format!(
-        "{}{}",
-        if hscroll > 0 {
-            format!("[scrolled {hscroll} →] ")
-        } else {
-            String::new()
-        },
-        if title.is_empty() { &t.title } else { title },
-    );
-    let count = format!(" ({n} row{})", if n == 1 { "" } else { "s" });
-    let room = usize::from(area.width.saturating_sub(2)).saturating_sub(count.chars().count());
-    let title = format!("{}{count}", cut(&head, room));
-    // The selected row's cells that are cut, in full on the bottom border.
-    let whole = selected
-        .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
-        .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
-        .unwrap_or_default();
-    let mut block = bordered(&title, area.width);
-    if !whole.is_empty() {
-        let room = usize::from(area.width.saturating_sub(2));
-        block = block.title_bottom(cut(&whole, room));
-    }
     let widget = Table::new(rows, widths.into_iter().map(Constraint::Length))
         .header(header)
-        .block(block)
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .highlight_symbol("▶");
     let mut state = TableState::default()

@@ -15,7 +15,7 @@ use super::table::TableData;
 use super::theme::Theme;
 use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
-use super::widgets::{bordered, cut};
+use super::widgets::{cut, title_lines};
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
 
@@ -356,8 +356,8 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         return;
     }
     // A table over a second view, the table taking what it needs up to a share.
-    let split = |area: Rect, rows: usize, share: u16| {
-        let h = (rows as u16 + 3).min(area.height / share);
+    let split = |area: Rect, t: &TableData, share: u16| {
+        let h = table_height(t, "", hs, area.width).min(area.height / share);
         let [a1, a2] = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
         (a1, a2)
     };
@@ -372,7 +372,8 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             table(f, rest, &t, Some(row), theme, "", hs);
         }
         Panel::Budget => {
-            let grid_h = (t.rows.len() as u16 + 3).min(area.height / 2);
+            let grid_h = (t.rows.len() + 3 + grid_title(&t, area.width).1.len()) as u16;
+            let grid_h = grid_h.min(area.height / 2);
             let detail = budget::detail(a, &app.sel);
             // The selected cell takes all its lines on a tall screen (a
             // chart of 12 lines still below), else up to 7 when a real chart
@@ -410,13 +411,13 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             table(f, tb, &t, None, theme, "", hs);
         }
         Panel::Steps => {
-            let (a1, a2) = split(area, t.rows.len(), 2);
+            let (a1, a2) = split(area, &t, 2);
             table(f, a1, &t, Some(row), theme, "", hs);
             let turns = analyses::matched_turns(a, row);
             table(f, a2, &turns, None, theme, "", hs);
         }
         Panel::Likelihood => {
-            let h = (t.rows.len() as u16 + 3).min(area.height / 3);
+            let h = table_height(&t, "", hs, area.width).min(area.height / 3);
             let [a1, a2, a3] = Layout::vertical([
                 Constraint::Length(h),
                 Constraint::Min(4),
@@ -428,12 +429,12 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             charts::interval_line(f, a3, d, app);
         }
         Panel::Training => {
-            let (a1, a2) = split(area, t.rows.len(), 2);
+            let (a1, a2) = split(area, &t, 2);
             table(f, a1, &t, Some(row), theme, "", hs);
             charts::metric_chart(f, a2, d, app, theme);
         }
         Panel::BudgetMix => {
-            let (a1, a2) = split(area, t.rows.len(), 2);
+            let (a1, a2) = split(area, &t, 2);
             table(f, a1, &t, Some(row), theme, "", hs);
             table(f, a2, &analyses::gains(a, &app.sel), None, theme, "", hs);
         }
@@ -465,12 +466,18 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
         .collect();
     let mut w = vec![Constraint::Length(4)];
     w.extend((1..t.header.len()).map(|_| Constraint::Length(each)));
-    // The signs shown, on the bottom border: a long title is cut.
-    let room = usize::from(area.width.saturating_sub(2));
-    let widget = Table::new(rows, w)
-        .header(header)
-        .block(bordered(&t.title, area.width).title_bottom(cut(&t.legend, room)));
-    f.render_widget(widget, area);
+    // The signs shown, on the bottom border; the title's words that do
+    // not fit the top one, inside.
+    let (top, inside) = grid_title(t, area.width);
+    let area = titled_box(f, area, top, inside, &t.legend);
+    f.render_widget(Table::new(rows, w).header(header), area);
+}
+
+/// The Budget grid's title as drawn `width` columns wide: on its top
+/// border, then up to two lines inside ([`title_lines`]).
+fn grid_title(t: &TableData, width: u16) -> (String, Vec<String>) {
+    let inner = usize::from(width.saturating_sub(2));
+    title_lines(&t.title, inner, inner, TITLE_LINES_INSIDE)
 }
 
 #[cfg(test)]

@@ -67,31 +67,8 @@ pub(super) fn hanging(line: &str, width: usize, indent: usize) -> Vec<String> {
     }
     let head: String = line.chars().take(indent).collect();
     let room = width - indent;
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut used = 0;
-    for word in line.chars().skip(indent).collect::<String>().split(' ') {
-        let mut word: Vec<char> = word.chars().collect();
-        if used > 0 && used + 1 + word.len() > room {
-            out.push(std::mem::take(&mut cur));
-            used = 0;
-        }
-        if used > 0 {
-            cur.push(' ');
-            used += 1;
-        }
-        // A word longer than the room is cut.
-        while used + word.len() > room {
-            let rest = word.split_off(room - used);
-            cur.extend(word);
-            out.push(std::mem::take(&mut cur));
-            used = 0;
-            word = rest;
-        }
-        used += word.len();
-        cur.extend(word);
-    }
-    out.push(cur);
+    let body: String = line.chars().skip(indent).collect();
+    let out = crate::tui::widgets::wrap_words(&body, room, room);
     out.into_iter()
         .enumerate()
         .map(|(i, l)| {

@@ -81,6 +81,66 @@ fn a_cut_cell_ends_in_an_ellipsis() {
 }
 
 #[test]
+fn words_wrap_at_spaces_and_a_long_one_is_cut() {
+    use crate::tui::widgets::wrap_words;
+    assert_eq!(
+        wrap_words("the quick brown fox", 9, 5),
+        ["the quick", "brown", "fox"]
+    );
+    assert_eq!(
+        wrap_words("abcdefghij kl", 4, 4),
+        ["abcd", "efgh", "ij", "kl"]
+    );
+    // No room on the first line: the words start on the second.
+    assert_eq!(wrap_words("ab cd", 0, 3), ["", "ab", "cd"]);
+    assert_eq!(wrap_words("", 5, 5), [""]);
+}
+
+/// A title too long for its border: as many words as fit there, the rest
+/// on up to two lines inside the box, the last cut with `…`; the row
+/// count stays on the border, and the box is that much taller.
+#[test]
+fn a_long_title_goes_on_inside_its_box() {
+    assert_eq!(title_lines("Budget", 10, 10, 2), ("Budget".into(), vec![]));
+    assert_eq!(
+        title_lines("Budget grid", 4, 10, 0),
+        ("Bud…".into(), vec![])
+    );
+    assert_eq!(
+        title_lines("one two three four five six", 7, 9, 2),
+        ("one two".into(), vec!["three".into(), "four fiv…".into()])
+    );
+    use ratatui::backend::TestBackend;
+    let mut t = TableData::new("t", "a title too long for its border", &["task"]);
+    t.push_text(vec!["t1".into()], Mark::None, Target::None);
+    assert_eq!(table_height(&t, "", 0, 20), 6);
+    assert_eq!(table_height(&t, "short", 0, 20), 4);
+    let mut term = ratatui::Terminal::new(TestBackend::new(20, 6)).unwrap();
+    let theme = Theme { no_color: true };
+    term.draw(|f| table(f, f.area(), &t, None, &theme, "", 0))
+        .unwrap();
+    let buffer = term.backend().buffer();
+    let lines: Vec<String> = (0..6)
+        .map(|y| {
+            (0..20)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "┌a title (1 row)───┐",
+            "│too long for its  │",
+            "│border            │",
+            "│task              │",
+            "│t1                │",
+            "└──────────────────┘",
+        ]
+    );
+}
+
+#[test]
 fn a_rows_cut_cells_are_named_most_hidden_first() {
     use crate::tui::table::Cell;
     let header = ["a", "b", "", "d"].map(String::from);
