@@ -4,14 +4,14 @@
 use ratatui::layout::Rect;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 use super::app::App;
 use super::select::current;
 use super::theme::Theme;
 use super::views::cost;
-use super::widgets::{bordered, lines_box};
+use super::widgets::{lines_box, title_lines, with_lines_inside};
 use crate::jobs::Loaded;
 
 /// One line or set of dots on a chart: its entry in the legend (`None`:
@@ -132,8 +132,14 @@ fn chart(f: &mut Frame, area: Rect, spec: ChartSpec, series: Vec<Series>, theme:
             format!("{v:.3}")
         }
     };
+    // The title's words that do not fit the border, on a line inside.
+    let inner = usize::from(area.width.saturating_sub(2));
+    let (top, inside) = title_lines(&title, inner, inner, 1);
+    let block = Block::bordered()
+        .title(top)
+        .title_bottom(legend(&series, theme));
+    let area = with_lines_inside(f, area, block, inside);
     let c = Chart::new(datasets)
-        .block(bordered(&title, area.width).title_bottom(legend(&series, theme)))
         .x_axis(
             Axis::default()
                 .title(x_name.to_string())

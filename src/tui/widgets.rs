@@ -1,6 +1,6 @@
 //! Small widgets shared by the panels and the charts.
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
@@ -69,6 +69,22 @@ pub fn title_lines(title: &str, first: usize, width: usize, most: usize) -> (Str
         inside.push(cut(&last, width));
     }
     (top, inside)
+}
+
+/// `block` drawn with the lines `inside` at the top within it (a title's
+/// words that did not fit its border: [`title_lines`]), and the area left
+/// within returned.
+pub fn with_lines_inside(f: &mut Frame, area: Rect, block: Block, inside: Vec<String>) -> Rect {
+    let within = block.inner(area);
+    f.render_widget(block, area);
+    let [lines, rest] = Layout::vertical([
+        Constraint::Length(u16::try_from(inside.len()).unwrap_or(u16::MAX)),
+        Constraint::Min(0),
+    ])
+    .areas(within);
+    let inside: Vec<Line> = inside.into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(inside), lines);
+    rest
 }
 
 /// A bordered block `width` columns wide, its title cut to fit inside the

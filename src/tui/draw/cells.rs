@@ -144,31 +144,6 @@ fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> (Strin
     (format!("{top}{count}"), inside)
 }
 
-/// A bordered box titled `top`, `bottom` on its lower border (cut to fit;
-/// none if empty) and the lines `inside` at the top within: drawn, and the
-/// area left within returned.
-pub(super) fn titled_box(
-    f: &mut Frame,
-    area: Rect,
-    top: String,
-    inside: Vec<String>,
-    bottom: &str,
-) -> Rect {
-    let mut block = Block::bordered().title(top);
-    if !bottom.is_empty() {
-        let room = usize::from(area.width.saturating_sub(2));
-        block = block.title_bottom(cut(bottom, room));
-    }
-    let within = block.inner(area);
-    f.render_widget(block, area);
-    let [lines, rest] =
-        Layout::vertical([Constraint::Length(inside.len() as u16), Constraint::Min(0)])
-            .areas(within);
-    let lines_in = inside.into_iter().map(Line::from).collect::<Vec<_>>();
-    f.render_widget(Paragraph::new(lines_in), lines);
-    rest
-}
-
 /// The rows [`table`] takes to show `t` whole `width` columns wide: its
 /// rows, header, borders and the lines of its title inside the box.
 pub fn table_height(t: &TableData, title: &str, hscroll: usize, width: u16) -> u16 {
@@ -196,7 +171,12 @@ pub fn table(
         .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
     // The title's words that did not fit the border, inside it at the top.
-    let area = titled_box(f, area, top, caption, &whole);
+    let mut block = Block::bordered().title(top);
+    if !whole.is_empty() {
+        let room = usize::from(area.width.saturating_sub(2));
+        block = block.title_bottom(cut(&whole, room));
+    }
+    let area = with_lines_inside(f, area, block, caption);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first

@@ -15,7 +15,7 @@ use super::table::TableData;
 use super::theme::Theme;
 use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
-use super::widgets::{cut, title_lines};
+use super::widgets::{cut, title_lines, with_lines_inside};
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
 
@@ -469,7 +469,11 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
     // The signs shown, on the bottom border; the title's words that do
     // not fit the top one, inside.
     let (top, inside) = grid_title(t, area.width);
-    let area = titled_box(f, area, top, inside, &t.legend);
+    let room = usize::from(area.width.saturating_sub(2));
+    let block = Block::bordered()
+        .title(top)
+        .title_bottom(cut(&t.legend, room));
+    let area = with_lines_inside(f, area, block, inside);
     f.render_widget(Table::new(rows, w).header(header), area);
 }
 
