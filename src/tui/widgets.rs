@@ -51,9 +51,9 @@ pub fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
 }
 
 /// A box's title as it fits: on its top border as many of its words as
-/// fit `first` columns (a row count may follow them), the rest on up to
-/// `most` lines of `width` inside the box, the last cut with `…` if it is
-/// still too long ([`cut`]).
+/// fit `first` columns (a row count may follow them; a dash that would end
+/// them goes on), the rest on up to `most` lines of `width` inside the box,
+/// the last cut with `…` if it is still too long ([`cut`]).
 pub fn title_lines(title: &str, first: usize, width: usize, most: usize) -> (String, Vec<String>) {
     if title.chars().count() <= first {
         return (title.to_string(), Vec::new());
@@ -61,14 +61,17 @@ pub fn title_lines(title: &str, first: usize, width: usize, most: usize) -> (Str
     if most == 0 {
         return (cut(title, first), Vec::new());
     }
-    let mut lines = wrap_words(title, first, width).into_iter();
-    let top = lines.next().unwrap_or_default();
-    let mut inside: Vec<String> = lines.collect();
+    // The border's part is a prefix of the title (words are joined as they
+    // were); a dash that would end it starts the lines inside instead.
+    let top = wrap_words(title, first, width).swap_remove(0);
+    let top = top.strip_suffix(" —").unwrap_or(&top);
+    let rest = title.get(top.len()..).unwrap_or_default().trim_start();
+    let mut inside = wrap_words(rest, width, width);
     if inside.len() > most {
         let last = inside.split_off(most - 1).join(" ");
         inside.push(cut(&last, width));
     }
-    (top, inside)
+    (top.to_string(), inside)
 }
 
 /// `block` drawn with the lines `inside` at the top within it (a title's

@@ -110,6 +110,11 @@ fn a_long_title_goes_on_inside_its_box() {
         title_lines("one two three four five six", 7, 9, 2),
         ("one two".into(), vec!["three".into(), "four fiv…".into()])
     );
+    // A dash does not end the border's part: it starts the next line.
+    assert_eq!(
+        title_lines("a b — c d", 5, 20, 2),
+        ("a b".into(), vec!["— c d".into()])
+    );
     use ratatui::backend::TestBackend;
     let mut t = TableData::new("t", "a title too long for its border", &["task"]);
     t.push_text(vec!["t1".into()], Mark::None, Target::None);
