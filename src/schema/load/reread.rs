@@ -368,56 +368,48 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
         use serde::de::{MapAccess, SeqAccess, Visitor};
+        use serde::Deserialize;
         use serde_json::Value;
-        struct V;
+        type Made<'de, E> = std::result::Result<Text<'de>, E>;
         /// A value that is not a string: its JSON, as `Value` writes it.
-        fn json<E>(v: Value) -> std::result::Result<Text<'static>, E> {
+        fn json<'de, E>(v: Value) -> Made<'de, E> {
             Ok(Text(v.to_string().into()))
         }
+        struct V;
         impl<'de> Visitor<'de> for V {
             type Value = Text<'de>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON value")
             }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> std::result::Result<Text<'de>, E> {
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Made<'de, E> {
                 Ok(Text(s.into()))
             }
-            fn visit_str<E>(self, s: &str) -> std::result::Result<Text<'de>, E> {
+            fn visit_str<E>(self, s: &str) -> Made<'de, E> {
                 Ok(Text(s.to_string().into()))
             }
-            fn visit_string<E>(self, s: String) -> std::result::Result<Text<'de>, E> {
+            fn visit_string<E>(self, s: String) -> Made<'de, E> {
                 Ok(Text(s.into()))
             }
-            fn visit_bool<E>(self, b: bool) -> std::result::Result<Text<'de>, E> {
+            fn visit_bool<E>(self, b: bool) -> Made<'de, E> {
                 json(Value::Bool(b))
             }
-            fn visit_i64<E>(self, x: i64) -> std::result::Result<Text<'de>, E> {
+            fn visit_i64<E>(self, x: i64) -> Made<'de, E> {
                 json(Value::from(x))
             }
-            fn visit_u64<E>(self, x: u64) -> std::result::Result<Text<'de>, E> {
+            fn visit_u64<E>(self, x: u64) -> Made<'de, E> {
                 json(Value::from(x))
             }
-            fn visit_f64<E>(self, x: f64) -> std::result::Result<Text<'de>, E> {
+            fn visit_f64<E>(self, x: f64) -> Made<'de, E> {
                 json(Value::from(x))
             }
-            fn visit_unit<E>(self) -> std::result::Result<Text<'de>, E> {
+            fn visit_unit<E>(self) -> Made<'de, E> {
                 json(Value::Null)
             }
-            fn visit_seq<A: SeqAccess<'de>>(
-                self,
-                a: A,
-            ) -> std::result::Result<Text<'de>, A::Error> {
-                json(serde::Deserialize::deserialize(
-                    SeqAccessDeserializer::new(a),
-                )?)
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Made<'de, A::Error> {
+                json(Value::deserialize(SeqAccessDeserializer::new(a))?)
             }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                a: A,
-            ) -> std::result::Result<Text<'de>, A::Error> {
-                json(serde::Deserialize::deserialize(
-                    MapAccessDeserializer::new(a),
-                )?)
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Made<'de, A::Error> {
+                json(Value::deserialize(MapAccessDeserializer::new(a))?)
             }
         }
         d.deserialize_any(V)
