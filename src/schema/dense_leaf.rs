@@ -50,8 +50,10 @@ struct Strs {
     buffer: Vec<u8>,
     /// The sum of the strings' lengths, repeats included.
     bytes: usize,
-    /// The last few distinct strings' views, the newest first.
+    /// The last few distinct strings' views, in a ring: the next to go is
+    /// at `next`.
     recent: [Option<View>; 4],
+    next: usize,
 }
 
 impl Strs {
@@ -61,6 +63,7 @@ impl Strs {
             buffer: Vec::new(),
             bytes: 0,
             recent: [None; 4],
+            next: 0,
         }
     }
 
@@ -77,25 +80,34 @@ impl Strs {
     /// Appends `s`; `None` when it is not UTF-8 (or the buffer would pass
     /// what a view can address).
     fn push(&mut self, s: &[u8]) -> Option<()> {
-        let view = match self
-            .recent
-            .iter()
-            .flatten()
-            .find(|v| v.length as usize == s.len() && self.bytes_of(v) == s)
-        {
+        // A repeat of a recent string: a short one is its view, bytes and
+        // zeros after them; a long one has its length, its first four bytes
+        // (the view's prefix), then its bytes (step texts are distinct:
+        // their search decodes millions, a comparison each).
+        let inline = s.len() <= View::MAX_INLINE_SIZE as usize;
+        let short = inline.then(|| View::new_inline(s));
+        let prefix = s.first_chunk::<4>().map(|p| u32::from_le_bytes(*p));
+        let repeats = |v: &&View| match short {
+            Some(short) => **v == short,
+            None => {
+                v.length as usize == s.len() && Some(v.prefix) == prefix && self.bytes_of(v) == s
+            }
+        };
+        let view = match self.recent.iter().flatten().find(repeats) {
             Some(&v) => v,
             None => {
                 std::str::from_utf8(s).ok()?;
-                let v = if s.len() <= View::MAX_INLINE_SIZE as usize {
-                    View::new_inline(s)
-                } else {
-                    let at = u32::try_from(self.buffer.len()).ok()?;
-                    u32::try_from(self.buffer.len() + s.len()).ok()?;
-                    self.buffer.extend_from_slice(s);
-                    View::new_from_bytes(s, 0, at)
+                let v = match short {
+                    Some(v) => v,
+                    None => {
+                        let at = u32::try_from(self.buffer.len()).ok()?;
+                        u32::try_from(self.buffer.len() + s.len()).ok()?;
+                        self.buffer.extend_from_slice(s);
+                        View::new_from_bytes(s, 0, at)
+                    }
                 };
-                self.recent.rotate_right(1);
-                self.recent[0] = Some(v);
+                self.recent[self.next] = Some(v);
+                self.next = (self.next + 1) % self.recent.len();
                 v
             }
         };
@@ -636,6 +648,47 @@ mod tests {
         let want = Utf8ViewArray::from_slice_values(&want[2..13]);
         let got = s.into_array(&ArrowDataType::Utf8View, 2..13);
         assert!(got.as_ref() == &want as &dyn polars_arrow::array::Array);
+
+        // Over many orders of strings that share lengths and first bytes,
+        // inline or not, what is stored is what the last four distinct
+        // strings, compared whole, say is new.
+        let words = [
+            "call_1()",
+            "call_2()",
+            "call_12()",
+            "ok",
+            "",
+            "twelve-bytes",
+            "thirteen-byte",
+            "thirteen-bytf",
+            "xhirteen-byte",
+            "a much longer observation",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200 {
+            let mut s = Strs::with_capacity(64);
+            let (mut recent, mut stored) = (std::collections::VecDeque::new(), Vec::new());
+            let mut pushed = Vec::new();
+            for _ in 0..64 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let w = words[(state % words.len() as u64) as usize];
+                s.push(w.as_bytes()).unwrap();
+                pushed.push(w);
+                if !recent.contains(&w) {
+                    recent.push_front(w);
+                    recent.truncate(4);
+                    if w.len() > 12 {
+                        stored.extend_from_slice(w.as_bytes());
+                    }
+                }
+            }
+            assert_eq!(s.buffer, stored, "{pushed:?}");
+            let got = s.into_array(&ArrowDataType::Utf8View, 0..64);
+            let want = Utf8ViewArray::from_slice_values(&pushed);
+            assert!(got.as_ref() == &want as &dyn polars_arrow::array::Array);
+        }
 
         let mut s = Strs::with_capacity(2);
         s.push(b"a-much-longer-run-name").unwrap();
