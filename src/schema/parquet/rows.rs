@@ -144,11 +144,10 @@ const TEXT_WINDOW_VALUES: usize = 1 << 14;
 /// decoded, window by window — polars' reader reads a whole top-level
 /// column, every step's numbers and log-probabilities (1.1 M rollouts
 /// searched for a text: 36 s, most of it those) — and their strings read
-/// where they were decoded
-/// ([`StepTextLeaves`]; a window's records as values only where its leaves
-/// are not strings). A file whose steps hold none of them (their structs
-/// lack them, or by the statistics no value) is not decoded: each row is
-/// visited with nothing. `None`: a file of rows of other kinds too (a
+/// where they were decoded ([`StepTextLeaves`]; a window's records made
+/// values only where its leaves are not strings). A file whose steps hold
+/// none of them (their structs lack them, or by the statistics no value)
+/// is not decoded: each row is visited with nothing. `None`: a file of rows of other kinds too (a
 /// `kind` column) or without steps, left to the caller, nothing visited;
 /// else as [`visit_rows_in_file`].
 pub(super) fn visit_step_fields(
