@@ -170,12 +170,12 @@ pub fn table(
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
         .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
-    // The title's words that did not fit the border, inside it at the top.
     let mut block = Block::bordered().title(top);
     if !whole.is_empty() {
         let room = usize::from(area.width.saturating_sub(2));
         block = block.title_bottom(cut(&whole, room));
     }
+    // The title's words that did not fit the border, inside it at the top.
     let area = with_lines_inside(f, area, block, caption);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
