@@ -334,29 +334,59 @@ impl LogSet {
 /// unbuilt (a search's every record at 11 M rollouts) — unless its steps
 /// are not a list of objects, when it is parsed whole.
 fn visit_line(text: &[u8], k: usize, visit: &mut Visit) -> Option<bool> {
-    #[derive(serde::Deserialize)]
-    struct Texts<'a> {
-        #[serde(default, borrow)]
-        steps: Vec<StepTexts<'a>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct StepTexts<'a> {
-        #[serde(default, borrow)]
-        action: Option<Text<'a>>,
-        #[serde(default, borrow)]
-        observation: Option<Text<'a>>,
-    }
-    if let Ok(r) = serde_json::from_slice::<Texts>(text) {
-        let observations = visit.observations;
-        let steps: Vec<StepText> = r
-            .steps
-            .into_iter()
-            .map(|s| [s.action, s.observation.filter(|_| observations)].map(|t| t.map(|t| t.0)))
-            .collect();
+    let texts = match visit.observations {
+        true => step_texts::<Text>(text),
+        // Observations passed over unread (`--grep` reads actions alone).
+        false => step_texts::<serde::de::IgnoredAny>(text),
+    };
+    if let Some(steps) = texts {
         return Some((visit.visit)(k, &steps));
     }
     let v: serde_json::Value = serde_json::from_slice(text).ok()?;
     Some(visit.value(k, &v))
+}
+
+/// A line's steps' actions and, as `O` makes them, observations (`None`:
+/// it is not a record whose steps are a list of objects).
+fn step_texts<'a, O>(text: &'a [u8]) -> Option<Vec<StepText<'a>>>
+where
+    O: serde::Deserialize<'a> + Observed<'a>,
+{
+    #[derive(serde::Deserialize)]
+    #[serde(bound = "O: serde::Deserialize<'de>")]
+    struct Texts<'a, O> {
+        #[serde(default, borrow)]
+        steps: Vec<StepTexts<'a, O>>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(bound = "O: serde::Deserialize<'de>")]
+    struct StepTexts<'a, O> {
+        #[serde(default, borrow)]
+        action: Option<Text<'a>>,
+        #[serde(default)]
+        observation: Option<O>,
+    }
+    let r: Texts<'a, O> = serde_json::from_slice(text).ok()?;
+    let step = |s: StepTexts<'a, O>| [s.action.map(|t| t.0), s.observation.and_then(O::text)];
+    Some(r.steps.into_iter().map(step).collect())
+}
+
+/// An observation as [`step_texts`] hands it over: its text, or none
+/// where it was passed over.
+trait Observed<'a> {
+    fn text(self) -> Option<std::borrow::Cow<'a, str>>;
+}
+
+impl<'a> Observed<'a> for Text<'a> {
+    fn text(self) -> Option<std::borrow::Cow<'a, str>> {
+        Some(self.0)
+    }
+}
+
+impl<'a> Observed<'a> for serde::de::IgnoredAny {
+    fn text(self) -> Option<std::borrow::Cow<'a, str>> {
+        None
+    }
 }
 
 /// A step field's text as [`steps_text`] reads it from the record parsed
