@@ -1710,6 +1710,50 @@ fn on_screen(set: &Arc<rl_audit::schema::LogSet>, a: &rl_audit::analysis::Audit)
     })
 }
 
+/// On the Overview, which reads every analysis, the one to come next is
+/// just `next`, not `next (on screen)`: no panel on screen asked for it.
+#[test]
+fn the_overview_calls_the_next_analysis_next() {
+    use rl_audit::analysis::Part;
+    let set = rl_audit::demo::load_demo(&LoadOptions::default()).expect("demo loads");
+    let settings = quick();
+    settings
+        .focus
+        .set(rl_audit::tui::panel::Panel::Overview.parts());
+    let mut drawing = None;
+    rl_audit::analysis::run_audit_staged(&set, &settings, &mut |a| {
+        if drawing.is_none() && a.is_running(Part::Pass) {
+            drawing = Some(a.clone());
+        }
+    })
+    .expect("audit");
+    let drawing = drawing.expect("Pass@(K,T) begun");
+    let t = rl_audit::tui::views::overview::findings(&on_screen(&Arc::new(set), &drawing), false);
+    let states: Vec<(String, String)> = (0..t.rows.len())
+        .filter(|&i| t.text(i, 0) == "to come")
+        .map(|i| (t.text(i, 1).to_string(), t.text(i, 2).to_string()))
+        .collect();
+    // Pass@(K,T) computing, categories next, the rest waiting (natural
+    // recovery may have begun beside).
+    let state = |name: &str| {
+        states
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+    };
+    assert_eq!(
+        state("Pass@(K,T), Δ, curves, token budgets"),
+        Some("computing…")
+    );
+    assert_eq!(state("categories"), Some("next"), "{states:?}");
+    for (name, s) in &states[2..] {
+        assert!(
+            s == "waiting" || (name == "natural recovery" && s == "computing beside…"),
+            "{states:?}"
+        );
+    }
+}
+
 /// The demo's audit as the workbench sees it while it computes: every
 /// partial audit handed on, in order, and the complete one.
 fn demo_staged() -> (

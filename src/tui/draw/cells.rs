@@ -125,8 +125,10 @@ pub(super) const TITLE_LINES_INSIDE: usize = 2;
 /// A table's title (`title`, or its own) as drawn `width` columns wide: on
 /// the top border the sideways scroll first, then as many of its words as
 /// fit before its row count, which stays whole; the rest on up to two
-/// lines inside the box ([`title_lines`]).
-fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> (String, Vec<String>) {
+/// lines inside the box ([`title_lines`]). The count follows the title on
+/// the border, or, when the title goes on inside, sits at the border's
+/// right end, out of the sentence's way.
+fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> TableTitle {
     let head = format!(
         "{}{}",
         if hscroll > 0 {
@@ -141,13 +143,37 @@ fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> (Strin
     let inner = usize::from(width.saturating_sub(2));
     let room = inner.saturating_sub(count.chars().count());
     let (top, inside) = title_lines(&head, room, inner, TITLE_LINES_INSIDE);
-    (format!("{top}{count}"), inside)
+    TableTitle { top, count, inside }
+}
+
+/// A table's title as laid out by [`table_title`].
+struct TableTitle {
+    /// The title's words on the top border.
+    top: String,
+    /// ` (n rows)`.
+    count: String,
+    /// The title's words that did not fit the border.
+    inside: Vec<String>,
+}
+
+impl TableTitle {
+    /// The block bordering the table, the title's top part and row count
+    /// on its top border.
+    fn block(&self) -> Block<'static> {
+        if self.inside.is_empty() {
+            Block::bordered().title(format!("{}{}", self.top, self.count))
+        } else {
+            Block::bordered()
+                .title(self.top.clone())
+                .title(Line::from(self.count.trim_start().to_string()).right_aligned())
+        }
+    }
 }
 
 /// The rows [`table`] takes to show `t` whole `width` columns wide: its
 /// rows, header, borders and the lines of its title inside the box.
 pub fn table_height(t: &TableData, title: &str, hscroll: usize, width: u16) -> u16 {
-    let inside = table_title(t, title, hscroll, width).1.len();
+    let inside = table_title(t, title, hscroll, width).inside.len();
     u16::try_from(t.rows.len() + 3 + inside).unwrap_or(u16::MAX)
 }
 
@@ -163,20 +189,20 @@ pub fn table(
     let widths = widths(t, area.width);
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
     let header = header_row(&t.header, width_of);
-    let (top, caption) = table_title(t, title, hscroll, area.width);
+    let heading = table_title(t, title, hscroll, area.width);
     // The selected row's cells that are cut, in full on the bottom border.
     let n = t.rows.len();
     let whole = selected
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
         .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
-    let mut block = Block::bordered().title(top);
+    let mut block = heading.block();
     if !whole.is_empty() {
         let room = usize::from(area.width.saturating_sub(2));
         block = block.title_bottom(cut(&whole, room));
     }
     // The title's words that did not fit the border, inside it at the top.
-    let area = with_lines_inside(f, area, block, caption);
+    let area = with_lines_inside(f, area, block, heading.inside);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first

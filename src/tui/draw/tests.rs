@@ -98,7 +98,8 @@ fn words_wrap_at_spaces_and_a_long_one_is_cut() {
 
 /// A title too long for its border: as many words as fit there, the rest
 /// on up to two lines inside the box, the last cut with `…`; the row
-/// count stays on the border, and the box is that much taller.
+/// count stays on the border, at its right end, and the box is that much
+/// taller.
 #[test]
 fn a_long_title_goes_on_inside_its_box() {
     assert_eq!(title_lines("Budget", 10, 10, 2), ("Budget".into(), vec![]));
@@ -135,7 +136,7 @@ fn a_long_title_goes_on_inside_its_box() {
     assert_eq!(
         lines,
         [
-            "┌a title (1 row)───┐",
+            "┌a title────(1 row)┐",
             "│too long for its  │",
             "│border            │",
             "│task              │",

@@ -111,8 +111,12 @@ pub fn state(a: &Audit, p: Part, stopped: bool) -> &'static str {
         "computing beside…"
     } else if a.is_running(p) {
         "computing…"
-    } else if a.is_next(p) {
+    } else if a.is_next(p) && a.settings.focus.shows(p) {
         "next (on screen)"
+    } else if a.is_next(p) {
+        // Next in the order (the Overview, which reads every part, or
+        // a part the panel on screen does not read).
+        "next"
     } else {
         "waiting"
     }
