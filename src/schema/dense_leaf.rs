@@ -90,7 +90,9 @@ impl Strs {
         let repeats = |v: &&View| match short {
             Some(short) => **v == short,
             None => {
-                v.length as usize == s.len() && Some(v.prefix) == prefix && self.bytes_of(v) == s
+                v.length as usize == s.len()
+                    && Some(v.prefix) == prefix
+                    && super::ids::same_bytes(self.bytes_of(v), s)
             }
         };
         let view = match self.recent.iter().flatten().find(repeats) {
