@@ -206,7 +206,14 @@ fn loading(f: &mut Frame, area: Rect, p: &Progress, phase: &str) {
             )),
         a,
     );
-    f.render_widget(Paragraph::new("Reading and validating the logs in the background; the panels appear once they are in, each filling in as its analyses finish. q quits."), b);
+    f.render_widget(
+        Paragraph::new(
+            "Reading and validating the logs in the background; the panels appear once they \
+             are in, each filling in as its analyses finish. q quits.",
+        )
+        .wrap(Wrap { trim: true }),
+        b,
+    );
 }
 
 /// From how many seconds on the status line counts an analysis's time.

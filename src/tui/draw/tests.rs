@@ -146,6 +146,44 @@ fn a_long_title_goes_on_inside_its_box() {
     );
 }
 
+/// The loading screen: the gauge with what is read, and its explanation
+/// wrapped to the width there is (it was one line, cut mid-word at 80
+/// columns).
+#[test]
+fn the_loading_screen_wraps_its_explanation() {
+    use ratatui::backend::TestBackend;
+    use std::sync::atomic::Ordering::Relaxed;
+    let p = Progress::default();
+    p.bytes_total.store(91_600_000, Relaxed);
+    p.bytes_done.store(45_800_000, Relaxed);
+    p.records.store(650_000, Relaxed);
+    let mut term = ratatui::Terminal::new(TestBackend::new(40, 8)).unwrap();
+    term.draw(|f| loading(f, f.area(), &p, "idle")).unwrap();
+    let buffer = term.backend().buffer();
+    let lines: Vec<String> = (0..8)
+        .map(|y| {
+            (0..40)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    // Half of the 38 columns filled; the 31-character label centred,
+    // from column 3 (of 0–37), over the filled part.
+    assert_eq!(
+        lines,
+        [
+            "┌loading…──────────────────────────────┐",
+            "│███45.8 of 91.6 MB, 650000 records    │",
+            "└──────────────────────────────────────┘",
+            "Reading and validating the logs in the  ",
+            "background; the panels appear once they ",
+            "are in, each filling in as its analyses ",
+            "finish. q quits.                        ",
+            "                                        ",
+        ]
+    );
+}
+
 #[test]
 fn a_rows_cut_cells_are_named_most_hidden_first() {
     use crate::tui::table::Cell;
