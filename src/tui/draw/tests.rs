@@ -1,6 +1,17 @@
 use super::*;
 use crate::tui::table::{Mark, Target};
 
+/// What `draw` draws on a `w`×`h` screen, line by line.
+fn drawn(w: u16, h: u16, draw: impl FnOnce(&mut Frame)) -> Vec<String> {
+    let backend = ratatui::backend::TestBackend::new(w, h);
+    let mut term = ratatui::Terminal::new(backend).expect("a test terminal");
+    term.draw(draw).expect("drawn");
+    let buffer = term.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buffer[(x, y)].symbol()).collect())
+        .collect()
+}
+
 #[test]
 fn long_cells_use_the_width_there_is() {
     let mut t = TableData::new("t", "t", &["what", "detail"]);
@@ -58,26 +69,17 @@ fn a_cut_cell_ends_in_an_ellipsis() {
     assert_eq!(cut("", 0), "");
     // Drawn in 20 columns: borders, the highlight column and the gaps
     // leave the two columns 15, "what" takes 4, the detail 11.
-    use ratatui::backend::TestBackend;
     let mut t = TableData::new("t", "t", &["what", "detail"]);
     t.push_text(
         vec!["x".into(), "n=1234567890123456".into()],
         Mark::None,
         Target::None,
     );
-    let mut term = ratatui::Terminal::new(TestBackend::new(20, 4)).unwrap();
     let theme = Theme { no_color: true };
-    term.draw(|f| table(f, f.area(), &t, Some(0), &theme, "", 0))
-        .unwrap();
-    let line: String = (0..20)
-        .map(|x| term.backend().buffer()[(x, 2)].symbol().to_string())
-        .collect();
-    assert_eq!(line, "│▶x    n=12345678… │");
+    let lines = drawn(20, 4, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
+    assert_eq!(lines[2], "│▶x    n=12345678… │");
     // The cut cell in full on the bottom border, itself cut to fit.
-    let border: String = (0..20)
-        .map(|x| term.backend().buffer()[(x, 3)].symbol().to_string())
-        .collect();
-    assert_eq!(border, "└detail: n=1234567…┘");
+    assert_eq!(lines[3], "└detail: n=1234567…┘");
 }
 
 #[test]
@@ -116,23 +118,12 @@ fn a_long_title_goes_on_inside_its_box() {
         title_lines("a b — c d", 5, 20, 2),
         ("a b".into(), vec!["— c d".into()])
     );
-    use ratatui::backend::TestBackend;
     let mut t = TableData::new("t", "a title too long for its border", &["task"]);
     t.push_text(vec!["t1".into()], Mark::None, Target::None);
     assert_eq!(table_height(&t, "", 0, 20), 6);
     assert_eq!(table_height(&t, "short", 0, 20), 4);
-    let mut term = ratatui::Terminal::new(TestBackend::new(20, 6)).unwrap();
     let theme = Theme { no_color: true };
-    term.draw(|f| table(f, f.area(), &t, None, &theme, "", 0))
-        .unwrap();
-    let buffer = term.backend().buffer();
-    let lines: Vec<String> = (0..6)
-        .map(|y| {
-            (0..20)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect()
-        })
-        .collect();
+    let lines = drawn(20, 6, |f| table(f, f.area(), &t, None, &theme, "", 0));
     assert_eq!(
         lines,
         [
@@ -151,22 +142,12 @@ fn a_long_title_goes_on_inside_its_box() {
 /// columns).
 #[test]
 fn the_loading_screen_wraps_its_explanation() {
-    use ratatui::backend::TestBackend;
     use std::sync::atomic::Ordering::Relaxed;
     let p = Progress::default();
     p.bytes_total.store(91_600_000, Relaxed);
     p.bytes_done.store(45_800_000, Relaxed);
     p.records.store(650_000, Relaxed);
-    let mut term = ratatui::Terminal::new(TestBackend::new(40, 8)).unwrap();
-    term.draw(|f| loading(f, f.area(), &p, "idle")).unwrap();
-    let buffer = term.backend().buffer();
-    let lines: Vec<String> = (0..8)
-        .map(|y| {
-            (0..40)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect()
-        })
-        .collect();
+    let lines = drawn(40, 8, |f| loading(f, f.area(), &p, "idle"));
     // Half of the 38 columns filled; the 31-character label centred,
     // from column 3 (of 0–37), over the filled part.
     assert_eq!(
