@@ -518,10 +518,29 @@ fn filter_and_export() {
     let mut s = Screen::new(120, 40, demo());
     s.app.export_dir = dir.clone();
     s.keys("2lll\n");
-    // Filter the task table by a substring.
+    // Filter the task table by a substring: the demo's tasks named so
+    // stay, and the row count says how many of how many.
+    let d = demo();
+    let names = |pick: &dyn Fn(&str) -> bool| -> std::collections::BTreeSet<String> {
+        d.set
+            .trajectories
+            .iter()
+            .map(|t| d.set.name(t.task).to_string())
+            .filter(|n| pick(n))
+            .collect()
+    };
+    let (kept, all) = (names(&|n| n.contains("4x4s")), names(&|_| true));
     let screen = s.keys("/4x4s\n");
     assert!(screen.contains("fl-01-4x4s"));
     assert!(!screen.contains("fl-02-5x5"), "{screen}");
+    let top = screen.lines().nth(1).expect("the table's top border");
+    let count = format!("({} of {} rows)┐", kept.len(), all.len());
+    assert!(top.ends_with(&count), "{top} should end {count}");
+    let t = s.app.table().expect("the filtered tasks");
+    let shown: std::collections::BTreeSet<String> = (0..t.rows.len())
+        .map(|i| t.text(i, 0).to_string())
+        .collect();
+    assert_eq!(shown, kept);
     let screen = s.keys("e");
     assert!(screen.contains("exported"), "{screen}");
     let csv = std::fs::read_to_string(dir.join("rl-audit-export-tasks.csv")).unwrap();
@@ -1033,6 +1052,7 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget", "2"),
         ("2-budget-75", "2ll"),
         ("2-budget-tasks", "2ll\n"),
+        ("2-budget-tasks-filtered", "2ll\n/4x4s\n"),
         ("2-budget-rollouts", "2ll\n\n"),
         ("2-budget-trajectory", "2ll\n\n\n"),
         ("3-cost", "3"),

@@ -293,7 +293,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[Char('/')],
         command: Command::Filter,
         panels: &[],
-        help: "filter rows by a substring (task id, run, …); Enter keeps it, Esc clears",
+        help: "filter rows by a substring, any case (\"6 of 48 rows\"); Enter keeps, Esc clears",
         bar: Some("filter"),
     },
     Binding {

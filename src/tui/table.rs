@@ -114,6 +114,9 @@ pub struct TableData {
     /// What the signs in its cells mean, those shown only (the Budget
     /// grid's: `n native  ▲ ahead  ? inconclusive`); empty if none.
     pub legend: String,
+    /// Its rows before a filter kept some ([`TableData::filtered`]): its
+    /// row count reads `10 of 48 rows`.
+    pub filtered_from: Option<usize>,
 }
 
 impl TableData {
@@ -167,6 +170,7 @@ impl TableData {
             return self;
         }
         let f = filter.to_lowercase();
+        self.filtered_from = Some(self.rows.len());
         self.rows
             .retain(|r| r.cells.iter().any(|c| c.text.to_lowercase().contains(&f)));
         self

@@ -139,7 +139,10 @@ fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> TableT
         if title.is_empty() { &t.title } else { title },
     );
     let n = t.rows.len();
-    let count = format!(" ({n} row{})", if n == 1 { "" } else { "s" });
+    let count = match t.filtered_from {
+        Some(all) => format!(" ({n} of {all} row{})", if all == 1 { "" } else { "s" }),
+        None => format!(" ({n} row{})", if n == 1 { "" } else { "s" }),
+    };
     let inner = usize::from(width.saturating_sub(2));
     let room = inner.saturating_sub(count.chars().count());
     let (top, inside) = title_lines(&head, room, inner, TITLE_LINES_INSIDE);
@@ -150,7 +153,7 @@ fn table_title(t: &TableData, title: &str, hscroll: usize, width: u16) -> TableT
 struct TableTitle {
     /// The title's words on the top border.
     top: String,
-    /// ` (n rows)`.
+    /// ` (n rows)`; ` (n of m rows)` when a filter kept n of m.
     count: String,
     /// The title's words that did not fit the border.
     inside: Vec<String>,
