@@ -22,6 +22,10 @@ pub struct MetricTrend {
     pub slope_ci: Option<(f64, f64)>,
 }
 
+/// What makes a run divergent (SPEC §2.5: r_multi's slope interval above
+/// 0, r_single's below), as the findings and the Training panel word it.
+pub const DIVERGENT_MEANS: &str = "r_multi ↑ while r_single ↓";
+
 #[derive(Debug, Clone)]
 pub struct Divergence {
     pub run: String,

@@ -2,6 +2,7 @@
 //! Overview panel of the workbench, the top of `report.md` and `findings`
 //! in `report.json`, from one list so they always agree.
 
+use crate::analysis::dynamics::DIVERGENT_MEANS;
 use crate::analysis::{Audit, PairNames, Part};
 use crate::tour::{budget_place, Place, Topic};
 
@@ -356,7 +357,7 @@ pub fn findings(a: &Audit) -> Vec<Finding> {
         out.push(Finding {
             kind: "divergent training",
             place: d.run.clone(),
-            detail: "r_multi ↑ while r_single ↓ (both significant)".into(),
+            detail: format!("{DIVERGENT_MEANS} (both significant)"),
             severity: Severity::Warning,
             section: Section::Training,
             part: Part::Dynamics,

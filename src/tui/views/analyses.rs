@@ -1,6 +1,7 @@
 //! Steps, Recovery, Likelihood, Training and BudgetMix panels: tables of
 //! the audit's results, formatted as report.md formats them.
 
+use crate::analysis::dynamics::DIVERGENT_MEANS;
 use crate::analysis::stats::Estimate;
 use crate::analysis::{for_pair, Audit, Part};
 use crate::report::format::{
@@ -423,9 +424,9 @@ pub fn dynamics(a: &Audit) -> TableData {
         .map(|d| d.run.as_str())
         .collect();
     let verdict = if divergent.is_empty() {
-        "no run divergent".to_string()
+        format!("no run divergent ({DIVERGENT_MEANS})")
     } else {
-        format!("DIVERGENT: {}", divergent.join(", "))
+        format!("DIVERGENT ({DIVERGENT_MEANS}): {}", divergent.join(", "))
     };
     let mut t = TableData::new(
         "dynamics",
