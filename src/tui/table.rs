@@ -22,6 +22,8 @@ pub struct Cell {
     pub text: String,
     pub value: Option<f64>,
     pub mark: Mark,
+    /// A place (`file:line`): cut at its start, so that its line shows.
+    pub keep_end: bool,
 }
 
 impl Cell {
@@ -37,7 +39,16 @@ impl Cell {
         Cell {
             text: text.into(),
             value,
-            mark: Mark::None,
+            ..Default::default()
+        }
+    }
+    /// A record's place, `file:line`: too long for its column, it loses
+    /// its start (`…eval.jsonl.gz:1396`), not the line that tells records
+    /// apart.
+    pub fn place(t: impl Into<String>) -> Cell {
+        Cell {
+            keep_end: true,
+            ..Cell::text(t)
         }
     }
     /// An integer count.

@@ -18,6 +18,24 @@ pub fn cut(text: &str, width: usize) -> String {
     }
 }
 
+/// `text` cut to `width` characters at its start: its last `width − 1`
+/// after `…` if it is longer ([`cut`]'s mirror, for a place whose end
+/// tells it apart).
+pub fn cut_start(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let start = text
+        .char_indices()
+        .nth(n - (width - 1))
+        .map_or(text.len(), |(i, _)| i);
+    format!("…{}", &text[start..])
+}
+
 /// `text` broken at its spaces into lines of `first` columns, then of
 /// `rest` (at least one); a word longer than its line is cut where the line
 /// ends and goes on on the next.

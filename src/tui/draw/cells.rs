@@ -83,7 +83,7 @@ pub(super) fn uncut(
         .iter()
         .enumerate()
         .filter_map(|(j, c)| {
-            let shown = if j == 0 {
+            let shown = if j == 0 || c.keep_end {
                 c.text.as_str()
             } else {
                 scrolled(&c.text, hscroll)
@@ -218,14 +218,17 @@ pub fn table(
         .skip(offset)
         .take(height)
         .map(|r| {
-            // The first column stays put; the others scroll sideways.
+            // The first column stays put; the others scroll sideways. A
+            // place shows its end (its line), unscrolled.
             Row::new(r.cells.iter().enumerate().map(|(j, c)| {
-                let text = if j == 0 {
-                    &c.text
+                let shown = if c.keep_end {
+                    cut_start(&c.text, width_of(j))
+                } else if j == 0 {
+                    cut(&c.text, width_of(j))
                 } else {
-                    scrolled(&c.text, hscroll)
+                    cut(scrolled(&c.text, hscroll), width_of(j))
                 };
-                Cell::from(cut(text, width_of(j))).style(theme.mark(c.mark))
+                Cell::from(shown).style(theme.mark(c.mark))
             }))
             .style(theme.mark(r.mark))
         })

@@ -15,7 +15,7 @@ use super::table::TableData;
 use super::theme::Theme;
 use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
-use super::widgets::{cut, title_lines, with_lines_inside};
+use super::widgets::{cut, cut_start, title_lines, with_lines_inside};
 use crate::jobs::Loaded;
 use crate::schema::load::Progress;
 

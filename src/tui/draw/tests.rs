@@ -82,6 +82,40 @@ fn a_cut_cell_ends_in_an_ellipsis() {
     assert_eq!(lines[3], "└detail: n=1234567…┘");
 }
 
+/// A record's place too long for its column loses its start, so that the
+/// line telling records apart shows (`demo/eval.jsonl.gz:…` showed none);
+/// the bottom border still gives it whole.
+#[test]
+fn a_place_is_cut_at_its_start() {
+    assert_eq!(cut_start("demo/eval.jsonl.gz:1396", 10), "…l.gz:1396");
+    assert_eq!(cut_start("a.jsonl:4", 9), "a.jsonl:4");
+    assert_eq!(cut_start("héllo", 3), "…lo");
+    assert_eq!(cut_start("ab", 1), "…");
+    assert_eq!(cut_start("ab", 0), "");
+    let mut t = TableData::new("t", "t", &["record", "n"]);
+    t.push(
+        vec![
+            crate::tui::table::Cell::place("demo/eval.jsonl.gz:1396"),
+            crate::tui::table::Cell::count(5u64),
+        ],
+        Mark::None,
+        Target::None,
+    );
+    let theme = Theme { no_color: true };
+    // The two columns share 15: n takes 2 (no column is narrower), the
+    // place 13 (`…` and its last 12).
+    let lines = drawn(20, 4, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (1 row)─────────┐",
+            "│ record        n  │",
+            "│▶…sonl.gz:1396 5  │",
+            "└record: demo/eval…┘",
+        ]
+    );
+}
+
 #[test]
 fn words_wrap_at_spaces_and_a_long_one_is_cut() {
     use crate::tui::widgets::wrap_words;

@@ -624,7 +624,7 @@ pub fn rollouts(l: &Loaded, sel: &Selection, task: &str, level: u32, mode: Mode)
                     .map_or(Cell::text("–"), |r| Cell::num(format!("{r}"), Some(r))),
                 Cell::count(set.steps_of(tr).len() as u64),
                 Cell::text(crate::analysis::failures::outcome(tr, tt).name()),
-                Cell::text(set.loc_text(tr.loc)),
+                Cell::place(set.loc_text(tr.loc)),
             ],
             if within { Mark::Good } else { Mark::None },
             Target::Trajectory(tr.loc),

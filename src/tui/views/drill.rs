@@ -280,7 +280,7 @@ pub fn rule_records(l: &Loaded, run: &str, rule: usize) -> TableData {
         };
         t.push(
             vec![
-                Cell::text(set.loc_text(tr.loc)),
+                Cell::place(set.loc_text(tr.loc)),
                 opt(tr.train_step()),
                 Cell::text(tr.group().map_or("–".into(), |g| set.name(g).to_string())),
                 Cell::count(tr.budget),
@@ -579,7 +579,7 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
     for r in a.records.iter().rev() {
         let (read, loc) = *r;
         let Some(set) = set_of(read) else { continue };
-        let place = Cell::text(set.loc_text(loc));
+        let place = Cell::place(set.loc_text(loc));
         if let Some((set, tr)) = trajectory(r) {
             t.push(
                 vec![

@@ -98,7 +98,7 @@ pub fn table(
         let tr = &set.trajectories[h.traj];
         t.push(
             vec![
-                Cell::text(set.loc_text(tr.loc)),
+                Cell::place(set.loc_text(tr.loc)),
                 Cell::text(set.name(tr.run)),
                 Cell::text(set.name(tr.task)),
                 Cell::count(h.step as u64 + 1),
