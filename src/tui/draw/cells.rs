@@ -57,15 +57,72 @@ pub(super) fn squeezed(text: &str, width: usize) -> String {
     cut(&s, width)
 }
 
-/// A table's header row, each column's name cut to `width_of` it.
+/// A table's header row: each column's name on one line, or, when a name
+/// too long for its column is whole on two, every name on up to two
+/// ([`name_lines`]:
+/// at 80 columns `step NLL base` and `step NLL RL` read `step NLL` over
+/// `base` and `RL`, not `step NL…` twice).
 pub(super) fn header_row(header: &[String], width_of: impl Fn(usize) -> usize) -> Row<'static> {
-    Row::new(
-        header
-            .iter()
-            .enumerate()
-            .map(|(j, h)| Cell::from(cut(h, width_of(j)))),
-    )
+    let two = header_lines(header, &width_of) == 2;
+    Row::new(header.iter().enumerate().map(|(j, h)| {
+        let w = width_of(j);
+        if !two {
+            return Cell::from(cut(h, w));
+        }
+        let lines: Vec<Line> = name_lines(h, w).into_iter().map(Line::from).collect();
+        Cell::from(ratatui::text::Text::from(lines))
+    }))
+    .height(if two { 2 } else { 1 })
     .style(Style::default().add_modifier(Modifier::BOLD))
+}
+
+/// A column's name on up to two lines of `width`: the whole words that fit
+/// the first (a first word longer than the line cut with `…`), the rest on
+/// the second, cut with `…` if still too long. Words are never split
+/// across the lines (`benchma…`, not `benchmar` over `k`).
+pub(super) fn name_lines(name: &str, width: usize) -> Vec<String> {
+    if name.chars().count() <= width {
+        return vec![name.to_string()];
+    }
+    let words: Vec<&str> = name.split(' ').collect();
+    let mut first = String::new();
+    let mut taken = 0;
+    for w in &words {
+        let len = first.chars().count() + usize::from(!first.is_empty()) + w.chars().count();
+        if len > width {
+            break;
+        }
+        if !first.is_empty() {
+            first.push(' ');
+        }
+        first.push_str(w);
+        taken += 1;
+    }
+    if taken == 0 {
+        first = cut(words[0], width);
+        taken = 1;
+    }
+    let rest = words[taken..].join(" ");
+    if rest.is_empty() {
+        vec![first]
+    } else {
+        vec![first, cut(&rest, width)]
+    }
+}
+
+/// The lines [`header_row`] takes: two when a column's name too long for
+/// one line is whole on two (a second line that only continues a cut name,
+/// `length-match…` over `d`, is not worth a row of the table).
+fn header_lines(header: &[String], width_of: &impl Fn(usize) -> usize) -> usize {
+    let whole_on_two = header.iter().enumerate().any(|(j, h)| {
+        let w = width_of(j);
+        h.chars().count() > w && name_lines(h, w).join(" ") == *h
+    });
+    if whole_on_two {
+        2
+    } else {
+        1
+    }
 }
 
 /// The cells of a row that `widths` cut (after a sideways scroll of
@@ -177,7 +234,10 @@ impl TableTitle {
 /// rows, header, borders and the lines of its title inside the box.
 pub fn table_height(t: &TableData, title: &str, hscroll: usize, width: u16) -> u16 {
     let inside = table_title(t, title, hscroll, width).inside.len();
-    u16::try_from(t.rows.len() + 3 + inside).unwrap_or(u16::MAX)
+    let widths = widths(t, width);
+    let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
+    let header = header_lines(&t.header, &width_of);
+    u16::try_from(t.rows.len() + 2 + header + inside).unwrap_or(u16::MAX)
 }
 
 pub fn table(
@@ -209,8 +269,9 @@ pub fn table(
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first
-    // screenful (the header takes a line; a row one).
-    let height = usize::from(area.height.saturating_sub(1)).max(1);
+    // screenful (the header takes a line or two; a row one).
+    let header_h = header_lines(&t.header, &width_of) as u16;
+    let height = usize::from(area.height.saturating_sub(header_h)).max(1);
     let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
     let rows: Vec<Row> = t
         .rows

@@ -116,6 +116,57 @@ fn a_place_is_cut_at_its_start() {
     );
 }
 
+/// A column's name too long for it goes on two lines at a space; a word
+/// too long for the line is cut with `…`, never split.
+#[test]
+fn a_long_column_name_takes_two_lines() {
+    assert_eq!(name_lines("turn", 4), ["turn"]);
+    assert_eq!(name_lines("step NLL base", 8), ["step NLL", "base"]);
+    assert_eq!(name_lines("benchmark", 8), ["benchma…"]);
+    assert_eq!(name_lines("share of Δ", 7), ["share", "of Δ"]);
+    assert_eq!(name_lines("failures base | RL", 7), ["failur…", "base |…"]);
+    assert_eq!(name_lines("length-matched d", 7), ["length…", "d"]);
+    assert_eq!(name_lines("ab", 0), [""]);
+    // Drawn 20 wide: the columns share 20 − 6 = 14, the widest narrowed in
+    // turn to 6, 6 and 2 (no column is narrower); `step NLL` is whole on
+    // two lines, so the header takes two, and `length-matched d` shows
+    // what it can.
+    let mut t = TableData::new("t", "t", &["step NLL", "length-matched d", "n"]);
+    t.push_text(
+        vec!["0.85".into(), "+2.69".into(), "7".into()],
+        Mark::None,
+        Target::None,
+    );
+    let theme = Theme { no_color: true };
+    assert_eq!(table_height(&t, "", 0, 20), 5);
+    let lines = drawn(20, 5, |f| table(f, f.area(), &t, None, &theme, "", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (1 row)─────────┐",
+            "│step   lengt… n   │",
+            "│NLL    d          │",
+            "│0.85   +2.69  7   │",
+            "└──────────────────┘",
+        ]
+    );
+    // Where no name is whole on two lines, one: a cut name alone is not
+    // worth a row.
+    let mut t = TableData::new("t", "t", &["length-matched d", "n"]);
+    t.push_text(vec!["+2.69".into(), "7".into()], Mark::None, Target::None);
+    assert_eq!(table_height(&t, "", 0, 14), 4);
+    let lines = drawn(14, 4, |f| table(f, f.area(), &t, None, &theme, "", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (1 row)───┐",
+            "│length… n   │",
+            "│+2.69   7   │",
+            "└────────────┘",
+        ]
+    );
+}
+
 #[test]
 fn words_wrap_at_spaces_and_a_long_one_is_cut() {
     use crate::tui::widgets::wrap_words;
