@@ -125,18 +125,40 @@ fn header_lines(header: &[String], width_of: &impl Fn(usize) -> usize) -> usize 
     }
 }
 
+/// A row's cut cells ([`cut_cells`]) as the table's bottom border gives
+/// them, each in full after its column's name — `length-matched d: 3.26
+/// [+2.0, +4.9] · benchmark: frozenlake` — the most hidden first, so that
+/// what a narrow screen hides most is what its border shows; empty when
+/// every cell fits.
+pub(super) fn on_border(mut hidden: Vec<CutCell>) -> String {
+    // Stable: columns hiding as much stay in their order.
+    hidden.sort_by_key(|c| std::cmp::Reverse(c.over));
+    hidden
+        .into_iter()
+        .map(|c| c.text)
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// A cell that its column cuts, in full after its column's name.
+pub(super) struct CutCell {
+    /// The characters its column hides.
+    over: usize,
+    /// `name: text` (the text alone under a column without a name).
+    text: String,
+    /// The characters of `name: ` before the text.
+    name: usize,
+}
+
 /// The cells of a row that `widths` cut (after a sideways scroll of
-/// `hscroll`), each in full after its column's name — `length-matched d:
-/// 3.26 [+2.0, +4.9] · benchmark: frozenlake` — the most hidden first, so
-/// that what a narrow screen hides most is what its border shows; empty
-/// when every cell fits.
-pub(super) fn uncut(
+/// `hscroll`), in their columns' order.
+pub(super) fn cut_cells(
     header: &[String],
     cells: &[crate::tui::table::Cell],
     widths: &[u16],
     hscroll: usize,
-) -> String {
-    let mut hidden: Vec<(usize, String)> = cells
+) -> Vec<CutCell> {
+    cells
         .iter()
         .enumerate()
         .filter_map(|(j, c)| {
@@ -151,20 +173,77 @@ pub(super) fn uncut(
                 .count()
                 .checked_sub(usize::from(*widths.get(j)?))
                 .filter(|&o| o > 0)?;
-            let text = match header.get(j) {
-                Some(h) if !h.is_empty() => format!("{h}: {}", c.text),
-                _ => c.text.clone(),
+            let (text, name) = match header.get(j) {
+                Some(h) if !h.is_empty() => (format!("{h}: {}", c.text), h.chars().count() + 2),
+                _ => (c.text.clone(), 0),
             };
-            Some((over, text))
+            Some(CutCell { over, text, name })
         })
+        .collect()
+}
+
+/// `lines` ([`whole_lines`]) at the bottom of `area`, the inside of a
+/// table's box, below a rule across the box naming them (`├─ selected row
+/// in full ───┤`), and the area above returned; all of `area` when there
+/// are none.
+fn whole_below(f: &mut Frame, area: Rect, lines: Vec<String>) -> Rect {
+    if lines.is_empty() {
+        return area;
+    }
+    let h = u16::try_from(lines.len() + 1).unwrap_or(u16::MAX);
+    let [rest, below] = Layout::vertical([Constraint::Min(0), Constraint::Length(h)]).areas(area);
+    let [rule, below] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(below);
+    let label = "─ selected row in full ";
+    let dashes = usize::from(area.width).saturating_sub(label.chars().count());
+    let text = format!(
+        "├{}┤",
+        cut(
+            &format!("{label}{}", "─".repeat(dashes)),
+            usize::from(area.width)
+        )
+    );
+    // On the box's borders too, which it joins.
+    let across = Rect {
+        x: rule.x.saturating_sub(1),
+        width: rule.width + 2,
+        ..rule
+    };
+    f.render_widget(Paragraph::new(Line::from(text)), across);
+    let lines: Vec<Line> = lines.into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(lines), below);
+    rest
+}
+
+/// Lines, at most, that a selected row's cut cells take inside its table's
+/// box ([`whole_lines`]).
+pub(super) const WHOLE_LINES: usize = 4;
+
+/// Rows a table keeps on screen (or all it has, if fewer) when a selected
+/// row's cut cells take lines inside its box; with fewer, they go on the
+/// bottom border instead.
+const ROWS_BESIDE_WHOLE: usize = 5;
+
+/// The selected row's cut cells in full, `width` columns wide, for the
+/// lines inside the table's box when its bottom border cannot hold them:
+/// each cell on lines of its own, in its columns' order, its text wrapped
+/// under itself after its column's name; at most [`WHOLE_LINES`], the last
+/// cut with `…` if more would follow. Empty when the border holds them all
+/// (or nothing is cut).
+pub(super) fn whole_lines(cells: &[CutCell], width: usize) -> Vec<String> {
+    let joined: usize = cells.iter().map(|c| c.text.chars().count() + 3).sum();
+    if cells.is_empty() || joined.saturating_sub(3) <= width {
+        return Vec::new();
+    }
+    let mut lines: Vec<String> = cells
+        .iter()
+        .flat_map(|c| super::overlay::hanging(&c.text, width, c.name))
+        .map(|l| cut(&l, width))
         .collect();
-    // Stable: columns hiding as much stay in their order.
-    hidden.sort_by_key(|(over, _)| std::cmp::Reverse(*over));
-    hidden
-        .into_iter()
-        .map(|(_, t)| t)
-        .collect::<Vec<_>>()
-        .join(" · ")
+    if lines.len() > WHOLE_LINES {
+        let last = lines.split_off(WHOLE_LINES - 1).swap_remove(0);
+        lines.push(cut(&format!("{last} …"), width));
+    }
+    lines
 }
 
 /// `text` from character `skip` on (the sideways scroll of long cells).
@@ -255,22 +334,31 @@ pub fn table(
     let heading = table_title(t, title, hscroll, area.width);
     // The selected row's cells that are cut, in full on the bottom border.
     let n = t.rows.len();
-    let whole = selected
+    // Where the border cannot hold them, they take lines inside the box,
+    // below the rows, if enough rows stay on screen.
+    let room = usize::from(area.width.saturating_sub(2));
+    let cells = selected
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
-        .map(|r| uncut(&t.header, &r.cells, &widths, hscroll))
+        .map(|r| cut_cells(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
+    let header_h = header_lines(&t.header, &width_of) as u16;
+    let mut below = whole_lines(&cells, room);
+    let rows_h =
+        usize::from(area.height.saturating_sub(2 + header_h)).saturating_sub(heading.inside.len());
+    if rows_h.saturating_sub(below.len() + 1) < n.min(ROWS_BESIDE_WHOLE) {
+        below.clear();
+    }
     let mut block = heading.block();
-    if !whole.is_empty() {
-        let room = usize::from(area.width.saturating_sub(2));
-        block = block.title_bottom(cut(&whole, room));
+    if below.is_empty() && !cells.is_empty() {
+        block = block.title_bottom(cut(&on_border(cells), room));
     }
     // The title's words that did not fit the border, inside it at the top.
     let area = with_lines_inside(f, area, block, heading.inside);
+    let area = whole_below(f, area, below);
     // Only the rows on screen are made (a cell's tasks at 11 M rollouts are
     // 26,000 rows: made whole, 0.1 s a redraw): the window ratatui's table
     // would scroll to, the selected row at its bottom once past the first
     // screenful (the header takes a line or two; a row one).
-    let header_h = header_lines(&t.header, &width_of) as u16;
     let height = usize::from(area.height.saturating_sub(header_h)).max(1);
     let offset = selected.map_or(0, |s| s.min(n.saturating_sub(1)).saturating_sub(height - 1));
     let rows: Vec<Row> = t

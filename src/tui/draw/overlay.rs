@@ -124,7 +124,7 @@ pub(super) fn help(f: &mut Frame, panel: Panel, scroll: u16) {
         lines.push(Line::from(l.to_string()));
     }
     lines.push(Line::from(""));
-    lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). ↑↓ scroll; any other key closes."));
+    lines.push(Line::from("Every figure carries its n; intervals are 95% (cluster bootstrap over tasks unless noted). A cell cut to fit its column ends in … (←→ scroll it); the selected row's cut cells are given in full on the table's bottom border, or below its rows. ↑↓ scroll; any other key closes."));
     f.render_widget(Clear, rect);
     f.render_widget(
         Paragraph::new(lines)

@@ -257,17 +257,17 @@ fn a_rows_cut_cells_are_named_most_hidden_first() {
     let cells = ["abcdef", "xy", "0123456789", "12345"].map(Cell::text);
     // Widths 4, 2, 5, 4: a hides 2, b fits, the third hides 5, d 1.
     assert_eq!(
-        uncut(&header, &cells, &[4, 2, 5, 4], 0),
+        on_border(cut_cells(&header, &cells, &[4, 2, 5, 4], 0)),
         "0123456789 · a: abcdef · d: 12345"
     );
     // Scrolled 3 sideways, the first column stays: the third shows
     // 3456789 (hides 2), d shows 45 (fits); a and the third tie and
     // keep their order.
     assert_eq!(
-        uncut(&header, &cells, &[4, 2, 5, 4], 3),
+        on_border(cut_cells(&header, &cells, &[4, 2, 5, 4], 3)),
         "a: abcdef · 0123456789"
     );
-    assert_eq!(uncut(&header, &cells, &[6, 2, 10, 5], 0), "");
+    assert_eq!(on_border(cut_cells(&header, &cells, &[6, 2, 10, 5], 0)), "");
 }
 
 /// The rows on screen alone make the screen ratatui's table makes of
@@ -343,4 +343,105 @@ fn sideways_scroll_counts_characters() {
     assert_eq!(scrolled("héllo wörld", 6), "wörld");
     assert_eq!(scrolled("abc", 0), "abc");
     assert_eq!(scrolled("abc", 9), "");
+}
+
+/// A selected row's cut cells too long for the bottom border take lines
+/// inside the box below its rows, each after its column's name and
+/// wrapped under itself, when enough rows stay on screen; else the border
+/// gives what it can hold.
+#[test]
+fn a_selected_rows_cut_cells_go_inside_the_box_when_the_border_is_short() {
+    let mut t = TableData::new("t", "t", &["what", "detail"]);
+    t.push_text(
+        vec!["x".into(), "alpha beta gamma delta epsilon zeta".into()],
+        Mark::None,
+        Target::None,
+    );
+    for i in 1..8 {
+        t.push_text(vec!["x".into(), format!("d{i}")], Mark::None, Target::None);
+    }
+    let theme = Theme { no_color: true };
+    // 30 columns: the two columns share 25, "what" 4, the detail 21
+    // (20 characters and `…`). The border's 28 columns cannot hold
+    // `detail: ` and the 35 characters; 28 columns inside hold the name
+    // and `alpha beta gamma`, then `delta epsilon zeta` under it. 12
+    // rows: 9 for rows below the header, 3 of them for the rule and the
+    // two lines, 6 for rows (at least 5 must stay).
+    let lines = drawn(30, 12, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (8 rows)──────────────────┐",
+            "│ what detail                │",
+            "│▶x    alpha beta gamma del… │",
+            "│ x    d1                    │",
+            "│ x    d2                    │",
+            "│ x    d3                    │",
+            "│ x    d4                    │",
+            "│ x    d5                    │",
+            "├─ selected row in full ─────┤",
+            "│detail: alpha beta gamma    │",
+            "│        delta epsilon zeta  │",
+            "└────────────────────────────┘",
+        ]
+    );
+    // 9 rows: 6 below the header, 3 for rows once the lines are in: too
+    // few, so the border gives the cell, cut to its 28 columns.
+    let lines = drawn(30, 9, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (8 rows)──────────────────┐",
+            "│ what detail                │",
+            "│▶x    alpha beta gamma del… │",
+            "│ x    d1                    │",
+            "│ x    d2                    │",
+            "│ x    d3                    │",
+            "│ x    d4                    │",
+            "│ x    d5                    │",
+            "└detail: alpha beta gamma de…┘",
+        ]
+    );
+}
+
+/// The lines a selected row's cut cells take inside the box: each cell on
+/// its own lines in its columns' order, at most four, the fourth ending in
+/// `…` when more would follow; none when the border holds them.
+#[test]
+fn whole_lines_keep_the_columns_order_and_stop_at_four() {
+    use crate::tui::table::Cell;
+    let header = ["a", "b", "c"].map(String::from);
+    let cells = [
+        Cell::text("one two three four"),
+        Cell::text("xy"),
+        Cell::text("five six seven eight nine ten"),
+    ];
+    // a hides 14, c 26: on the border c comes first; inside, a does.
+    let hidden = cut_cells(&header, &cells, &[4, 2, 3], 0);
+    assert_eq!(
+        on_border(cut_cells(&header, &cells, &[4, 2, 3], 0)),
+        "c: five six seven eight nine ten · a: one two three four"
+    );
+    // 56 characters joined: a border of 56 holds them, one of 55 does not.
+    assert!(whole_lines(&hidden, 56).is_empty());
+    // 20 columns: each text goes on 3 columns in, under its first word,
+    // after its name; 16: five lines, so the fourth ends in `…`.
+    assert_eq!(
+        whole_lines(&hidden, 20),
+        [
+            "a: one two three",
+            "   four",
+            "c: five six seven",
+            "   eight nine ten"
+        ]
+    );
+    assert_eq!(
+        whole_lines(&hidden, 16),
+        [
+            "a: one two three",
+            "   four",
+            "c: five six",
+            "   seven eight …"
+        ]
+    );
 }
