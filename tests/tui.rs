@@ -1211,6 +1211,10 @@ fn every_category_cell_is_the_report_s_with_its_sign() {
     let cell =
         regex::Regex::new(r"(-?\d+\.\d)→(-?\d+\.\d) ([+-]\d+\.\d) ([nt])(?: ([↑↓]))?").unwrap();
     let title = regex::Regex::new(r"^┌(\S+) \[(\S+)\]: (\S+) → (\S+) \(").unwrap();
+    let pass_line = regex::Regex::new(
+        r"^│(\S+) \[(\S+)\]: Pass@\((\d+),(\d+)%\) (\d+\.\d)% \[(\d+\.\d), (\d+\.\d)\] n=(\d+) tasks \((\w+)\)",
+    )
+    .unwrap();
     let mut s = Screen::new(200, 48, d.clone());
     s.keys("2");
     let bench = d.audit.benchmarks()[0].clone();
@@ -1264,6 +1268,33 @@ fn every_category_cell_is_the_report_s_with_its_sign() {
                 here[i] = true;
                 signs[i] += 1;
             }
+        }
+        // The selected cell gives each run's Pass in the category: the
+        // report's `pass_by_category` row, its value, interval and n.
+        let runs: Vec<_> = screen
+            .lines()
+            .filter_map(|l| pass_line.captures(l))
+            .collect();
+        assert_eq!(runs.len(), 2, "{screen}");
+        for (r, run) in runs.iter().zip([base, rl]) {
+            assert_eq!((&r[1], &r[2]), (run, cat), "{screen}");
+            let row = one(
+                &json,
+                "pass_by_category",
+                &[
+                    ("benchmark", json!(bench)),
+                    ("category", json!(cat)),
+                    ("run", json!(run)),
+                    ("k", json!(r[3].parse::<u64>().unwrap())),
+                    ("level", json!(r[4].parse::<u64>().unwrap())),
+                    ("t_mode", json!(&r[9])),
+                ],
+            );
+            let pct = |v: &serde_json::Value| format!("{:.1}", 100.0 * v.as_f64().unwrap());
+            assert_eq!(&r[5], pct(&row["value"]), "{screen}");
+            assert_eq!(&r[6], pct(&row["ci"][0]), "{screen}");
+            assert_eq!(&r[7], pct(&row["ci"][1]), "{screen}");
+            assert_eq!(r[8].parse::<u64>().unwrap(), row["tasks"].as_u64().unwrap());
         }
         let legend = screen
             .lines()

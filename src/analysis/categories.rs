@@ -116,6 +116,28 @@ impl CategoryReport {
         super::passkt::preferred(rows, |a| a.mode)
     }
 
+    /// A run's Pass@(k, level) in one category's cell; `mode: None` prefers
+    /// native.
+    pub fn pass_at(
+        &self,
+        bench: &str,
+        category: &str,
+        run: &str,
+        k: u64,
+        level: u32,
+        mode: Option<Mode>,
+    ) -> Option<&CategoryPass> {
+        let rows = self.pass.iter().filter(|c| {
+            c.benchmark == bench
+                && c.category == category
+                && c.run == run
+                && c.k == k
+                && c.level == level
+                && mode.is_none_or(|m| c.mode == m)
+        });
+        super::passkt::preferred(rows, |c| c.mode)
+    }
+
     /// The categories of a benchmark, in name order.
     pub fn categories(&self, bench: &str) -> Vec<&str> {
         let s: std::collections::BTreeSet<&str> = self

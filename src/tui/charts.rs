@@ -211,7 +211,16 @@ pub fn pass_chart(f: &mut Frame, area: Rect, d: &Loaded, app: &App, theme: &Them
             title: if computing {
                 format!("Pass@({k},t) vs t: the curves are computing…; U(t) the bound")
             } else {
-                format!("Pass@({k},t) vs t, full-budget rollouts cut at t; U(t) the bound (K: +/-)")
+                format!(
+                    "Pass@({k},t) vs t, {}full-budget rollouts cut at t; U(t) the bound (K: +/-)",
+                    // Beside one category's grid, the curves are still the
+                    // benchmark's (SPEC §4.3 has no curve by category).
+                    if app.sel.category.is_some() {
+                        "all tasks' "
+                    } else {
+                        ""
+                    }
+                )
             },
             x_name: &x_name,
             y_name: "Pass",

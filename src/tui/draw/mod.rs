@@ -384,15 +384,16 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             let detail = budget::detail(a, &app.sel);
             // The selected cell takes all its lines on a tall screen (a
             // chart of 12 lines still below), else up to 7 when a real chart
-            // still fits below, 5 beside a small one, and what there is (no
-            // chart) on a short screen, such as under the tour's box.
+            // still fits below, 5 beside a small one (three rows of plot),
+            // and what there is (no chart) on a short screen, such as under
+            // the tour's box or beside a category's grid at 80×24.
             let rest = area.height.saturating_sub(grid_h);
             let want = detail.len() as u16 + 2;
             let det_h = if rest >= want + 12 {
                 want
             } else if rest >= want.min(9) + 8 {
                 want.min(9)
-            } else if rest >= 7 + 6 {
+            } else if rest >= 7 + 7 {
                 want.min(7)
             } else {
                 want.min(rest)

@@ -318,7 +318,23 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
     let mut out = Vec::new();
     // Whether an interval shown is provisional (the note below says so).
     let mut provisional = Vec::new();
+    let category = crate::tui::select::category(a, sel);
     for r in &runs {
+        // In one category's grid (`c`), each run's Pass in that category,
+        // as the grid's cell reads it.
+        if let Some(name) = &category {
+            match mode.and_then(|m| a.categories.pass_at(&bench, name, r, k, level, Some(m))) {
+                Some(c) => out.push(format!(
+                    "{r} [{name}]: Pass@({k},{level}%) {} {} n={} tasks ({})",
+                    pct(Some(c.value)),
+                    pct_ci(c.ci),
+                    c.tasks,
+                    c.mode.name()
+                )),
+                None => out.push(format!("{r} [{name}]: no {mode_name} rollouts at {level}%")),
+            }
+            continue;
+        }
         let cell = mode.and_then(|m| a.pass.cell(&bench, r, k, level, Some(m)));
         provisional.extend(cell.map(|c| c.ci));
         match cell {
@@ -341,8 +357,8 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
     // In one category's grid (`c`), that category's Δ and its contrasts
     // with the others come next: the grid is about them.
     let mut cat = Vec::new();
-    if let (Some(name), Some(p)) = (crate::tui::select::category(a, sel), &pair) {
-        if let Some(x) = a.categories.advantage_at(p.key(), &name, k, level, mode) {
+    if let (Some(name), Some(p)) = (&category, &pair) {
+        if let Some(x) = a.categories.advantage_at(p.key(), name, k, level, mode) {
             cat.push(format!(
                 "category {name}: Δ {} {} over n={} tasks",
                 pp(x.delta),
@@ -357,7 +373,7 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
                 && c.k == k
                 && c.level == level
                 && Some(c.mode) == mode
-                && (c.a == name || c.b == name)
+                && (&c.a == name || &c.b == name)
         }) {
             cat.push(contrast(c));
         }
@@ -370,7 +386,13 @@ pub fn detail(a: &Audit, sel: &Selection) -> Vec<String> {
     {
         provisional.push(x.ci);
         out.push(format!(
-            "Δ {} {} over n={} tasks — {}{}; headroom {}",
+            "{}Δ {} {} over n={} tasks — {}{}; headroom {}",
+            // Beside a category's lines, the benchmark's Δ says so.
+            if category.is_some() {
+                "all tasks: "
+            } else {
+                ""
+            },
             pp(x.delta),
             signed_ci(x.ci, 100.0),
             x.tasks,
