@@ -50,10 +50,12 @@ fn run_holding(opts: &Options) -> Result<(Gates, (crate::schema::LogSet, Audit))
 }
 
 /// A gate's cell: `base → rl on bench at K=1 level 50% (native): Δ = -75.0 pp
-/// [-100.0, -50.0], n=40 tasks, {why}`.
-fn cell_line(a: &crate::analysis::passkt::Advantage, why: &str) -> String {
+/// [-100.0, -50.0], n=40 tasks, {why}`, every gate's line alike. Δ has one
+/// decimal, or `decimals` where a gate compares it with a threshold given
+/// to more (`advantage<X@L`: −3.704 below −3.7 reads `-3.70`, not `-3.7`).
+fn cell_line(a: &crate::analysis::passkt::Advantage, decimals: usize, why: &str) -> String {
     format!(
-        "{} → {} on {} at K={} level {}% ({}): Δ = {:+.1} pp {}, n={} tasks, {why}",
+        "{} → {} on {} at K={} level {}% ({}): Δ = {:+.decimals$} pp {}, n={} tasks, {why}",
         a.base,
         a.rl,
         a.benchmark,
@@ -83,6 +85,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                         "flip: {}",
                         cell_line(
                             a,
+                            1,
                             &format!(
                                 "with adjusted p {} ({})",
                                 crate::report::format::cell_p(&a.test),
@@ -110,7 +113,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                 for a in audit.pass.advantage.iter().filter(|a| a.significant_flip) {
                     out.push(format!(
                         "flip-unadjusted: {}",
-                        cell_line(a, "with its CI below 0")
+                        cell_line(a, 1, "with its CI below 0")
                     ));
                 }
             }
@@ -123,6 +126,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                             "inconclusive@{level}: {}",
                             cell_line(
                                 a,
+                                1,
                                 &crate::report::format::undecided(
                                     &a.test,
                                     audit.settings.adjust,
@@ -169,14 +173,8 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
                                 _ => String::new(),
                             };
                             out.push(format!(
-                                "advantage<{points}@{level}: {} {} → {} ({}): Δ = {:+.2} pp {}, n={} tasks{noise}",
-                                a.benchmark,
-                                a.base,
-                                a.rl,
-                                a.mode.name(),
-                                100.0 * a.delta,
-                                crate::report::format::signed_ci(a.ci, 100.0),
-                                a.tasks
+                                "advantage<{points}@{level}: {}",
+                                cell_line(a, 2, &format!("below {points} pp{noise}"))
                             ));
                         }
                     }

@@ -590,8 +590,10 @@ fn gates_trip_and_do_not_trip() {
         100.0 * row["ci"][1].as_f64().unwrap(),
     );
     assert!((-70.0..-50.0).contains(&hi), "{hi}");
+    // Laid out as every gate's cell line (the flip gates' below), Δ with
+    // two decimals against a threshold in points.
     let head = format!(
-        "gate tripped: advantage<{{}}@50: b base → rl ({}): Δ = -75.00 pp [{lo:+.1}, {hi:+.1}], n={} tasks",
+        "gate tripped: advantage<{{}}@50: base → rl on b at K=1 level 50% ({}): Δ = -75.00 pp [{lo:+.1}, {hi:+.1}], n={} tasks, below {{}} pp",
         row["t_mode"].as_str().unwrap(),
         row["tasks"]
     );
