@@ -112,6 +112,10 @@ pub struct Cli {
     /// report.md starts with the same tour.
     #[arg(long)]
     pub tour: bool,
+    /// The workbench leaves the mouse to the terminal (its own text
+    /// selection) instead of taking the wheel and clicks on the tabs.
+    #[arg(long)]
+    pub no_mouse: bool,
     /// Headless gate (repeatable): flip (after adjustment), flip-unadjusted, budgetmix, "inconclusive@L" or "advantage<X@L".
     #[arg(long, value_name = "GATE", value_parser = parse_gate)]
     pub fail_on: Vec<Gate>,
@@ -173,6 +177,8 @@ pub struct Options {
     pub files_from: Option<PathBuf>,
     pub summarize: Option<PathBuf>,
     pub tour: bool,
+    /// `--no-mouse`.
+    pub no_mouse: bool,
     pub inspect: crate::schema::inspect::InspectOptions,
     pub settings: Settings,
 }
@@ -317,6 +323,7 @@ impl Cli {
             files_from: self.files_from,
             summarize: self.summarize,
             tour: self.tour,
+            no_mouse: self.no_mouse,
             inspect: crate::schema::inspect::InspectOptions {
                 run_label: self.run_label,
                 budget: self.budget,

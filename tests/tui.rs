@@ -692,12 +692,20 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_rl-audit");
-    for (sig, code) in [("TERM", 143), ("HUP", 129), ("q", 0), ("panic", 3)] {
+    for (case, code) in [
+        ("TERM", 143),
+        ("HUP", 129),
+        ("q", 0),
+        ("panic", 3),
+        ("q --no-mouse", 0),
+    ] {
         // "panic": the background worker hits a bug (a test hook injects
         // it): the workbench must restore the terminal, say so and exit 3.
+        // "q --no-mouse": the mouse left to the terminal.
+        let (sig, args) = case.split_once(' ').unwrap_or((case, ""));
         let fault = if sig == "panic" { "worker-panic" } else { "" };
         let mut child = std::process::Command::new("script")
-            .args(["-qec", &format!("exec {bin}"), "/dev/null"])
+            .args(["-qec", &format!("exec {bin} {args}"), "/dev/null"])
             .env("RL_AUDIT_FAULT", fault)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -747,6 +755,15 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         let left = out.rfind("\x1b[?1049l").expect("left the alternate screen");
         assert!(left > out.rfind("\x1b[?1049h").unwrap());
         assert!(out.contains("\x1b[?25h"), "SIG{sig}: cursor left hidden");
+        // The mouse was taken (every motion: ?1003) and given back; with
+        // --no-mouse, never taken.
+        if args == "--no-mouse" {
+            assert!(!out.contains("\x1b[?1003h"), "{case}: took the mouse");
+        } else {
+            let took = out.rfind("\x1b[?1003h").expect("took the mouse");
+            let gave = out.rfind("\x1b[?1003l").expect("gave the mouse back");
+            assert!(gave > took, "SIG{sig}: the mouse left captured");
+        }
         if sig == "panic" {
             // The bug message, after the terminal was restored.
             let msg = out
@@ -4149,4 +4166,99 @@ fn the_panel_on_screen_shows_provisional_intervals_first() {
         "partial-8-likelihood-by-turn-in",
         "6",
     );
+}
+
+/// A left click at (`x`, `y`), through the workbench's mouse handling,
+/// then the screen.
+fn click(s: &mut Screen, x: usize, y: usize) -> String {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    s.app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: x as u16,
+        row: y as u16,
+        modifiers: KeyModifiers::NONE,
+    });
+    s.text()
+}
+
+/// The column and line where `text` first shows on `screen`, on a line
+/// starting with `line_start`.
+fn place_of(screen: &str, line_start: &str, text: &str) -> (usize, usize) {
+    screen
+        .lines()
+        .enumerate()
+        .find_map(|(y, l)| {
+            let at = l.find(text).filter(|_| l.starts_with(line_start))?;
+            Some((l[..at].chars().count(), y))
+        })
+        .unwrap_or_else(|| panic!("no {text:?} on a line starting {line_start:?}\n{screen}"))
+}
+
+/// The mouse does what the keys do: a click on a tab opens its panel, the
+/// wheel moves as ↑↓, a click on the Budget grid's cell selects its K and
+/// level, on a table's row selects it, and on the selected one drills
+/// down; over the help, a click closes it. Every screen is compared whole
+/// with the one the keys give.
+#[test]
+fn the_mouse_picks_tabs_rows_and_grid_cells_as_the_keys_do() {
+    use ratatui::crossterm::event::{MouseEvent, MouseEventKind};
+    let d = demo();
+    let keyed = |keys: &str| Screen::new(120, 40, d.clone()).keys(keys);
+    let mut s = Screen::new(120, 40, d.clone());
+    let first = s.text();
+    // Each tab's label with the space either side of it is that tab; the
+    // dividers and the rest of the line are no tab.
+    let top: Vec<char> = first.lines().next().unwrap().chars().collect();
+    let line: String = top.iter().collect();
+    let mut want = vec![None; top.len()];
+    for (i, p) in rl_audit::tui::panel::Panel::ALL.iter().enumerate() {
+        let label = format!("{} {}", i + 1, p.title());
+        let at = line[..line.find(&label).unwrap()].chars().count();
+        for w in &mut want[at - 1..at + label.chars().count() + 1] {
+            *w = Some(*p);
+        }
+    }
+    for (x, w) in want.iter().enumerate() {
+        assert_eq!(draw::tab_at(x as u16), *w, "column {x} of {line:?}");
+    }
+    // A click on `2 Budget`.
+    let (x, _) = place_of(&first, " ", "2 Budget");
+    assert_eq!(click(&mut s, x, 0), keyed("2"));
+    // The wheel: two notches down, one up.
+    let mut wheel = |kind| {
+        s.app.on_mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    assert!(wheel(MouseEventKind::ScrollDown));
+    assert!(wheel(MouseEventKind::ScrollDown));
+    assert!(wheel(MouseEventKind::ScrollUp));
+    assert_eq!(s.text(), keyed("2j"));
+    // The grid's cell at K=4, 75%: under the `75%` heading, on K=4's line.
+    let screen = s.text();
+    let (x, _) = place_of(&screen, "│K ", "75%");
+    let (_, y) = place_of(&screen, "│4 ", "4");
+    let grid = click(&mut s, x, y);
+    assert_eq!(grid, keyed("2jjll"));
+    // Again: its tasks.
+    let tasks = click(&mut s, x, y);
+    assert_eq!(tasks, keyed("2jjll\n"));
+    // The third task's line, then again: its rollouts.
+    let third = s.app.table().unwrap().rows[2].cells[0].text.clone();
+    let (x, y) = place_of(&tasks, "│ ", &third);
+    assert_eq!(click(&mut s, x, y), keyed("2jjll\njj"));
+    assert_eq!(click(&mut s, x, y), keyed("2jjll\njj\n"));
+    // Past the rows, on the border or the status line: nothing.
+    assert!(!s.app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(ratatui::crossterm::event::MouseButton::Left),
+        column: 0,
+        row: 39,
+        modifiers: KeyModifiers::NONE,
+    }));
+    // Over the help, a click closes it.
+    s.keys("?");
+    assert_eq!(click(&mut s, 50, 20), keyed("2jjll\njj\n"));
 }

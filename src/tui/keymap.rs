@@ -399,8 +399,13 @@ pub fn help_lines() -> Vec<String> {
             };
             format!("{:>16}  {}{scope}", keys_label(b), b.help)
         })
+        .chain(std::iter::once(format!("{:>16}  {MOUSE_HELP}", "mouse")))
         .collect()
 }
+
+/// What the mouse does, on the help's last key line.
+pub const MOUSE_HELP: &str =
+    "the wheel as ↑/↓; click a tab, row or grid cell to pick it, again to drill down";
 
 /// The short command bar at the bottom: the bindings with a bar word that
 /// act on this panel.

@@ -31,9 +31,11 @@ impl Drop for Restore {
     }
 }
 
-/// Leaves raw mode and the alternate screen and shows the cursor again
-/// (ratatui's `restore` leaves the cursor as the last frame had it).
+/// Gives the mouse back, leaves raw mode and the alternate screen and shows
+/// the cursor again (ratatui's `restore` leaves the cursor as the last frame
+/// had it, and the mouse captured).
 fn restore_terminal() {
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
     ratatui::restore();
     let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
 }
@@ -87,6 +89,10 @@ pub fn run(opts: Options) -> Result<()> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
     let _guard = Restore;
+    // The wheel and clicks on the tabs, unless the terminal keeps them.
+    if !opts.no_mouse {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+    }
     // SIGTERM / SIGHUP (a killed SSH session, `kill`): leave cleanly so the
     // guard restores the terminal, instead of dying in raw mode.
     // The exit status after a signal is the shell's 128 + signal number,
@@ -167,6 +173,7 @@ pub fn run(opts: Options) -> Result<()> {
                     app.on_key(k);
                     dirty = true;
                 }
+                Event::Mouse(m) => dirty |= app.on_mouse(m),
                 Event::Resize(..) => dirty = true,
                 _ => {}
             }

@@ -380,6 +380,59 @@ impl App {
         }
     }
 
+    /// The mouse, as the keys it stands for: the wheel as ↑ / ↓ (a table's
+    /// selection, the help's or the tour's text); a left click on a tab as
+    /// its panel's number; on a table's row, as the moves that select it
+    /// (on the Budget grid, its K and level), and on the selected row as
+    /// Enter. Ignored while a prompt is typed; over the help, a click
+    /// closes it. Whether anything changed (the screen is drawn again).
+    pub fn on_mouse(&mut self, m: MouseEvent) -> bool {
+        if self.search_editing || self.filter_editing {
+            return false;
+        }
+        let key = |app: &mut App, code: KeyCode| {
+            app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+            true
+        };
+        match m.kind {
+            MouseEventKind::ScrollUp => key(self, KeyCode::Up),
+            MouseEventKind::ScrollDown => key(self, KeyCode::Down),
+            MouseEventKind::Down(MouseButton::Left) if self.help => key(self, KeyCode::Esc),
+            MouseEventKind::Down(MouseButton::Left) if m.row == 0 => {
+                match crate::tui::draw::tab_at(m.column)
+                    .and_then(|p| char::from_digit(p.index() as u32 + 1, 10))
+                {
+                    Some(d) => key(self, KeyCode::Char(d)),
+                    None => false,
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) if self.tour.is_none() => {
+                let Some((row, level)) = self.rows_at.and_then(|r| r.at(m.column, m.row)) else {
+                    return false;
+                };
+                let levels = self
+                    .data
+                    .as_ref()
+                    .map_or(0, |d| d.audit.settings.levels.len());
+                let level = level.filter(|&l| l < levels);
+                let n = self.table().map_or(0, |t| t.rows.len());
+                if row >= n || (self.grid() && level.is_none()) {
+                    return false;
+                }
+                if row == self.row() && level.is_none_or(|l| l == self.sel.level) {
+                    return key(self, KeyCode::Enter);
+                }
+                self.message = None;
+                self.move_row(row as i64 - self.row() as i64);
+                if let Some(l) = level {
+                    self.sel.level = l;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A typed character of the `F` prompt, or Enter: a valid pattern opens
     /// its results; an invalid one says why and stays in the prompt.
     pub fn search_key(&mut self, c: Option<char>, done: bool) {

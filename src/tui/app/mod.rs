@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 use super::keymap::{lookup, Command};
 use super::panel::Panel;
@@ -71,6 +73,8 @@ pub struct App {
     pub stack: Vec<View>,
     /// Selected row of the current table, per depth.
     pub rows: Vec<usize>,
+    /// Where the last frame drew the current table's rows, for a click.
+    pub rows_at: Option<crate::tui::draw::RowsAt>,
     /// Characters the long cells of a table are scrolled sideways.
     pub hscroll: usize,
     pub help: bool,
@@ -172,6 +176,7 @@ impl App {
             sel: Selection::default(),
             stack: Vec::new(),
             rows: vec![0],
+            rows_at: None,
             hscroll: 0,
             help: false,
             help_scroll: 0,

@@ -319,6 +319,33 @@ pub fn table_height(t: &TableData, title: &str, hscroll: usize, width: u16) -> u
     u16::try_from(t.rows.len() + 2 + header + inside).unwrap_or(u16::MAX)
 }
 
+/// Where a table's rows are on screen, for a click to pick one: the area
+/// they take (a line a row) and the first one drawn; on the Budget grid,
+/// where its level columns begin and how far apart they are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RowsAt {
+    pub area: Rect,
+    pub first: usize,
+    /// The grid's first level column's x and the columns' step.
+    pub levels: Option<(u16, u16)>,
+}
+
+impl RowsAt {
+    /// The row and, on the grid, the level column at (`x`, `y`).
+    pub fn at(&self, x: u16, y: u16) -> Option<(usize, Option<usize>)> {
+        let a = self.area;
+        if !(a.x..a.x + a.width).contains(&x) || !(a.y..a.y + a.height).contains(&y) {
+            return None;
+        }
+        let level = self
+            .levels
+            .and_then(|(start, step)| x.checked_sub(start).map(|d| usize::from(d / step.max(1))));
+        Some((self.first + usize::from(y - a.y), level))
+    }
+}
+
+/// Draws `t` in `area`, `selected` highlighted, and says where its rows
+/// went ([`RowsAt`]).
 pub fn table(
     f: &mut Frame,
     area: Rect,
@@ -327,7 +354,7 @@ pub fn table(
     theme: &Theme,
     title: &str,
     hscroll: usize,
-) {
+) -> RowsAt {
     let widths = widths(t, area.width);
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
     let header = header_row(&t.header, width_of);
@@ -389,4 +416,14 @@ pub fn table(
     let mut state = TableState::default()
         .with_selected(selected.filter(|_| n > 0).map(|s| s.min(n - 1) - offset));
     f.render_stateful_widget(widget, area, &mut state);
+    let shown = u16::try_from(n.saturating_sub(offset)).unwrap_or(u16::MAX);
+    RowsAt {
+        area: Rect {
+            y: area.y + header_h,
+            height: area.height.saturating_sub(header_h).min(shown),
+            ..area
+        },
+        first: offset,
+        levels: None,
+    }
 }

@@ -40,11 +40,9 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
         Constraint::Length(1),
     ])
     .areas(f.area());
-    let titles: Vec<Line> = Panel::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| Line::from(format!("{} {}", i + 1, p.title())))
-        .collect();
+    // The rows a click may pick: the selected table's, once drawn below.
+    app.rows_at = None;
+    let titles: Vec<Line> = tab_titles().into_iter().map(Line::from).collect();
     f.render_widget(
         Tabs::new(titles)
             .select(app.panel.index())
@@ -79,6 +77,30 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     if app.help {
         help(f, app.panel, app.help_scroll);
     }
+}
+
+/// The panels' tabs on the top line: `1 Overview`, `2 Budget`, …
+fn tab_titles() -> Vec<String> {
+    Panel::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
+        .collect()
+}
+
+/// The panel whose tab covers column `x` of the top line, as [`draw`] lays
+/// the tabs out (ratatui's `Tabs`: a space either side of each title, `│`
+/// between them); none on a divider or past the last tab.
+pub fn tab_at(x: u16) -> Option<Panel> {
+    let mut start = 0usize;
+    for (title, p) in tab_titles().iter().zip(Panel::ALL) {
+        let end = start + title.chars().count() + 2;
+        if (start..end).contains(&usize::from(x)) {
+            return Some(p);
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// Where the drill-down stands: the panel, each view opened (`›`), Esc.
@@ -145,7 +167,15 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             format!("{} observation: {}", t.text(row, 1), t.text(row, 3)),
         ],
         _ => {
-            table(f, area, &t, Some(app.row()), theme, &title, app.hscroll);
+            app.rows_at = Some(table(
+                f,
+                area,
+                &t,
+                Some(app.row()),
+                theme,
+                &title,
+                app.hscroll,
+            ));
             return;
         }
     };
@@ -163,7 +193,15 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let box_h = (lines.len() as u16 * 2 + 3).max(lake_h);
     let [a1, a2] =
         Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(12))]).areas(area);
-    table(f, a1, &t, Some(app.row()), theme, &title, app.hscroll);
+    app.rows_at = Some(table(
+        f,
+        a1,
+        &t,
+        Some(app.row()),
+        theme,
+        &title,
+        app.hscroll,
+    ));
     let whole = format!("turn {} whole", t.text(row, 0));
     match lake {
         Some(l) => {
@@ -376,7 +414,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             let [top, rest] =
                 Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).areas(area);
             lines_box(f, top, "loaded", info);
-            table(f, rest, &t, Some(row), theme, "", hs);
+            app.rows_at = Some(table(f, rest, &t, Some(row), theme, "", hs));
         }
         Panel::Budget => {
             let grid_h = (t.rows.len() + 3 + grid_title(&t, area.width).1.len()) as u16;
@@ -404,7 +442,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
                 Constraint::Min(0),
             ])
             .areas(area);
-            budget_grid(f, g, &t, app, theme);
+            app.rows_at = Some(budget_grid(f, g, &t, app, theme));
             lines_box(f, det, "selected cell", detail);
             // Under the tour's box a short screen keeps the grid and the
             // selected cell whole, and drops the chart.
@@ -420,7 +458,7 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
         }
         Panel::Steps => {
             let (a1, a2) = split(area, &t, 2);
-            table(f, a1, &t, Some(row), theme, "", hs);
+            app.rows_at = Some(table(f, a1, &t, Some(row), theme, "", hs));
             let turns = analyses::matched_turns(a, row);
             table(f, a2, &turns, None, theme, "", hs);
         }
@@ -432,25 +470,25 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
                 Constraint::Length(4),
             ])
             .areas(area);
-            table(f, a1, &t, Some(row), theme, "", hs);
+            app.rows_at = Some(table(f, a1, &t, Some(row), theme, "", hs));
             charts::nll_chart(f, a2, d, app, theme);
             charts::interval_line(f, a3, d, app);
         }
         Panel::Training => {
             let (a1, a2) = split(area, &t, 2);
-            table(f, a1, &t, Some(row), theme, "", hs);
+            app.rows_at = Some(table(f, a1, &t, Some(row), theme, "", hs));
             charts::metric_chart(f, a2, d, app, theme);
         }
         Panel::BudgetMix => {
             let (a1, a2) = split(area, &t, 2);
-            table(f, a1, &t, Some(row), theme, "", hs);
+            app.rows_at = Some(table(f, a1, &t, Some(row), theme, "", hs));
             table(f, a2, &analyses::gains(a, &app.sel), None, theme, "", hs);
         }
-        Panel::Recovery => table(f, area, &t, Some(row), theme, "", hs),
+        Panel::Recovery => app.rows_at = Some(table(f, area, &t, Some(row), theme, "", hs)),
     }
 }
 
-fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Theme) {
+fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Theme) -> RowsAt {
     let sel_row = app.row();
     // K's column, then the levels' alike: what the borders, K and the gaps
     // between the columns leave.
@@ -482,7 +520,18 @@ fn budget_grid(f: &mut Frame, area: Rect, t: &TableData, app: &App, theme: &Them
         .title(top)
         .title_bottom(cut(&t.legend, room));
     let area = with_lines_inside(f, area, block, inside);
+    let n = u16::try_from(t.rows.len()).unwrap_or(u16::MAX);
     f.render_widget(Table::new(rows, w).header(header), area);
+    // Below the header, a row a K; the level columns after K's 4 and a gap.
+    RowsAt {
+        area: Rect {
+            y: area.y + 1,
+            height: area.height.saturating_sub(1).min(n),
+            ..area
+        },
+        first: 0,
+        levels: Some((area.x + 5, each + 1)),
+    }
 }
 
 /// The Budget grid's title as drawn `width` columns wide: on its top

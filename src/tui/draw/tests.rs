@@ -2,10 +2,13 @@ use super::*;
 use crate::tui::table::{Mark, Target};
 
 /// What `draw` draws on a `w`×`h` screen, line by line.
-fn drawn(w: u16, h: u16, draw: impl FnOnce(&mut Frame)) -> Vec<String> {
+fn drawn<R>(w: u16, h: u16, draw: impl FnOnce(&mut Frame) -> R) -> Vec<String> {
     let backend = ratatui::backend::TestBackend::new(w, h);
     let mut term = ratatui::Terminal::new(backend).expect("a test terminal");
-    term.draw(draw).expect("drawn");
+    term.draw(|f| {
+        draw(f);
+    })
+    .expect("drawn");
     let buffer = term.backend().buffer();
     (0..h)
         .map(|y| (0..w).map(|x| buffer[(x, y)].symbol()).collect())
@@ -331,7 +334,9 @@ fn a_table_drawn_from_its_visible_rows_is_the_whole_tables_screen() {
                 Some(35),
             ] {
                 let want = screen(h, &|f| whole(f, &t, selected));
-                let got = screen(h, &|f| table(f, f.area(), &t, selected, &theme, "", 0));
+                let got = screen(h, &|f| {
+                    table(f, f.area(), &t, selected, &theme, "", 0);
+                });
                 assert_eq!(got, want, "{n} rows, height {h}, selected {selected:?}");
             }
         }
@@ -367,7 +372,10 @@ fn a_selected_rows_cut_cells_go_inside_the_box_when_the_border_is_short() {
     // and `alpha beta gamma`, then `delta epsilon zeta` under it. 12
     // rows: 9 for rows below the header, 3 of them for the rule and the
     // two lines, 6 for rows (at least 5 must stay).
-    let lines = drawn(30, 12, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
+    let mut rows_at = None;
+    let lines = drawn(30, 12, |f| {
+        rows_at = Some(table(f, f.area(), &t, Some(0), &theme, "", 0))
+    });
     assert_eq!(
         lines,
         [
@@ -385,6 +393,15 @@ fn a_selected_rows_cut_cells_go_inside_the_box_when_the_border_is_short() {
             "└────────────────────────────┘",
         ]
     );
+    // The six rows drawn, for a click: lines 2–7 inside the borders; the
+    // rule and the lines below them are no row.
+    let rows_at = rows_at.unwrap();
+    assert_eq!(rows_at.area, Rect::new(1, 2, 28, 6));
+    assert_eq!(rows_at.at(1, 2), Some((0, None)));
+    assert_eq!(rows_at.at(28, 7), Some((5, None)));
+    assert_eq!(rows_at.at(5, 8), None);
+    assert_eq!(rows_at.at(0, 3), None);
+    assert_eq!(rows_at.at(5, 1), None);
     // 9 rows: 6 below the header, 3 for rows once the lines are in: too
     // few, so the border gives the cell, cut to its 28 columns.
     let lines = drawn(30, 9, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
