@@ -755,14 +755,19 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
         let left = out.rfind("\x1b[?1049l").expect("left the alternate screen");
         assert!(left > out.rfind("\x1b[?1049h").unwrap());
         assert!(out.contains("\x1b[?25h"), "SIG{sig}: cursor left hidden");
-        // The mouse was taken (every motion: ?1003) and given back; with
-        // --no-mouse, never taken.
+        // The mouse was taken (presses ?1000, drags ?1002, SGR ?1006; not
+        // every motion, ?1003) and given back; with --no-mouse, never taken.
         if args == "--no-mouse" {
-            assert!(!out.contains("\x1b[?1003h"), "{case}: took the mouse");
+            assert!(!out.contains("\x1b[?1000h"), "{case}: took the mouse");
         } else {
-            let took = out.rfind("\x1b[?1003h").expect("took the mouse");
-            let gave = out.rfind("\x1b[?1003l").expect("gave the mouse back");
-            assert!(gave > took, "SIG{sig}: the mouse left captured");
+            assert!(!out.contains("\x1b[?1003h"), "{case}: every motion asked");
+            for mode in ["1000", "1002", "1006"] {
+                let took = out
+                    .rfind(&format!("\x1b[?{mode}h"))
+                    .expect("took the mouse");
+                let gave = out.rfind(&format!("\x1b[?{mode}l")).expect("gave it back");
+                assert!(gave > took, "SIG{sig}: the mouse left captured ({mode})");
+            }
         }
         if sig == "panic" {
             // The bug message, after the terminal was restored.

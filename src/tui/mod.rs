@@ -40,6 +40,11 @@ fn restore_terminal() {
     let _ = crossterm::execute!(std::io::stdout(), crossterm::cursor::Show);
 }
 
+/// Asks the terminal for button presses, drags and the wheel in SGR form
+/// (crossterm's `EnableMouseCapture` also asks for every motion: a report
+/// per mouse move, over SSH too). `DisableMouseCapture` turns all off.
+const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
+
 /// How often `--follow` looks at the log files' sizes and times.
 const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 
@@ -89,9 +94,11 @@ pub fn run(opts: Options) -> Result<()> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Error::Usage(format!("cannot open the terminal ({e}); use --headless")))?;
     let _guard = Restore;
-    // The wheel and clicks on the tabs, unless the terminal keeps them.
+    // The wheel and clicks, unless the terminal keeps them.
     if !opts.no_mouse {
-        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture);
+        use std::io::Write;
+        let mut out = std::io::stdout();
+        let _ = out.write_all(MOUSE_ON.as_bytes()).and_then(|_| out.flush());
     }
     // SIGTERM / SIGHUP (a killed SSH session, `kill`): leave cleanly so the
     // guard restores the terminal, instead of dying in raw mode.
