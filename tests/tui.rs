@@ -483,7 +483,7 @@ fn help_overlay_lists_the_real_key_map() {
             "help lacks {line:?}\n{screen}"
         );
     }
-    assert!(screen.contains("Budget — how to read it"));
+    assert!(screen.contains("Budget — how to read it"), "{screen}");
     let screen = s.keys("x");
     assert!(!screen.contains("how to read it"));
 }
@@ -1355,6 +1355,7 @@ fn state(app: &App) -> String {
             app.balance,
             app.search_editing,
             app.tour.as_ref().map(|t| (t.at, t.scroll)),
+            &app.clipboard,
         )
     )
 }
@@ -4266,4 +4267,51 @@ fn the_mouse_picks_tabs_rows_and_grid_cells_as_the_keys_do() {
     // Over the help, a click closes it.
     s.keys("?");
     assert_eq!(click(&mut s, 50, 20), keyed("2jjll\njj\n"));
+}
+
+/// `y` copies the selected row as `name: value` lines (each cell whole,
+/// as the table holds it) or, on the Budget grid, the selected cell's box
+/// as drawn; the status line says how much.
+#[test]
+fn y_copies_the_selected_row_or_cell() {
+    let d = demo();
+    let mut s = Screen::new(160, 48, d.clone());
+    // The Overview's second finding.
+    let screen = s.keys("jy");
+    let t = s.app.table().unwrap();
+    let want: Vec<String> = t
+        .header
+        .iter()
+        .zip(&t.rows[1].cells)
+        .map(|(h, c)| format!("{h}: {}", c.text))
+        .collect();
+    let got = s.app.clipboard.take().expect("copied");
+    assert_eq!(got, want.join("\n"));
+    assert_eq!(got.lines().count(), 3);
+    assert!(
+        screen.contains(&format!(
+            "copied row 2 ({} characters) to the clipboard",
+            got.chars().count()
+        )),
+        "{screen}"
+    );
+    // The grid's K=2 25% cell: the box's lines as drawn at 160 columns
+    // (none wraps there).
+    let screen = s.keys("2jy");
+    let got = s.app.clipboard.take().expect("copied");
+    let boxed: Vec<String> = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("┌selected cell"))
+        .skip(1)
+        .take_while(|l| !l.starts_with('└'))
+        .map(|l| {
+            l.trim_start_matches('│')
+                .trim_end_matches('│')
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    assert!(boxed.len() >= 4, "{screen}");
+    assert_eq!(got.lines().collect::<Vec<_>>(), boxed);
+    assert!(got.contains("Pass@(2,25%)"), "{got}");
 }

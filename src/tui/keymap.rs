@@ -32,6 +32,8 @@ pub enum Command {
     Enter,
     Filter,
     Export,
+    /// y: the selected row (the grid: the selected cell) to the clipboard.
+    Copy,
     NextBenchmark,
     NextPair,
     KUp,
@@ -302,6 +304,13 @@ pub const KEYMAP: &[Binding] = &[
         panels: &[],
         help: "write the current table to rl-audit-export-<table>.csv",
         bar: Some("export"),
+    },
+    Binding {
+        keys: &[Char('y')],
+        command: Command::Copy,
+        panels: &[],
+        help: "copy the selected row (Budget grid: its cell) to the clipboard, over SSH too",
+        bar: None,
     },
     Binding {
         keys: &[Char('B')],

@@ -45,6 +45,28 @@ fn restore_terminal() {
 /// per mouse move, over SSH too). `DisableMouseCapture` turns all off.
 const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1002h\x1b[?1006h";
 
+/// The terminal sequence that puts `text` on the clipboard (OSC 52, its
+/// bytes in base64): the terminal's own, so over SSH it reaches the
+/// user's machine.
+pub fn osc52(text: &str) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut b64 = String::with_capacity(text.len().div_ceil(3) * 4);
+    for chunk in text.as_bytes().chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            b64.push(if i <= chunk.len() {
+                char::from(ABC[(n >> (18 - 6 * i) & 63) as usize])
+            } else {
+                '='
+            });
+        }
+    }
+    format!("\x1b]52;c;{b64}\x07")
+}
+
 /// How often `--follow` looks at the log files' sizes and times.
 const FOLLOW_EVERY: Duration = Duration::from_millis(500);
 
@@ -179,6 +201,13 @@ pub fn run(opts: Options) -> Result<()> {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
                     app.on_key(k);
                     dirty = true;
+                    if let Some(text) = app.clipboard.take() {
+                        use std::io::Write;
+                        let mut out = std::io::stdout();
+                        let _ = out
+                            .write_all(osc52(&text).as_bytes())
+                            .and_then(|_| out.flush());
+                    }
                 }
                 Event::Mouse(m) => dirty |= app.on_mouse(m),
                 Event::Resize(..) => dirty = true,
@@ -291,5 +320,26 @@ pub fn run(opts: Options) -> Result<()> {
     match failure {
         Some(why) => Err(Error::Usage(why)),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// RFC 4648's base64 test vectors, inside OSC 52.
+    #[test]
+    fn osc52_carries_the_text_in_base64() {
+        for (text, b64) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::osc52(text), format!("\x1b]52;c;{b64}\x07"));
+        }
+        // Past ASCII: the UTF-8 bytes of `Δ` (0xCE 0x94) and `→` (0xE2 0x86 0x92).
+        assert_eq!(super::osc52("Δ→"), "\x1b]52;c;zpTihpI=\x07");
     }
 }

@@ -63,6 +63,7 @@ impl App {
                 self.search_editing = true;
             }
             Command::Export => self.export(),
+            Command::Copy => self.copy(),
             Command::NextBenchmark => {
                 self.sel.bench += 1;
                 self.sel.pair = 0;
@@ -331,6 +332,40 @@ impl App {
             Ok(()) => format!("exported {} rows to {name}", t.rows.len()),
             Err(e) => format!("cannot write {name}: {e}"),
         });
+    }
+
+    /// `y`: the selected row as `name: value` lines, or on the Budget grid
+    /// the selected cell's box, for the terminal loop to hand to the
+    /// clipboard ([`App::clipboard`]).
+    fn copy(&mut self) {
+        let Some(d) = self.data.clone() else { return };
+        let (text, what) = if self.grid() {
+            (
+                budget::detail(&d.audit, &self.sel).join("\n"),
+                "the selected cell".to_string(),
+            )
+        } else {
+            let Some(t) = self.table() else { return };
+            let Some(r) = t.rows.get(self.row()) else {
+                self.message = Some("nothing to copy: the table has no rows".into());
+                return;
+            };
+            let lines: Vec<String> = r
+                .cells
+                .iter()
+                .enumerate()
+                .map(|(j, c)| match t.header.get(j).filter(|h| !h.is_empty()) {
+                    Some(h) => format!("{h}: {}", c.text),
+                    None => c.text.clone(),
+                })
+                .collect();
+            (lines.join("\n"), format!("row {}", self.row() + 1))
+        };
+        self.message = Some(format!(
+            "copied {what} ({} characters) to the clipboard — if nothing arrives, the terminal does not take OSC 52 (tmux: set-clipboard on)",
+            text.chars().count()
+        ));
+        self.clipboard = Some(text);
     }
 
     /// One key press: the filter prompt, the help overlay (any key closes

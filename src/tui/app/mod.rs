@@ -73,6 +73,8 @@ pub struct App {
     pub stack: Vec<View>,
     /// Selected row of the current table, per depth.
     pub rows: Vec<usize>,
+    /// Text `y` copied, for the terminal loop to hand to the clipboard.
+    pub clipboard: Option<String>,
     /// Where the last frame drew the current table's rows, for a click.
     pub rows_at: Option<crate::tui::draw::RowsAt>,
     /// Characters the long cells of a table are scrolled sideways.
@@ -177,6 +179,7 @@ impl App {
             stack: Vec::new(),
             rows: vec![0],
             rows_at: None,
+            clipboard: None,
             hscroll: 0,
             help: false,
             help_scroll: 0,
