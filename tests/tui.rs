@@ -4290,7 +4290,7 @@ fn y_copies_the_selected_row_or_cell() {
     assert_eq!(got.lines().count(), 3);
     assert!(
         screen.contains(&format!(
-            "copied row 2 ({} characters) to the clipboard",
+            "copied row 2 to the clipboard ({} characters, by OSC 52)",
             got.chars().count()
         )),
         "{screen}"

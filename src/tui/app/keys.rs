@@ -361,8 +361,9 @@ impl App {
                 .collect();
             (lines.join("\n"), format!("row {}", self.row() + 1))
         };
+        // Whether it arrives is the terminal's to say (OSC 52: README).
         self.message = Some(format!(
-            "copied {what} ({} characters) to the clipboard — if nothing arrives, the terminal does not take OSC 52 (tmux: set-clipboard on)",
+            "copied {what} to the clipboard ({} characters, by OSC 52)",
             text.chars().count()
         ));
         self.clipboard = Some(text);
