@@ -342,7 +342,7 @@ impl App {
         let (text, what) = if self.grid() {
             (
                 budget::detail(&d.audit, &self.sel).join("\n"),
-                "the selected cell".to_string(),
+                "the cell".to_string(),
             )
         } else {
             let Some(t) = self.table() else { return };
