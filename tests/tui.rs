@@ -4210,23 +4210,46 @@ fn the_mouse_picks_tabs_rows_and_grid_cells_as_the_keys_do() {
     use ratatui::crossterm::event::{MouseEvent, MouseEventKind};
     let d = demo();
     let keyed = |keys: &str| Screen::new(120, 40, d.clone()).keys(keys);
-    let mut s = Screen::new(120, 40, d.clone());
-    let first = s.text();
-    // Each tab's label with the space either side of it is that tab; the
-    // dividers and the rest of the line are no tab.
-    let top: Vec<char> = first.lines().next().unwrap().chars().collect();
-    let line: String = top.iter().collect();
-    let mut want = vec![None; top.len()];
-    for (i, p) in rl_audit::tui::panel::Panel::ALL.iter().enumerate() {
-        let label = format!("{} {}", i + 1, p.title());
-        let at = line[..line.find(&label).unwrap()].chars().count();
-        for w in &mut want[at - 1..at + label.chars().count() + 1] {
-            *w = Some(*p);
+    // Each tab is its stretch of the top line between the dividers, as
+    // drawn (at 120 columns a space either side of its name; at 80 none,
+    // and the longest other names cut); the dividers and the rest of the
+    // line are no tab. At 80 columns every number shows, and the panel on
+    // screen's name whole.
+    for (w, keys, whole) in [
+        (120, "", "1 Overview"),
+        (80, "", "1 Overview"),
+        (80, "6", "6 Likelihood"),
+    ] {
+        let mut s = Screen::new(w, 24, d.clone());
+        let top: String = s.keys(keys).lines().next().unwrap().to_string();
+        let panel = s.app.panel;
+        assert_eq!(top.split('│').count(), 8, "{top:?}");
+        let mut want = Vec::new();
+        for (i, seg) in top.split('│').enumerate() {
+            let extent = seg.trim_end().chars().count() + usize::from(seg.starts_with(' '));
+            assert!(
+                seg.trim_start().starts_with(&format!("{} ", i + 1)),
+                "{top:?}"
+            );
+            want.extend(std::iter::repeat_n(
+                Some(rl_audit::tui::panel::Panel::ALL[i]),
+                extent,
+            ));
+            want.extend(std::iter::repeat_n(None, seg.chars().count() - extent));
+            want.push(None);
+        }
+        assert_eq!(want.len(), top.chars().count() + 1, "{top:?}");
+        assert!(top.contains(whole), "{top:?}");
+        for (x, p) in want.iter().enumerate() {
+            assert_eq!(
+                draw::tab_at(x as u16, w, panel),
+                *p,
+                "column {x} of {top:?}"
+            );
         }
     }
-    for (x, w) in want.iter().enumerate() {
-        assert_eq!(draw::tab_at(x as u16), *w, "column {x} of {line:?}");
-    }
+    let mut s = Screen::new(120, 40, d.clone());
+    let first = s.text();
     // A click on `2 Budget`.
     let (x, _) = place_of(&first, " ", "2 Budget");
     assert_eq!(click(&mut s, x, 0), keyed("2"));

@@ -435,7 +435,7 @@ impl App {
             MouseEventKind::ScrollDown => key(self, KeyCode::Down),
             MouseEventKind::Down(MouseButton::Left) if self.help => key(self, KeyCode::Esc),
             MouseEventKind::Down(MouseButton::Left) if m.row == 0 => {
-                match crate::tui::draw::tab_at(m.column)
+                match crate::tui::draw::tab_at(m.column, self.width, self.panel)
                     .and_then(|p| char::from_digit(p.index() as u32 + 1, 10))
                 {
                     Some(d) => key(self, KeyCode::Char(d)),

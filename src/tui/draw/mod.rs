@@ -42,11 +42,13 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     .areas(f.area());
     // The rows a click may pick: the selected table's, once drawn below.
     app.rows_at = None;
-    let titles: Vec<Line> = tab_titles().into_iter().map(Line::from).collect();
+    let tabs = Tabbed::new(top.width, app.panel);
+    let pad = if tabs.padded { " " } else { "" };
     f.render_widget(
-        Tabs::new(titles)
+        Tabs::new(tabs.titles.into_iter().map(Line::from))
             .select(app.panel.index())
             .highlight_style(theme.accent().add_modifier(Modifier::REVERSED))
+            .padding(pad, pad)
             .divider("│"),
         top,
     );
@@ -79,22 +81,62 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     }
 }
 
-/// The panels' tabs on the top line: `1 Overview`, `2 Budget`, …
-fn tab_titles() -> Vec<String> {
-    Panel::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{} {}", i + 1, p.title()))
-        .collect()
+/// The panels' tabs on the top line as drawn `width` columns wide with
+/// `selected` on screen: `1 Overview`, `2 Budget`, … each with a space
+/// either side and `│` between; where that is too wide (80 columns), no
+/// spaces, and then the longest names but the selected one's cut with `…`
+/// a character at a time (`6 Likeliho…`), so that every panel's number
+/// shows.
+struct Tabbed {
+    titles: Vec<String>,
+    /// Whether each title has a space either side.
+    padded: bool,
 }
 
-/// The panel whose tab covers column `x` of the top line, as [`draw`] lays
-/// the tabs out (ratatui's `Tabs`: a space either side of each title, `│`
-/// between them); none on a divider or past the last tab.
-pub fn tab_at(x: u16) -> Option<Panel> {
+impl Tabbed {
+    fn new(width: u16, selected: Panel) -> Tabbed {
+        let whole: Vec<String> = Panel::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} {}", i + 1, p.title()))
+            .collect();
+        let width = usize::from(width);
+        let dividers = whole.len() - 1;
+        let lens: Vec<usize> = whole.iter().map(|t| t.chars().count()).collect();
+        if lens.iter().map(|l| l + 2).sum::<usize>() + dividers <= width {
+            return Tabbed {
+                titles: whole,
+                padded: true,
+            };
+        }
+        let mut lens = lens;
+        // `6 L…`: a number, its space, a letter and the ellipsis at least.
+        while lens.iter().sum::<usize>() + dividers > width {
+            let longest = (0..lens.len())
+                .filter(|&i| Panel::ALL[i] != selected && lens[i] > 4)
+                .max_by_key(|&i| (lens[i], std::cmp::Reverse(i)));
+            match longest {
+                Some(i) => lens[i] -= 1,
+                None => break,
+            }
+        }
+        Tabbed {
+            titles: whole.iter().zip(&lens).map(|(t, &l)| cut(t, l)).collect(),
+            padded: false,
+        }
+    }
+}
+
+/// The panel whose tab covers column `x` of the top line drawn `width`
+/// columns wide with `selected` on screen, as [`draw`] lays the tabs out
+/// ([`Tabbed`], in ratatui's `Tabs`); none on a divider or past the last
+/// tab.
+pub fn tab_at(x: u16, width: u16, selected: Panel) -> Option<Panel> {
+    let tabs = Tabbed::new(width, selected);
+    let pad = if tabs.padded { 2 } else { 0 };
     let mut start = 0usize;
-    for (title, p) in tab_titles().iter().zip(Panel::ALL) {
-        let end = start + title.chars().count() + 2;
+    for (title, p) in tabs.titles.iter().zip(Panel::ALL) {
+        let end = start + title.chars().count() + pad;
         if (start..end).contains(&usize::from(x)) {
             return Some(p);
         }
