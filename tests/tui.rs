@@ -712,8 +712,10 @@ fn quit_and_signals_restore_the_terminal_with_the_right_status() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // Up to 30 s: six copies of these tests at once on two cores took
+        // over 10 s to start `script` and its child.
         let mut pid = None;
-        for _ in 0..100 {
+        for _ in 0..300 {
             std::thread::sleep(std::time::Duration::from_millis(100));
             pid = child_of(child.id());
             if pid.is_some() {
