@@ -1095,6 +1095,7 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget-rollouts-marked", "2ll\n\nx"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
+        ("2-budget-step", "2ll\n\n\n|j\n"),
         ("search-prompt", "2Fcell"),
         ("search", "2Fcell 1[45]$\n"),
         ("help", "2?"),
@@ -4339,4 +4340,46 @@ fn y_copies_the_selected_row_or_cell() {
     assert!(boxed.len() >= 4, "{screen}");
     assert_eq!(got.lines().collect::<Vec<_>>(), boxed);
     assert!(got.contains("Pass@(2,25%)"), "{got}");
+}
+
+/// Enter on a trajectory's step opens it whole: each field's name on a
+/// line, then its text wrapped under it, two columns in, within the
+/// screen's width; the lines put back together are the step's cells.
+#[test]
+fn a_step_opens_whole_each_field_under_its_name() {
+    let d = demo();
+    let mut s = Screen::new(80, 24, d.clone());
+    s.keys_then_read("2ll\n\n\n");
+    let traj = s.app.table().unwrap();
+    assert_eq!(traj.name, "trajectory");
+    let screen = s.keys("j\n");
+    let step = s.app.table().unwrap();
+    assert_eq!(step.name, "step", "{screen}");
+    assert!(step
+        .title
+        .ends_with(&format!("turn {} whole", traj.text(1, 0))));
+    // Field by field: `name:` then its text's lines.
+    let mut fields: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &step.rows {
+        let line = &r.cells[0].text;
+        match line.strip_prefix("  ") {
+            Some(text) => fields.last_mut().unwrap().1.push(text.to_string()),
+            None => fields.push((line.trim_end_matches(':').to_string(), Vec::new())),
+        }
+        assert!(line.chars().count() <= 80 - 6 + 2, "{line:?}");
+    }
+    let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        traj.header.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    for ((name, lines), cell) in fields.iter().zip(&traj.rows[1].cells) {
+        assert_eq!(lines.join(" "), cell.text, "{name}");
+    }
+    // Esc: back on the trajectory, the step still selected.
+    s.keys("\x1b");
+    assert_eq!(
+        (s.app.table().unwrap().name.as_str(), s.app.row()),
+        ("trajectory", 1)
+    );
 }

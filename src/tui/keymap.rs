@@ -232,7 +232,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[Code(KeyCode::Enter)],
         command: Command::Enter,
         panels: &[],
-        help: "drill down: cell → tasks → rollouts → trajectory; finding → its cell or row; rule → its records",
+        help: "drill down: cell → tasks → rollouts → trajectory → a step whole; finding → its cell or row; rule → its records",
         bar: Some("drill"),
     },
     Binding {

@@ -34,6 +34,12 @@ pub enum View {
         mode: Mode,
     },
     Trajectory(Loc),
+    /// Enter on a trajectory's step: each of its fields whole, its texts
+    /// wrapped to the screen, a line a row (`step` counts from 0).
+    Step {
+        loc: Loc,
+        step: usize,
+    },
     /// Two trajectories side by side (A, B).
     Compare(Loc, Loc),
     /// `F`: a regular expression's hits over every loaded trajectory.
@@ -441,6 +447,18 @@ impl App {
                         }) {
                             Some(t) => t,
                             None => return Some(Arc::new(drill::reading(&d.set, loc))),
+                        }
+                    }
+                    View::Step { loc, step } => {
+                        // Opened from the trajectory, whose table is in.
+                        let traj = self
+                            .cached
+                            .iter()
+                            .find(|(cv, _)| *cv == View::Trajectory(*loc))
+                            .map(|(_, t)| Arc::clone(t));
+                        match traj {
+                            Some(traj) => drill::step(&traj, *step, self.width),
+                            None => return Some(Arc::new(drill::reading(&d.set, *loc))),
                         }
                     }
                     View::Search(p) => {

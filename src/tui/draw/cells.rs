@@ -355,6 +355,34 @@ pub fn table(
     title: &str,
     hscroll: usize,
 ) -> RowsAt {
+    table_in(f, area, t, (selected, true), theme, title, hscroll)
+}
+
+/// [`table`] beside a box that shows the selected row whole (a
+/// trajectory's step): its cut cells go on the bottom border alone, never
+/// inside the box, which would say the same again.
+pub fn table_beside_whole(
+    f: &mut Frame,
+    area: Rect,
+    t: &TableData,
+    selected: Option<usize>,
+    theme: &Theme,
+    title: &str,
+    hscroll: usize,
+) -> RowsAt {
+    table_in(f, area, t, (selected, false), theme, title, hscroll)
+}
+
+/// [`table`], the selected row's cut cells inside the box allowed or not.
+fn table_in(
+    f: &mut Frame,
+    area: Rect,
+    t: &TableData,
+    (selected, inside): (Option<usize>, bool),
+    theme: &Theme,
+    title: &str,
+    hscroll: usize,
+) -> RowsAt {
     let widths = widths(t, area.width);
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
     let header = header_row(&t.header, width_of);
@@ -369,7 +397,11 @@ pub fn table(
         .map(|r| cut_cells(&t.header, &r.cells, &widths, hscroll))
         .unwrap_or_default();
     let header_h = header_lines(&t.header, &width_of) as u16;
-    let mut below = whole_lines(&cells, room);
+    let mut below = if inside {
+        whole_lines(&cells, room)
+    } else {
+        Vec::new()
+    };
     let rows_h =
         usize::from(area.height.saturating_sub(2 + header_h)).saturating_sub(heading.inside.len());
     if rows_h.saturating_sub(below.len() + 1) < n.min(ROWS_BESIDE_WHOLE) {

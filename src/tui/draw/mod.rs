@@ -31,8 +31,10 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
     };
     if app.width != f.area().width {
         app.width = f.area().width;
-        // The compare view's layout depends on the width.
-        app.cached.retain(|(v, _)| !matches!(v, View::Compare(..)));
+        // The compare view's layout and a step's wrapped lines depend on
+        // the width.
+        app.cached
+            .retain(|(v, _)| !matches!(v, View::Compare(..) | View::Step { .. }));
     }
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(1),
@@ -156,6 +158,7 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::Tasks { k, level, mode } => format!("tasks K={k} {level}% {}", mode.name()),
             View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
             View::Trajectory(l) => format!("record {}", l.line()),
+            View::Step { step, .. } => format!("step {}", step + 1),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
             View::LlrTurns { base, rl, .. } => format!("{base} → {rl} by turn"),
             View::NaturalTurns { runs, .. } => format!("{} by turn", runs.join(" → ")),
@@ -235,7 +238,7 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let box_h = (lines.len() as u16 * 2 + 3).max(lake_h);
     let [a1, a2] =
         Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(12))]).areas(area);
-    app.rows_at = Some(table(
+    app.rows_at = Some(table_beside_whole(
         f,
         a1,
         &t,
@@ -244,7 +247,11 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         &title,
         app.hscroll,
     ));
-    let whole = format!("turn {} whole", t.text(row, 0));
+    // A trajectory's step opens whole (every field, scrollable) on Enter.
+    let whole = match app.stack.last() {
+        Some(View::Trajectory(_)) => format!("turn {} (Enter: the step whole)", t.text(row, 0)),
+        _ => format!("turn {} whole", t.text(row, 0)),
+    };
     match lake {
         Some(l) => {
             let w = l.iter().map(|x| x.chars().count()).max().unwrap_or(0) as u16 + 2;

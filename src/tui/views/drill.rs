@@ -108,7 +108,10 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
                     } else {
                         Mark::None
                     },
-                    Target::None,
+                    Target::Open(crate::tui::app::View::Step {
+                        loc,
+                        step: t.rows.len(),
+                    }),
                 );
             }
             if t.rows.is_empty() {
@@ -121,6 +124,35 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
             Mark::Bad,
             Target::None,
         ),
+    }
+    t
+}
+
+/// One step of a trajectory's table (`traj`, [`trajectory`]) whole: each
+/// field's name on a line, then its text on lines of its own, wrapped at
+/// its spaces to a screen `width` columns wide, two columns in (↑↓ and
+/// PgUp / PgDn read on; `/` keeps the lines holding a word).
+pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
+    let record = traj.title.split(" — ").next().unwrap_or_default();
+    let mut t = TableData::new(
+        "step",
+        format!("{record} — turn {} whole", traj.text(step, 0)),
+        &["field: text"],
+    );
+    let Some(row) = traj.rows.get(step) else {
+        return t;
+    };
+    // Borders, the selection mark, the indent and a column spare.
+    let room = usize::from(width).saturating_sub(6).max(20);
+    for (h, c) in traj.header.iter().zip(&row.cells) {
+        t.push_text(vec![format!("{h}:")], Mark::None, Target::None);
+        for line in c
+            .text
+            .split('\n')
+            .flat_map(|l| crate::tui::widgets::wrap_words(l, room, room))
+        {
+            t.push_text(vec![format!("  {line}")], row.mark, Target::None);
+        }
     }
     t
 }
