@@ -4376,6 +4376,10 @@ fn a_step_opens_whole_each_field_under_its_name() {
     for ((name, lines), cell) in fields.iter().zip(&traj.rows[1].cells) {
         assert_eq!(lines.join(" "), cell.text, "{name}");
     }
+    // `y` copies the step as shown, every line.
+    s.keys("y");
+    let lines: Vec<&str> = step.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+    assert_eq!(s.app.clipboard.take().unwrap(), lines.join("\n"));
     // Esc: back on the trajectory, the step still selected.
     s.keys("\x1b");
     assert_eq!(

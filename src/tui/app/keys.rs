@@ -334,9 +334,9 @@ impl App {
         });
     }
 
-    /// `y`: the selected row as `name: value` lines, or on the Budget grid
-    /// the selected cell's box, for the terminal loop to hand to the
-    /// clipboard ([`App::clipboard`]).
+    /// `y`: the selected row as `name: value` lines, on the Budget grid the
+    /// selected cell's box, in a step read whole all its lines, for the
+    /// terminal loop to hand to the clipboard ([`App::clipboard`]).
     fn copy(&mut self) {
         let Some(d) = self.data.clone() else { return };
         let (text, what) = if self.grid() {
@@ -344,6 +344,12 @@ impl App {
                 budget::detail(&d.audit, &self.sel).join("\n"),
                 "the cell".to_string(),
             )
+        } else if let (Some(View::Step { .. }), Some(t)) =
+            (self.stack.last().cloned(), self.table())
+        {
+            // A step read whole: all of it, as shown.
+            let lines: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+            (lines.join("\n"), "the step".to_string())
         } else {
             let Some(t) = self.table() else { return };
             let Some(r) = t.rows.get(self.row()) else {
