@@ -358,23 +358,10 @@ pub fn table(
     table_in(f, area, t, (selected, true), theme, title, hscroll)
 }
 
-/// [`table`] beside a box that shows the selected row whole (a
-/// trajectory's step): its cut cells go on the bottom border alone, never
-/// inside the box, which would say the same again.
-pub fn table_beside_whole(
-    f: &mut Frame,
-    area: Rect,
-    t: &TableData,
-    selected: Option<usize>,
-    theme: &Theme,
-    title: &str,
-    hscroll: usize,
-) -> RowsAt {
-    table_in(f, area, t, (selected, false), theme, title, hscroll)
-}
-
-/// [`table`], the selected row's cut cells inside the box allowed or not.
-fn table_in(
+/// [`table`], the selected row's cut cells allowed inside its box or not
+/// (`selected.1`: not beside a box that shows the row whole, a
+/// trajectory's step, where they would say the same again).
+pub(super) fn table_in(
     f: &mut Frame,
     area: Rect,
     t: &TableData,

@@ -131,7 +131,7 @@ impl Tabbed {
 
 /// The panel whose tab covers column `x` of the top line drawn `width`
 /// columns wide with `selected` on screen, as [`draw`] lays the tabs out
-/// ([`Tabbed`], in ratatui's `Tabs`); none on a divider or past the last
+/// (`Tabbed`, in ratatui's `Tabs`); none on a divider or past the last
 /// tab.
 pub fn tab_at(x: u16, width: u16, selected: Panel) -> Option<Panel> {
     let tabs = Tabbed::new(width, selected);
@@ -211,18 +211,7 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             format!("{} action: {}", t.text(row, 1), t.text(row, 2)),
             format!("{} observation: {}", t.text(row, 1), t.text(row, 3)),
         ],
-        _ => {
-            app.rows_at = Some(table(
-                f,
-                area,
-                &t,
-                Some(app.row()),
-                theme,
-                &title,
-                app.hscroll,
-            ));
-            return;
-        }
+        _ => Vec::new(),
     };
     // A FrozenLake trajectory: the lake at the selected turn beside it.
     let lake = match (&t.lake, app.stack.last()) {
@@ -234,19 +223,20 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .map(|at| drill::lake_lines(l, at)),
         _ => None,
     };
+    // The selected step whole below (none for other views): the table's
+    // own box then keeps its cut cells to its border.
     let lake_h = lake.as_ref().map_or(0, |l| l.len() as u16 + 2);
-    let box_h = (lines.len() as u16 * 2 + 3).max(lake_h);
-    let [a1, a2] =
-        Layout::vertical([Constraint::Min(5), Constraint::Length(box_h.min(12))]).areas(area);
-    app.rows_at = Some(table_beside_whole(
-        f,
-        a1,
-        &t,
-        Some(app.row()),
-        theme,
-        &title,
-        app.hscroll,
-    ));
+    let box_h = if lines.is_empty() {
+        0
+    } else {
+        (lines.len() as u16 * 2 + 3).max(lake_h).min(12)
+    };
+    let [a1, a2] = Layout::vertical([Constraint::Min(5), Constraint::Length(box_h)]).areas(area);
+    let selected = (Some(row), lines.is_empty());
+    app.rows_at = Some(table_in(f, a1, &t, selected, theme, &title, app.hscroll));
+    if lines.is_empty() {
+        return;
+    }
     // A trajectory's step opens whole (every field, scrollable) on Enter.
     let whole = match app.stack.last() {
         Some(View::Trajectory(_)) => format!("turn {} (Enter: the step whole)", t.text(row, 0)),

@@ -404,21 +404,11 @@ fn a_selected_rows_cut_cells_go_inside_the_box_when_the_border_is_short() {
     assert_eq!(rows_at.at(5, 1), None);
     // 9 rows: 6 below the header, 3 for rows once the lines are in: too
     // few, so the border gives the cell, cut to its 28 columns.
+    // The same eight lines above it as on the taller screen.
+    let mut want = lines[..8].to_vec();
+    want.push("└detail: alpha beta gamma de…┘".to_string());
     let lines = drawn(30, 9, |f| table(f, f.area(), &t, Some(0), &theme, "", 0));
-    assert_eq!(
-        lines,
-        [
-            "┌t (8 rows)──────────────────┐",
-            "│ what detail                │",
-            "│▶x    alpha beta gamma del… │",
-            "│ x    d1                    │",
-            "│ x    d2                    │",
-            "│ x    d3                    │",
-            "│ x    d4                    │",
-            "│ x    d5                    │",
-            "└detail: alpha beta gamma de…┘",
-        ]
-    );
+    assert_eq!(lines, want);
 }
 
 /// The lines a selected row's cut cells take inside the box: each cell on
