@@ -4380,6 +4380,11 @@ fn a_step_opens_whole_each_field_under_its_name() {
     s.keys("y");
     let lines: Vec<&str> = step.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
     assert_eq!(s.app.clipboard.take().unwrap(), lines.join("\n"));
+    // A new audit (the workbench's partial ones while it computes) lets go
+    // of every table: the step comes back, its trajectory read again.
+    s.app.set_data(d.clone());
+    let again = s.keys_then_read("");
+    assert_eq!(s.app.table().unwrap().rows, step.rows, "{again}");
     // Esc: back on the trajectory, the step still selected.
     s.keys("\x1b");
     assert_eq!(

@@ -231,6 +231,16 @@ impl App {
         self.stack.is_empty()
     }
 
+    /// The trajectory at `loc` re-read from its file in the background
+    /// ([`drill::trajectory`]), or None while it is being read.
+    fn read_trajectory(&mut self, d: &Loaded, loc: Loc) -> Option<TableData> {
+        let set = self.set_of(loc).unwrap_or(d.set.clone());
+        self.in_background(
+            &View::Trajectory(loc),
+            move |_: &(dyn Fn() -> bool + Sync)| drill::trajectory(&set, loc),
+        )
+    }
+
     /// The table of `view` made by `job` in a background thread, or None
     /// while it is still being made. The job is handed a "still wanted?"
     /// check (false once the view is left) for long work to stop early.
@@ -440,26 +450,27 @@ impl App {
                     View::Rollouts { task, level, mode } => {
                         budget::rollouts(&d, &self.sel, task, *level, *mode)
                     }
-                    View::Trajectory(loc) => {
-                        let (set, loc) = (self.set_of(*loc).unwrap_or(d.set.clone()), *loc);
-                        match self.in_background(&v, move |_: &(dyn Fn() -> bool + Sync)| {
-                            drill::trajectory(&set, loc)
-                        }) {
-                            Some(t) => t,
-                            None => return Some(Arc::new(drill::reading(&d.set, loc))),
-                        }
-                    }
+                    View::Trajectory(loc) => match self.read_trajectory(&d, *loc) {
+                        Some(t) => t,
+                        None => return Some(Arc::new(drill::reading(&d.set, *loc))),
+                    },
                     View::Step { loc, step } => {
-                        // Opened from the trajectory, whose table is in.
-                        let traj = self
-                            .cached
-                            .iter()
-                            .find(|(cv, _)| *cv == View::Trajectory(*loc))
-                            .map(|(_, t)| Arc::clone(t));
-                        match traj {
-                            Some(traj) => drill::step(&traj, *step, self.width),
-                            None => return Some(Arc::new(drill::reading(&d.set, *loc))),
-                        }
+                        // The trajectory's table, in unless a new audit let
+                        // go of every table: then read again, kept as the
+                        // trajectory's.
+                        let tv = View::Trajectory(*loc);
+                        let traj = match self.cached.iter().find(|(cv, _)| *cv == tv) {
+                            Some((_, t)) => Arc::clone(t),
+                            None => match self.read_trajectory(&d, *loc) {
+                                Some(t) => {
+                                    let t = Arc::new(t);
+                                    self.cached.push((tv, Arc::clone(&t)));
+                                    t
+                                }
+                                None => return Some(Arc::new(drill::reading(&d.set, *loc))),
+                            },
+                        };
+                        drill::step(&traj, *step, self.width)
                     }
                     View::Search(p) => {
                         // A search starting counts afresh; one running goes on.
