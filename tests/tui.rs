@@ -4392,3 +4392,33 @@ fn a_step_opens_whole_each_field_under_its_name() {
         ("trajectory", 1)
     );
 }
+
+/// A step field a Parquet file holds as null (its column is there, this
+/// step has no value) reads `–` in the trajectory view, as an absent one
+/// does in JSON Lines — not `null`.
+#[test]
+fn a_null_step_field_reads_as_absent() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/large/parquet");
+    let set = rl_audit::schema::load(&[dir], &LoadOptions::default()).expect("loads");
+    let loc = set.trajectories[0].loc;
+    let record = set.read_record(loc).unwrap();
+    let steps = record["steps"].as_array().unwrap();
+    let t = rl_audit::tui::views::drill::trajectory(&set, loc);
+    assert_eq!(t.rows.len(), steps.len());
+    let mut nulls = 0;
+    for (row, st) in t.rows.iter().zip(steps) {
+        let shown = |v: &serde_json::Value| match v {
+            serde_json::Value::Null => "–".to_string(),
+            v => v.to_string(),
+        };
+        let want = format!(
+            "{}/{}",
+            shown(&st["budget_total"]),
+            shown(&st["budget_remaining"])
+        );
+        assert_eq!(row.cells[6].text, want);
+        nulls += usize::from(st["budget_total"].is_null());
+    }
+    // The fixture's steps do hold nulls there.
+    assert!(nulls > 0);
+}

@@ -72,10 +72,13 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
                 .into_iter()
                 .flatten()
             {
+                // Absent or null (a Parquet column without a value): `–`.
                 let s = |k: &str| {
-                    st.get(k).map_or("–".to_string(), |x| {
-                        x.as_str().map_or(x.to_string(), str::to_string)
-                    })
+                    st.get(k)
+                        .filter(|x| !x.is_null())
+                        .map_or("–".to_string(), |x| {
+                            x.as_str().map_or(x.to_string(), str::to_string)
+                        })
                 };
                 let n = |k: &str| st.get(k).and_then(|x| x.as_f64());
                 let logp = st
