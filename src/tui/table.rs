@@ -236,6 +236,17 @@ impl TableData {
     }
 }
 
+/// A cell's text after its column's name, `name: text` (the text alone
+/// under a column without a name), and the characters `name: ` takes: a
+/// row's cells written out whole, on a narrow table's border or box and
+/// on the clipboard.
+pub fn named(name: Option<&String>, text: &str) -> (String, usize) {
+    match name {
+        Some(h) if !h.is_empty() => (format!("{h}: {text}"), h.chars().count() + 2),
+        _ => (text.to_string(), 0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

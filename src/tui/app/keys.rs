@@ -360,10 +360,7 @@ impl App {
                 .cells
                 .iter()
                 .enumerate()
-                .map(|(j, c)| match t.header.get(j).filter(|h| !h.is_empty()) {
-                    Some(h) => format!("{h}: {}", c.text),
-                    None => c.text.clone(),
-                })
+                .map(|(j, c)| crate::tui::table::named(t.header.get(j), &c.text).0)
                 .collect();
             (lines.join("\n"), format!("row {}", self.row() + 1))
         };

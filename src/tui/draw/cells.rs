@@ -173,10 +173,7 @@ pub(super) fn cut_cells(
                 .count()
                 .checked_sub(usize::from(*widths.get(j)?))
                 .filter(|&o| o > 0)?;
-            let (text, name) = match header.get(j) {
-                Some(h) if !h.is_empty() => (format!("{h}: {}", c.text), h.chars().count() + 2),
-                _ => (c.text.clone(), 0),
-            };
+            let (text, name) = crate::tui::table::named(header.get(j), &c.text);
             Some(CutCell { over, text, name })
         })
         .collect()
