@@ -1038,7 +1038,7 @@ fn snapshot_after(d: &Arc<Loaded>, name: &str, keys: &str, setup: &dyn Fn(&mut A
         let (first, rest) = keys.split_once('|').unwrap_or((keys, ""));
         let mut screen = s.keys_then_read(first);
         if !rest.is_empty() {
-            screen = s.keys(rest);
+            screen = s.keys_then_read(rest);
         }
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/screens")
@@ -1094,6 +1094,7 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget-category", "2c"),
         ("2-budget-rollouts-marked", "2ll\n\nx"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
+        ("2-budget-compare-step", "2llv|j\n"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("2-budget-step", "2ll\n\n\n|j\n"),
         ("search-prompt", "2Fcell"),
@@ -4391,6 +4392,97 @@ fn a_step_opens_whole_each_field_under_its_name() {
         (s.app.table().unwrap().name.as_str(), s.app.row()),
         ("trajectory", 1)
     );
+}
+
+/// Enter on a turn of two trajectories side by side opens both steps
+/// whole, whichever side's row it is on (stacked at 80 columns): A's record
+/// line, then its fields, then B's — each field's text as the record holds
+/// it; a turn one trajectory does not reach says so.
+#[test]
+fn both_steps_of_a_compared_turn_open_whole() {
+    use rl_audit::tui::app::View;
+    let d = demo();
+    let mut s = Screen::new(80, 24, d.clone());
+    s.keys_then_read("2llv");
+    let Some(View::Compare(a, b)) = s.app.stack.last().cloned() else {
+        panic!("v opened no comparison");
+    };
+    // Stacked: turn 1 A, turn 1 B, turn 2 A, turn 2 B — B's row of turn 2.
+    let screen = s.keys_then_read("jjj\n");
+    assert_eq!(
+        s.app.stack.last(),
+        Some(&View::CompareStep { a, b, step: 1 }),
+        "{screen}"
+    );
+    let t = s.app.table().unwrap();
+    assert!(t.title.ends_with("turn 2 whole"), "{}", t.title);
+    let lines: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+    // Each side: its record's line (wrapped) up to `turn:`, then each field
+    // as `name:` and its text's lines two columns in.
+    let b_at = lines.iter().position(|l| l.starts_with("B: ")).unwrap();
+    for (side, loc, part) in [("A", a, &lines[..b_at]), ("B", b, &lines[b_at..])] {
+        let record = d.set.read_record(loc).unwrap();
+        let head_end = part.iter().position(|l| *l == "turn:").unwrap();
+        let head = part[..head_end].join(" ");
+        assert!(
+            head.starts_with(&format!("{side}: {} — ", d.set.loc_text(loc))),
+            "{head}"
+        );
+        assert!(head.contains(&format!("run={}", record["run"])), "{head}");
+        let mut fields: Vec<(&str, Vec<&str>)> = Vec::new();
+        for l in &part[head_end..] {
+            match l.strip_prefix("  ") {
+                Some(text) => fields.last_mut().unwrap().1.push(text),
+                None => fields.push((l.trim_end_matches(':'), Vec::new())),
+            }
+        }
+        let field = |name: &str| {
+            let (_, text) = fields.iter().find(|(n, _)| *n == name).unwrap();
+            text.join(" ")
+        };
+        let st = &record["steps"][1];
+        assert_eq!(field("turn"), st["turn"].to_string());
+        assert_eq!(field("action"), st["action"].as_str().unwrap());
+        assert_eq!(field("observation"), st["observation"].as_str().unwrap());
+        assert_eq!(field("tokens"), st["output_tokens"].to_string());
+        let error = if st["error"] == true { "ERROR" } else { "no" };
+        assert_eq!(field("error"), error);
+        for (run, lp) in st["logp"].as_object().unwrap() {
+            assert!(field("logp").contains(&format!("{run}:{lp}")), "{run}");
+        }
+    }
+    // `y` copies every line; Esc goes back to the comparison, on B's row.
+    s.keys("y");
+    assert_eq!(s.app.clipboard.take().unwrap(), lines.join("\n"));
+    s.keys("\x1b");
+    assert_eq!(
+        (s.app.stack.last(), s.app.row()),
+        (Some(&View::Compare(a, b)), 3)
+    );
+    // Past the end of the shorter trajectory: its side says so.
+    let by_steps = |n: usize| {
+        d.set
+            .trajectories
+            .iter()
+            .map(|tr| tr.loc)
+            .find(|&l| {
+                d.set.read_record(l).unwrap()["steps"]
+                    .as_array()
+                    .unwrap()
+                    .len()
+                    == n
+            })
+            .unwrap()
+    };
+    let (long, short) = (by_steps(6), by_steps(2));
+    use rl_audit::tui::views::drill;
+    let (tl, ts) = (
+        drill::trajectory(&d.set, long),
+        drill::trajectory(&d.set, short),
+    );
+    let t = drill::compare_step(&tl, &ts, 4, 80);
+    let last = t.rows.last().unwrap().cells[0].text.as_str();
+    assert_eq!(last, "  (no turn 5: its trajectory has 2 steps)");
 }
 
 /// A step field a Parquet file holds as null (its column is there, this

@@ -344,7 +344,7 @@ impl App {
                 budget::detail(&d.audit, &self.sel).join("\n"),
                 "the cell".to_string(),
             )
-        } else if let (Some(View::Step { .. }), Some(t)) =
+        } else if let (Some(View::Step { .. } | View::CompareStep { .. }), Some(t)) =
             (self.stack.last().cloned(), self.table())
         {
             // A step read whole: all of it, as shown.

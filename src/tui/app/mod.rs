@@ -42,6 +42,13 @@ pub enum View {
     },
     /// Two trajectories side by side (A, B).
     Compare(Loc, Loc),
+    /// Enter on a turn of two trajectories side by side: A's step whole,
+    /// then B's (`step` counts from 0; a side without it says so).
+    CompareStep {
+        a: Loc,
+        b: Loc,
+        step: usize,
+    },
     /// `F`: a regular expression's hits over every loaded trajectory.
     Search(String),
     /// `a`: the records `--follow` read since the set on screen.
@@ -501,6 +508,17 @@ impl App {
                         rl,
                     } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
+                    View::CompareStep { a, b, step } => {
+                        let (set, a, b, step, width) = (d.set.clone(), *a, *b, *step, self.width);
+                        let job = move |_: &(dyn Fn() -> bool + Sync)| {
+                            let (ta, tb) = (drill::trajectory(&set, a), drill::trajectory(&set, b));
+                            drill::compare_step(&ta, &tb, step, width)
+                        };
+                        match self.in_background(&v, job) {
+                            Some(t) => t,
+                            None => return Some(Arc::new(drill::reading(&d.set, a))),
+                        }
+                    }
                     View::Compare(x, y) => {
                         let (_, pair) = current(&d.audit, &self.sel);
                         let (set, x, y, stacked) = (d.set.clone(), *x, *y, self.width < 100);

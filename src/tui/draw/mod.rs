@@ -33,8 +33,12 @@ pub fn draw(f: &mut Frame, app: &mut App, progress: &Progress, phase: &str) {
         app.width = f.area().width;
         // The compare view's layout and a step's wrapped lines depend on
         // the width.
-        app.cached
-            .retain(|(v, _)| !matches!(v, View::Compare(..) | View::Step { .. }));
+        app.cached.retain(|(v, _)| {
+            !matches!(
+                v,
+                View::Compare(..) | View::Step { .. } | View::CompareStep { .. }
+            )
+        });
     }
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(1),
@@ -159,6 +163,7 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::Rollouts { task, level, .. } => format!("task {task} @ {level}%"),
             View::Trajectory(l) => format!("record {}", l.line()),
             View::Step { step, .. } => format!("step {}", step + 1),
+            View::CompareStep { step, .. } => format!("turn {}", step + 1),
             View::RuleRecords { rule, .. } => format!("rule {}", rule + 1),
             View::LlrTurns { base, rl, .. } => format!("{base} → {rl} by turn"),
             View::NaturalTurns { runs, .. } => format!("{} by turn", runs.join(" → ")),
@@ -237,10 +242,11 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     if lines.is_empty() {
         return;
     }
-    // A trajectory's step opens whole (every field, scrollable) on Enter.
+    // A step opens whole (every field, scrollable) on Enter; two
+    // trajectories' turn, both steps.
     let whole = match app.stack.last() {
         Some(View::Trajectory(_)) => format!("turn {} (Enter: the step whole)", t.text(row, 0)),
-        _ => format!("turn {} whole", t.text(row, 0)),
+        _ => format!("turn {} (Enter: both steps whole)", t.text(row, 0)),
     };
     match lake {
         Some(l) => {

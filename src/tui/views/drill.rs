@@ -160,6 +160,41 @@ pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
     t
 }
 
+/// A turn of two trajectories ([`compare`]) read whole: under each
+/// record's line (`A: file:line — run=… …`, wrapped), its step as [`step`]
+/// gives it from the trajectory's table (`ta`, `tb`), or why there is none.
+pub fn compare_step(ta: &TableData, tb: &TableData, step: usize, width: u16) -> TableData {
+    let record = |t: &TableData| t.title.split(" — ").next().unwrap_or_default().to_string();
+    let mut t = TableData::new(
+        "compare-step",
+        format!("{} | {} — turn {} whole", record(ta), record(tb), step + 1),
+        &["field: text"],
+    );
+    let room = usize::from(width).saturating_sub(4).max(20);
+    for (side, tr) in [("A", ta), ("B", tb)] {
+        let head = format!("{side}: {}", tr.title);
+        for line in crate::tui::widgets::wrap_words(&head, room, room) {
+            t.push_text(vec![line], Mark::None, Target::None);
+        }
+        // A step's row opens it; "(no steps)" and a read's error do not.
+        let steps = tr.rows.iter().filter(|r| r.target != Target::None).count();
+        if step < steps {
+            t.rows.extend(self::step(tr, step, width).rows);
+        } else {
+            let why = match tr.rows.first() {
+                Some(r) if steps == 0 => r.cells[0].text.clone(),
+                _ => format!("its trajectory has {steps} steps"),
+            };
+            t.push_text(
+                vec![format!("  (no turn {}: {why})", step + 1)],
+                Mark::None,
+                Target::None,
+            );
+        }
+    }
+    t
+}
+
 /// A pair's step log-likelihood ratio log π_RL − log π_base turn by turn
 /// (SPEC §4.5, `llr_by_turn`): one row a turn, over the base run's
 /// rollouts and over the RL run's, each the pooled mean over the steps at
@@ -425,6 +460,8 @@ pub fn compare(
         )
     };
     let num = |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{x:+.2}")), x);
+    // Enter on a turn: both steps whole, whichever side the row shows.
+    let open = |step| Target::Open(crate::tui::app::View::CompareStep { a, b, step });
     for i in 0..sa.len().max(sb.len()) {
         let mark = if Some(i) == first_diff {
             Mark::Bad
@@ -449,7 +486,7 @@ pub fn compare(
                         num(dlogp(st)),
                     ],
                     mark,
-                    Target::None,
+                    open(i),
                 );
             }
         } else {
@@ -468,7 +505,7 @@ pub fn compare(
                     num(dlogp(y)),
                 ],
                 mark,
-                Target::None,
+                open(i),
             );
         }
     }
