@@ -466,7 +466,8 @@ fn a_natural_recovery_row_drills_to_its_runs_turn_by_turn() {
 
 #[test]
 fn help_overlay_lists_the_real_key_map() {
-    let mut s = Screen::new(160, 48, demo());
+    // Tall enough for every key (a shorter screen scrolls the help).
+    let mut s = Screen::new(160, 60, demo());
     let screen = s.keys("2?");
     // The help box (100 columns, centred on 160): its text with the
     // wrapping undone.
@@ -1095,6 +1096,8 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget-rollouts-marked", "2ll\n\nx"),
         ("2-budget-rollouts-compare", "2ll\n\nxjx"),
         ("2-budget-compare-step", "2llv|j\n"),
+        ("runs", "P"),
+        ("runs-base", "Pj\n"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("2-budget-step", "2ll\n\n\n|j\n"),
         ("search-prompt", "2Fcell"),
@@ -4483,6 +4486,117 @@ fn both_steps_of_a_compared_turn_open_whole() {
     let t = drill::compare_step(&tl, &ts, 4, 80);
     let last = t.rows.last().unwrap().cells[0].text.as_str();
     assert_eq!(last, "  (no turn 5: its trajectory has 2 steps)");
+}
+
+/// `P` on logs no run of which says `method: base` (rLLM's eval folders):
+/// every run, with the benchmark its `meta.json` names; Enter on a base,
+/// then on an RL run, asks for an audit comparing them (`--compare`), which
+/// then holds that pair, selected. A second pick adds to the first.
+#[test]
+fn p_picks_a_pair_to_compare() {
+    use rl_audit::tui::app::View;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rllm/eval");
+    // The runs and benchmarks as the folders' meta.json files say.
+    let mut metas: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let m: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(e.unwrap().path().join("meta.json")).unwrap(),
+            )
+            .unwrap();
+            (
+                m["model"].as_str().unwrap().to_string(),
+                m["benchmark"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    metas.sort();
+    let (base, rl) = (metas[0].0.clone(), metas[1].0.clone());
+    let set = Arc::new(rl_audit::schema::load(&[dir], &LoadOptions::default()).expect("loads"));
+    let audit = run_audit(&set, &quick()).expect("audit");
+    assert!(audit.pairs.is_empty());
+    let mut s = Screen::new(120, 40, on_screen(&set, &audit));
+    s.keys("P");
+    let t = s.app.table().unwrap();
+    let rows: Vec<Vec<&str>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    let want: Vec<Vec<&str>> = metas
+        .iter()
+        .map(|(run, bench)| vec![run.as_str(), "–", bench.as_str(), "–"])
+        .collect();
+    assert_eq!(rows, want);
+    // The base, then the same run again (refused), then the RL run.
+    s.keys("\n");
+    assert_eq!(
+        s.app.stack.last(),
+        Some(&View::Runs {
+            base: Some(base.clone())
+        })
+    );
+    s.keys("\n");
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some(format!("{base} is the base: pick another run as RL").as_str())
+    );
+    assert!(s.app.pending.is_none());
+    s.keys("j\n");
+    assert!(s.app.stack.is_empty(), "back where P was pressed");
+    assert!(matches!(
+        s.app.pending,
+        Some(rl_audit::tui::app::Pending::Recompute)
+    ));
+    let pair = (base.clone(), rl.clone());
+    assert_eq!(s.app.compare, Some(vec![pair.clone()]));
+    // The next audit's settings, as the terminal loop makes them.
+    let mut settings = quick();
+    s.app.chosen(&mut settings);
+    assert_eq!(settings.compare, vec![pair.clone()]);
+    let audit = run_audit(&set, &settings).expect("audit");
+    s.app.set_data(on_screen(&set, &audit));
+    let (bench, p) =
+        rl_audit::tui::select::current(&s.app.data.as_ref().unwrap().audit, &s.app.sel);
+    let p = p.expect("the pair picked is selected");
+    assert_eq!(
+        (bench.as_deref(), p.base.as_str(), p.rl.as_str()),
+        (Some(metas[0].1.as_str()), base.as_str(), rl.as_str())
+    );
+    // The picker now says who is compared; the reverse pair is added.
+    s.keys("P");
+    let t = s.app.table().unwrap();
+    assert_eq!(t.rows[0].cells[3].text, format!("base of {rl}"));
+    assert_eq!(t.rows[1].cells[3].text, format!("RL against {base}"));
+    s.keys("j\nk\n");
+    assert_eq!(s.app.compare, Some(vec![pair, (rl.clone(), base.clone())]));
+}
+
+/// On the demo (its base run declared), a pair picked joins the pairs it
+/// compared already: all three are asked for.
+#[test]
+fn a_pair_picked_joins_the_pairs_compared() {
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("P");
+    let t = s.app.table().unwrap();
+    let names: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+    assert_eq!(names, ["fl-base", "fl-budgetmix", "fl-grpo"]);
+    assert_eq!(
+        t.rows[0].cells[3].text,
+        "base of fl-budgetmix; base of fl-grpo"
+    );
+    // fl-budgetmix as the base, fl-grpo as RL.
+    s.keys("j\nj\n");
+    let own = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        s.app.compare,
+        Some(vec![
+            own("fl-base", "fl-budgetmix"),
+            own("fl-base", "fl-grpo"),
+            own("fl-budgetmix", "fl-grpo")
+        ])
+    );
 }
 
 /// A step field a Parquet file holds as null (its column is there, this

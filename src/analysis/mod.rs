@@ -124,7 +124,15 @@ pub fn runs_by_benchmark(set: &LogSet) -> BTreeMap<Id, BTreeSet<Id>> {
 /// The pairs of SPEC §3: `--compare`, else per benchmark the `base` run
 /// against every other run. Notes say where no pair could be formed.
 pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<String>)> {
-    let by_bench = runs_by_benchmark(set);
+    resolve_pairs_of(set, s, &runs_by_benchmark(set))
+}
+
+/// [`resolve_pairs`] over the runs each benchmark holds ([`runs_by_benchmark`]).
+fn resolve_pairs_of(
+    set: &LogSet,
+    s: &Settings,
+    by_bench: &BTreeMap<Id, BTreeSet<Id>>,
+) -> Result<(Vec<Pair>, Vec<String>)> {
     let mut pairs = Vec::new();
     let mut notes = Vec::new();
     if !s.compare.is_empty() {
@@ -132,11 +140,11 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
             let (Some(b), Some(r)) = (set.strings.get(base), set.strings.get(rl)) else {
                 return Err(Error::Usage(format!(
                     "--compare {base}:{rl}: no such run in the logs (runs: {})",
-                    all_runs(set, &by_bench).join(", ")
+                    all_runs(set, by_bench).join(", ")
                 )));
             };
             let mut found = false;
-            for (&bench, runs) in &by_bench {
+            for (&bench, runs) in by_bench {
                 if runs.contains(&b) && runs.contains(&r) {
                     pairs.push(Pair {
                         benchmark: bench,
@@ -151,7 +159,7 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
             }
         }
     } else {
-        for (&bench, runs) in &by_bench {
+        for (&bench, runs) in by_bench {
             let is_base = |r: &Id| set.method_of(*r) == Some("base");
             let bases: Vec<Id> = runs.iter().copied().filter(is_base).collect();
             if bases.is_empty() {
@@ -182,6 +190,39 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
     Ok((pairs, notes))
 }
 
+/// The runs of the logs, each with its declared method and the benchmarks
+/// it has evaluation rollouts or probe candidates on, in name order: what
+/// `--compare` may name ([`resolve_pairs`] reads the same), for the
+/// workbench's pair picker.
+pub fn runs_of(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<RunOn> {
+    let mut runs: BTreeMap<&str, RunOn> = BTreeMap::new();
+    for (&bench, ids) in by_bench {
+        for &r in ids {
+            runs.entry(set.name(r))
+                .or_insert_with(|| RunOn {
+                    run: set.name(r).to_string(),
+                    method: set.method_of(r).map(str::to_string),
+                    benchmarks: Vec::new(),
+                })
+                .benchmarks
+                .push(set.name(bench).to_string());
+        }
+    }
+    let mut out: Vec<RunOn> = runs.into_values().collect();
+    for r in &mut out {
+        r.benchmarks.sort();
+    }
+    out
+}
+
+/// A run, its declared `method` and the benchmarks it is on ([`runs_of`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOn {
+    pub run: String,
+    pub method: Option<String>,
+    pub benchmarks: Vec<String>,
+}
+
 fn all_runs(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<String> {
     let all: BTreeSet<&str> = by_bench.values().flatten().map(|&r| set.name(r)).collect();
     all.into_iter().map(str::to_string).collect()
@@ -200,6 +241,8 @@ pub struct PairNames {
 pub struct Audit {
     pub settings: Settings,
     pub pairs: Vec<PairNames>,
+    /// Every run the pairs could be formed of ([`runs_of`]).
+    pub runs: Vec<RunOn>,
     pub pass: passkt::PassReport,
     pub matched: Vec<matched::Matched>,
     pub recovery: Vec<recovery::Recovery>,
@@ -377,6 +420,11 @@ impl Audit {
         s.extend(self.pairs.iter().map(|p| p.benchmark.clone()));
         s.extend(self.matched.iter().map(|m| m.benchmark.clone()));
         s.into_iter().collect()
+    }
+
+    /// A run of the logs by name ([`Audit::runs`]).
+    pub fn run(&self, name: &str) -> Option<&RunOn> {
+        self.runs.iter().find(|r| r.run == name)
     }
 
     pub fn pairs_of(&self, bench: &str) -> Vec<&PairNames> {

@@ -97,7 +97,8 @@ pub fn run_audit_staged(
     staged: &mut dyn FnMut(&Audit),
 ) -> Result<Audit> {
     let mut clock = crate::stage::StageClock::from_env();
-    let (pairs, notes) = resolve_pairs(set, settings)?;
+    let by_bench = super::runs_by_benchmark(set);
+    let (pairs, notes) = super::resolve_pairs_of(set, settings, &by_bench)?;
     // A bad pattern is a usage error: before any analysis runs.
     let patterns: Vec<regex::Regex> = settings
         .grep
@@ -114,6 +115,7 @@ pub fn run_audit_staged(
     let mut a = Audit {
         settings: settings.clone(),
         pairs: names,
+        runs: super::runs_of(set, &by_bench),
         notes,
         pending: Part::ALL.to_vec(),
         ..Default::default()

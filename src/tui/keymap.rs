@@ -47,6 +47,8 @@ pub enum Command {
     MarkCompare,
     /// v: a Budget cell's base failure and RL success side by side.
     CompareCell,
+    /// P: the runs, to pick a pair to compare (a base, then an RL run).
+    PickPair,
     /// t: the guided tour.
     Tour,
     /// a: the records `--follow` read since the audit on screen.
@@ -338,6 +340,13 @@ pub const KEYMAP: &[Binding] = &[
         command: Command::CompareCell,
         panels: &[Panel::Budget],
         help: "on the grid: the base failure and RL success of the task with the largest Δ share, side by side",
+        bar: None,
+    },
+    Binding {
+        keys: &[Char('P')],
+        command: Command::PickPair,
+        panels: &[],
+        help: "pick a pair to compare: Enter on a base run, then an RL run (as --compare)",
         bar: None,
     },
     Binding {

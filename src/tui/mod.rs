@@ -237,7 +237,7 @@ pub fn run(opts: Options) -> Result<()> {
             break;
         }
         if let Some(p) = app.pending.take() {
-            settings.balance = app.balance;
+            app.chosen(&mut settings);
             wanted = jobs.request(match p {
                 Pending::Reload => Request::Load(settings.clone()),
                 Pending::Recompute => Request::Audit(settings.clone()),

@@ -93,6 +93,8 @@ pub enum Target {
     Trajectory(Loc),
     /// A trajectory, opened at a step (0-based).
     Step(Loc, usize),
+    /// A run in the pair picker (`P`): the base, then the RL run.
+    Run(String),
     /// A drill-down view that needs nothing of the view below it (a
     /// rule's records, a pair's figures turn by turn).
     Open(crate::tui::app::View),

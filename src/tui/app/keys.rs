@@ -132,6 +132,11 @@ impl App {
             }
             Command::MarkCompare => self.mark_compare(),
             Command::CompareCell => self.compare_cell(),
+            Command::PickPair => {
+                if !matches!(self.stack.last(), Some(View::Runs { .. })) {
+                    self.open(View::Runs { base: None });
+                }
+            }
             Command::Tour => self.start_tour(),
             Command::Appended => {
                 if self.stack.last() != Some(&View::Appended) {
@@ -248,6 +253,10 @@ impl App {
                 return;
             }
             Target::Open(view) => view,
+            Target::Run(run) => {
+                self.pick_run(run);
+                return;
+            }
         };
         self.open(view);
     }

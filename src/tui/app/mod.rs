@@ -53,6 +53,11 @@ pub enum View {
     Search(String),
     /// `a`: the records `--follow` read since the set on screen.
     Appended,
+    /// `P`: every run, to pick a pair to compare — Enter on the base
+    /// (`base` once picked), then on the RL run.
+    Runs {
+        base: Option<String>,
+    },
     RuleRecords {
         run: String,
         rule: usize,
@@ -130,6 +135,11 @@ pub struct App {
     pub export_dir: std::path::PathBuf,
     /// A rollout marked with `x`, waiting for the second to compare with.
     pub marked: Option<Loc>,
+    /// The pairs picked with `P` (`--compare` for the next audit), once
+    /// one is; None: the pairs as started.
+    pub compare: Option<Vec<(String, String)>>,
+    /// The pair picked last, selected once an audit holds it.
+    want_pair: Option<(String, String)>,
     /// The terminal's width at the last draw (the compare view stacks its
     /// two sides below 100 columns).
     pub width: u16,
@@ -214,6 +224,8 @@ impl App {
             sort: None,
             export_dir: std::path::PathBuf::from("."),
             marked: None,
+            compare: None,
+            want_pair: None,
             computing: None,
             width: 120,
             tour: None,
@@ -307,6 +319,7 @@ impl App {
         self.data = Some(d);
         self.status = Status::Ready;
         self.forget_tables();
+        self.select_wanted_pair();
         self.clamp();
         if !self.data.as_ref().is_some_and(|d| d.audit.is_complete()) {
             // The audit so far: the tour waits for all of it.
@@ -318,6 +331,102 @@ impl App {
             self.start_tour();
             self.tour_go(at);
         }
+    }
+
+    /// What the user chose since the start (`B`'s --balance, `P`'s pairs)
+    /// set in the settings of the next audit or load.
+    pub fn chosen(&self, settings: &mut crate::analysis::Settings) {
+        settings.balance = self.balance;
+        if let Some(c) = &self.compare {
+            settings.compare = c.clone();
+        }
+    }
+
+    /// The pair picked with `P`, once the audit on screen holds it: on
+    /// the benchmark selected if it is compared there, else the first
+    /// that compares it.
+    fn select_wanted_pair(&mut self) {
+        let (Some((base, rl)), Some(d)) = (&self.want_pair, &self.data) else {
+            return;
+        };
+        let a = &d.audit;
+        let benches = a.benchmarks();
+        let of = |bench: &str| {
+            a.pairs_of(bench)
+                .iter()
+                .position(|p| p.base == *base && p.rl == *rl)
+        };
+        let (now, _) = current(a, &self.sel);
+        let at = benches
+            .iter()
+            .position(|b| Some(b) == now.as_ref() && of(b).is_some())
+            .or_else(|| benches.iter().position(|b| of(b).is_some()));
+        if let Some(i) = at {
+            self.sel.bench = i;
+            self.sel.pair = of(&benches[i]).unwrap_or(0);
+            self.want_pair = None;
+        }
+    }
+
+    /// Enter on a run in the pair picker: the first the base, the second
+    /// the RL run — the pair then added to those compared (`--compare`,
+    /// the pairs on screen kept) and the audit recomputed.
+    pub(super) fn pick_run(&mut self, run: String) {
+        let Some(d) = self.data.clone() else { return };
+        let Some(View::Runs { base }) = self.stack.last().cloned() else {
+            return;
+        };
+        let Some(base) = base else {
+            self.message = Some(format!(
+                "base: {run} — Enter on the RL run to compare it with (Esc: back)"
+            ));
+            if let Some(v) = self.stack.last_mut() {
+                *v = View::Runs { base: Some(run) };
+            }
+            self.drop_unwanted();
+            return;
+        };
+        if run == base {
+            self.message = Some(format!("{run} is the base: pick another run as RL"));
+            return;
+        }
+        let on = |r: &str| d.audit.run(r).map_or(Vec::new(), |x| x.benchmarks.clone());
+        if !on(&base).iter().any(|b| on(&run).contains(b)) {
+            self.message = Some(format!(
+                "{base} and {run} share no benchmark: pick a run on {}",
+                on(&base).join(", ")
+            ));
+            return;
+        }
+        let mut pairs = self.compare.clone().unwrap_or_else(|| {
+            if d.audit.settings.compare.is_empty() {
+                let mut ps: Vec<(String, String)> = Vec::new();
+                for p in &d.audit.pairs {
+                    let p = (p.base.clone(), p.rl.clone());
+                    if !ps.contains(&p) {
+                        ps.push(p);
+                    }
+                }
+                ps
+            } else {
+                d.audit.settings.compare.clone()
+            }
+        });
+        let pair = (base.clone(), run.clone());
+        if pairs.contains(&pair) {
+            self.message = Some(format!("{base} → {run} is compared already"));
+            return;
+        }
+        pairs.push(pair.clone());
+        self.message = Some(format!(
+            "recomputing with --compare {base}:{run} ({} pair(s) of runs)",
+            pairs.len()
+        ));
+        self.compare = Some(pairs);
+        self.want_pair = Some(pair);
+        self.pending = Some(Pending::Recompute);
+        self.stack.pop();
+        self.drop_unwanted();
     }
 
     /// `--follow` read on (set number `read`): its records show at once.
@@ -508,6 +617,7 @@ impl App {
                         rl,
                     } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
+                    View::Runs { base } => drill::runs(&d.audit, base.as_deref()),
                     View::CompareStep { a, b, step } => {
                         let (set, a, b, step, width) = (d.set.clone(), *a, *b, *step, self.width);
                         let job = move |_: &(dyn Fn() -> bool + Sync)| {

@@ -170,6 +170,8 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::Compare(x, y) => format!("records {} | {}", x.line(), y.line()),
             View::Search(p) => format!("search /{p}/"),
             View::Appended => "appended".into(),
+            View::Runs { base: None } => "runs".into(),
+            View::Runs { base: Some(b) } => format!("runs, base {b}"),
         })
         .collect();
     let marked = match (app.marked, app.stack.last()) {

@@ -316,7 +316,7 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
     let mut t = TableData::new(
         "error-recovery",
         format!(
-            "{}: error recovery in ordinary rollouts, per run (no pair: --compare BASE:RL sets two side by side)",
+            "{}: error recovery in ordinary rollouts, per run (no pair: P picks one, as --compare BASE:RL, to set two side by side)",
             bench.unwrap_or("–")
         ),
         &[

@@ -160,6 +160,75 @@ pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
     t
 }
 
+/// `P`'s pair picker: every run with its declared method, its benchmarks
+/// and the pairs it is in now; the base once picked (`base`) marked, and
+/// the runs sharing no benchmark with it say so. Enter picks
+/// ([`Target::Run`]).
+pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
+    let title = match base {
+        None => "pick a pair to compare: Enter on the base run".to_string(),
+        Some(b) => format!("base {b}: Enter on the RL run to compare it with"),
+    };
+    let mut t = TableData::new(
+        "runs",
+        title,
+        &["run", "method", "benchmarks", "compared now"],
+    );
+    let shared = |r: &crate::analysis::RunOn| {
+        base.and_then(|b| a.run(b))
+            .is_none_or(|b| b.benchmarks.iter().any(|x| r.benchmarks.contains(x)))
+    };
+    for r in &a.runs {
+        // Each pair once, whichever benchmarks compare it.
+        let mut now: Vec<String> = Vec::new();
+        for p in &a.pairs {
+            let s = if p.base == r.run {
+                format!("base of {}", p.rl)
+            } else if p.rl == r.run {
+                format!("RL against {}", p.base)
+            } else {
+                continue;
+            };
+            if !now.contains(&s) {
+                now.push(s);
+            }
+        }
+        let mark = if base == Some(r.run.as_str()) {
+            Mark::Good
+        } else {
+            Mark::None
+        };
+        let benchmarks = if shared(r) {
+            r.benchmarks.join(", ")
+        } else {
+            format!("{} (none with the base)", r.benchmarks.join(", "))
+        };
+        let run = if mark == Mark::Good {
+            format!("{} (the base)", r.run)
+        } else {
+            r.run.clone()
+        };
+        t.push(
+            vec![
+                Cell::text(run),
+                Cell::text(r.method.clone().unwrap_or_else(|| "–".into())),
+                Cell::text(benchmarks),
+                Cell::text(if now.is_empty() {
+                    "–".to_string()
+                } else {
+                    now.join("; ")
+                }),
+            ],
+            mark,
+            Target::Run(r.run.clone()),
+        );
+    }
+    if t.rows.is_empty() {
+        t.push_note("no runs: the logs hold no evaluation rollouts or probes");
+    }
+    t
+}
+
 /// A turn of two trajectories ([`compare`]) read whole: under each
 /// record's line (`A: file:line — run=… …`, wrapped), its step as [`step`]
 /// gives it from the trajectory's table (`ta`, `tb`), or why there is none.

@@ -18,7 +18,7 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
         "no pair of runs to compare",
         &[
             "a pair of runs: a base run (method: base) and an RL run",
-            "of one benchmark, or --compare BASE:RL",
+            "of one benchmark, or --compare BASE:RL (P picks one here)",
         ],
     );
     match panel {
