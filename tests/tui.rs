@@ -4569,7 +4569,18 @@ fn p_picks_a_pair_to_compare() {
     assert_eq!(t.rows[0].cells[3].text, format!("base of {rl}"));
     assert_eq!(t.rows[1].cells[3].text, format!("RL against {base}"));
     s.keys("j\nk\n");
-    assert_eq!(s.app.compare, Some(vec![pair, (rl.clone(), base.clone())]));
+    let reverse = (rl.clone(), base.clone());
+    assert_eq!(s.app.compare, Some(vec![pair.clone(), reverse.clone()]));
+    // The first picked again is dropped; the last left is not.
+    s.keys("P\nj\n");
+    assert_eq!(s.app.compare, Some(vec![reverse]));
+    s.app.pending = None;
+    s.keys("Pj\nk\n");
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some(format!("{rl} → {base} is the only pair: pick another before dropping it").as_str())
+    );
+    assert!(s.app.pending.is_none());
 }
 
 /// On the demo (its base run declared), a pair picked joins the pairs it

@@ -370,7 +370,8 @@ impl App {
 
     /// Enter on a run in the pair picker: the first the base, the second
     /// the RL run — the pair then added to those compared (`--compare`,
-    /// the pairs on screen kept) and the audit recomputed.
+    /// the pairs on screen kept), or dropped if it is one of them, and the
+    /// audit recomputed.
     pub(super) fn pick_run(&mut self, run: String) {
         let Some(d) = self.data.clone() else { return };
         let Some(View::Runs { base }) = self.stack.last().cloned() else {
@@ -413,17 +414,29 @@ impl App {
             }
         });
         let pair = (base.clone(), run.clone());
-        if pairs.contains(&pair) {
-            self.message = Some(format!("{base} → {run} is compared already"));
-            return;
+        // A pair compared now, picked again, is dropped: but not the last
+        // (no --compare at all would bring back the pairs by method).
+        if let Some(i) = pairs.iter().position(|p| *p == pair) {
+            if pairs.len() == 1 {
+                self.message = Some(format!(
+                    "{base} → {run} is the only pair: pick another before dropping it"
+                ));
+                return;
+            }
+            pairs.remove(i);
+            self.message = Some(format!(
+                "recomputing without {base} → {run} ({} pair(s) of runs)",
+                pairs.len()
+            ));
+        } else {
+            pairs.push(pair.clone());
+            self.message = Some(format!(
+                "recomputing with --compare {base}:{run} ({} pair(s) of runs)",
+                pairs.len()
+            ));
+            self.want_pair = Some(pair);
         }
-        pairs.push(pair.clone());
-        self.message = Some(format!(
-            "recomputing with --compare {base}:{run} ({} pair(s) of runs)",
-            pairs.len()
-        ));
         self.compare = Some(pairs);
-        self.want_pair = Some(pair);
         self.pending = Some(Pending::Recompute);
         self.stack.pop();
         self.drop_unwanted();

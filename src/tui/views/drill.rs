@@ -167,7 +167,9 @@ pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
 pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
     let title = match base {
         None => "pick a pair to compare: Enter on the base run".to_string(),
-        Some(b) => format!("base {b}: Enter on the RL run to compare it with"),
+        Some(b) => format!(
+            "base {b}: Enter on the RL run to compare it with (on one compared now: drops the pair)"
+        ),
     };
     let mut t = TableData::new(
         "runs",
