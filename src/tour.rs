@@ -167,7 +167,7 @@ pub fn steps(a: &Audit) -> Vec<Step> {
         let (place, reading) = step.unwrap_or_else(|| {
             (
                 table(topic, 0, pair.clone()),
-                "These logs have no base → RL pair with evaluation rollouts (a run with `method: base`, or --compare BASE:RL), so this step has nothing to read.".into(),
+                "These logs have no base → RL pair with evaluation rollouts (a run with `method: base`, or --compare BASE:RL; in the workbench P picks one), so this step has nothing to read.".into(),
             )
         });
         out.push(Step {
