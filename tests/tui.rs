@@ -1098,6 +1098,8 @@ fn whole_screens_match_their_snapshots() {
         ("2-budget-compare-step", "2llv|j\n"),
         ("runs", "P"),
         ("runs-base", "Pj\n"),
+        ("4-steps-states", "4\n"),
+        ("4-steps-probe", "4\n|\n"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("2-budget-step", "2ll\n\n\n|j\n"),
         ("search-prompt", "2Fcell"),
@@ -4608,6 +4610,120 @@ fn a_pair_picked_joins_the_pairs_compared() {
             own("fl-budgetmix", "fl-grpo")
         ])
     );
+}
+
+/// Enter on a matched-states row (Steps) lists the pair's states: exactly
+/// the probes, read from their records, where both runs have candidates;
+/// their verdicts and RL − base give the panel's shares and mean. Enter on
+/// a state opens its probe: its candidates as the record lists them, each
+/// run's mean score the state's q. From Recovery, the error states, their
+/// correcting shares averaging to the panel's correction rates.
+#[test]
+fn a_matched_states_row_drills_to_its_states_and_probes() {
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys_then_read("4\n");
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "states");
+    let m = &d.audit.matched[0];
+    // The states from the records: error false, candidates of both runs.
+    let mut want = Vec::new();
+    for p in &d.set.probes {
+        let r = d.set.read_record(p.loc).unwrap();
+        let runs: Vec<&str> = r["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["run"].as_str().unwrap())
+            .collect();
+        if r["benchmark"] == m.benchmark.as_str()
+            && r["error"] != true
+            && runs.contains(&m.base.as_str())
+            && runs.contains(&m.rl.as_str())
+        {
+            want.push((
+                r["task"].as_str().unwrap().to_string(),
+                r["state"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let got: Vec<(String, String)> = t
+        .rows
+        .iter()
+        .map(|r| (r.cells[0].text.clone(), r.cells[1].text.clone()))
+        .collect();
+    assert_eq!(got, want);
+    // Their verdicts and differences make the panel's figures.
+    let n = t.rows.len() as f64;
+    let count = |v: &str| t.rows.iter().filter(|r| r.cells[7].text == v).count() as f64;
+    assert_eq!(m.states as f64, n);
+    for (v, share) in [("better", m.better), ("tie", m.tie), ("worse", m.worse)] {
+        assert!((count(v) / n - share.unwrap()).abs() < 1e-12, "{v}");
+    }
+    let mean = t
+        .rows
+        .iter()
+        .map(|r| r.cells[6].value.unwrap())
+        .sum::<f64>()
+        / n;
+    assert!((mean - m.mean_diff.unwrap().value).abs() < 1e-12);
+    // The first state's probe: its candidates as recorded.
+    let (q_base, q_rl) = (
+        t.rows[0].cells[4].value.unwrap(),
+        t.rows[0].cells[5].value.unwrap(),
+    );
+    s.keys_then_read("\n");
+    let p = s.app.table().unwrap();
+    assert_eq!(p.name, "probe");
+    let loc = d
+        .set
+        .probes
+        .iter()
+        .find(|p| d.set.name(p.task) == want[0].0 && d.set.name(p.state) == want[0].1)
+        .unwrap()
+        .loc;
+    let record = d.set.read_record(loc).unwrap();
+    let cands = record["candidates"].as_array().unwrap();
+    assert_eq!(p.rows.len(), cands.len());
+    for (row, c) in p.rows.iter().zip(cands) {
+        assert_eq!(row.cells[0].text, c["run"].as_str().unwrap());
+        assert!(row.cells[1].text.starts_with(&c["action"].to_string()));
+    }
+    let mean_of = |run: &str| {
+        let xs: Vec<f64> = p
+            .rows
+            .iter()
+            .filter(|r| r.cells[0].text == run)
+            .map(|r| r.cells[2].value.unwrap())
+            .collect();
+        xs.iter().sum::<f64>() / xs.len() as f64
+    };
+    assert!((mean_of(&m.base) - q_base).abs() < 1e-12);
+    assert!((mean_of(&m.rl) - q_rl).abs() < 1e-12);
+    // Recovery: a probe row opens the error states.
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("5");
+    let at = s
+        .app
+        .table()
+        .unwrap()
+        .rows
+        .iter()
+        .position(|r| r.cells[0].text == "correction")
+        .unwrap();
+    s.keys_then_read(&format!("{}\n", "j".repeat(at)));
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "states");
+    let r = &d.audit.recovery[0];
+    assert_eq!(t.rows.len() as u64, r.states);
+    for (col, side) in [(8, 0), (9, 1)] {
+        let xs: Vec<f64> = t.rows.iter().filter_map(|r| r.cells[col].value).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!(
+            (mean - r.correction[side].unwrap().value).abs() < 1e-12,
+            "{col}"
+        );
+    }
 }
 
 /// A step field a Parquet file holds as null (its column is there, this

@@ -18,6 +18,8 @@ pub const TIE_TOLERANCE: f64 = 1e-9;
 /// One state of a pair, with what each run (0 = base, 1 = RL) did there.
 #[derive(Debug, Clone)]
 pub struct PairState {
+    /// Its probe: an index into [`LogSet::probes`].
+    pub probe: usize,
     pub task: Id,
     pub turn: u32,
     pub source: Id,
@@ -70,12 +72,13 @@ pub fn pair_states(
 ) -> Vec<PairState> {
     let (gamma, balance) = (s.gamma, s.balance.then_some(s.boot.seed));
     let mut out = Vec::new();
-    for p in set
+    for (i, p) in set
         .probes
         .iter()
-        .filter(|p| p.benchmark == pair.benchmark && p.error == want_error)
+        .enumerate()
+        .filter(|(_, p)| p.benchmark == pair.benchmark && p.error == want_error)
     {
-        if let Some(s) = state_of(set, p, pair, gamma, cache) {
+        if let Some(s) = state_of(set, (i, p), pair, gamma, cache) {
             out.push(s);
         }
     }
@@ -98,9 +101,42 @@ pub fn pair_states(
     out
 }
 
+/// [`pair_states`] of a pair named as reports name it (the workbench's
+/// drill-down to the states behind a matched-states or error-recovery
+/// row): none when a name is not in the logs.
+pub fn states_of(
+    set: &LogSet,
+    names: &super::PairNames,
+    want_error: bool,
+    s: &Settings,
+) -> Vec<PairState> {
+    let id = |n: &str| set.strings.get(n);
+    let (Some(benchmark), Some(base), Some(rl)) =
+        (id(&names.benchmark), id(&names.base), id(&names.rl))
+    else {
+        return Vec::new();
+    };
+    let pair = Pair {
+        benchmark,
+        base,
+        rl,
+    };
+    pair_states(set, &pair, want_error, s, &mut QCache::default())
+}
+
+/// A candidate's score (SPEC §2.2): the one the log gives, else on a
+/// FrozenLake probe the exact Q* of its move.
+pub fn score_of(c: &Candidate, p: &Probe, gamma: f64, cache: &mut QCache) -> Option<f64> {
+    match (c.score, &p.frozenlake, c.move_index) {
+        (Some(s), _, _) => Some(s),
+        (None, Some(fl), Some(a)) => cache.q(fl, a, gamma),
+        _ => None,
+    }
+}
+
 fn state_of(
     set: &LogSet,
-    p: &Probe,
+    (i, p): (usize, &Probe),
     pair: &Pair,
     gamma: f64,
     cache: &mut QCache,
@@ -114,15 +150,12 @@ fn state_of(
     let mut q = |cs: &[&Candidate]| -> Option<f64> {
         let scores: Vec<f64> = cs
             .iter()
-            .filter_map(|c| match (c.score, &p.frozenlake, c.move_index) {
-                (Some(s), _, _) => Some(s),
-                (None, Some(fl), Some(a)) => cache.q(fl, a, gamma),
-                _ => None,
-            })
+            .filter_map(|c| score_of(c, p, gamma, cache))
             .collect();
         super::stats::mean(&scores)
     };
     Some(PairState {
+        probe: i,
         task: p.task,
         turn: p.turn,
         source: p.source,

@@ -7,6 +7,9 @@
 //! and `G` end the episode; entering `G` pays 1. When slippery, the intended
 //! direction and the two perpendicular ones each happen with probability 1/3.
 
+/// The moves by number (gymnasium's): `MOVES[a]` names action `a`.
+pub const MOVES: [&str; 4] = ["left", "down", "right", "up"];
+
 /// SPEC §1.2 `frozenlake` object of a probe: a map, the agent's cell, the
 /// steps it has left, and whether the ice is slippery.
 #[derive(Debug, Clone, PartialEq)]

@@ -113,6 +113,8 @@ pub struct Row {
 pub struct LakeDraw {
     pub map: Vec<String>,
     pub states: Vec<Option<usize>>,
+    /// Turns before `states[0]`'s (a probe's state: its turn − 1).
+    pub offset: u32,
 }
 
 /// A table as shown and as exported.

@@ -53,6 +53,15 @@ pub enum View {
     Search(String),
     /// `a`: the records `--follow` read since the set on screen.
     Appended,
+    /// Enter on a matched-states row (Steps) or a probe row of error
+    /// recovery (Recovery): the pair's states (`error`: the error states),
+    /// each run's mean score there and RL − base.
+    States {
+        pair: crate::analysis::PairNames,
+        error: bool,
+    },
+    /// Enter on a state: its probe, a candidate a row.
+    Probe(Loc),
     /// `P`: every run, to pick a pair to compare — Enter on the base
     /// (`base` once picked), then on the RL run.
     Runs {
@@ -631,6 +640,33 @@ impl App {
                     } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
                     View::Runs { base } => drill::runs(&d.audit, base.as_deref()),
+                    View::States { pair, error } => {
+                        // Exact Q* of FrozenLake candidates: a DP a map.
+                        let (set, pair, error) = (d.set.clone(), pair.clone(), *error);
+                        let settings = d.audit.settings.clone();
+                        let job = move |_: &(dyn Fn() -> bool + Sync)| {
+                            drill::states(&set, &settings, &pair, error)
+                        };
+                        match self.in_background(&v, job) {
+                            Some(t) => t,
+                            None => {
+                                return Some(Arc::new(TableData::new(
+                                    "states",
+                                    "reading the states…",
+                                    &[],
+                                )))
+                            }
+                        }
+                    }
+                    View::Probe(loc) => {
+                        let (set, loc, gamma) = (d.set.clone(), *loc, d.audit.settings.gamma);
+                        let job =
+                            move |_: &(dyn Fn() -> bool + Sync)| drill::probe(&set, loc, gamma);
+                        match self.in_background(&v, job) {
+                            Some(t) => t,
+                            None => return Some(Arc::new(drill::reading(&d.set, loc))),
+                        }
+                    }
                     View::CompareStep { a, b, step } => {
                         let (set, a, b, step, width) = (d.set.clone(), *a, *b, *step, self.width);
                         let job = move |_: &(dyn Fn() -> bool + Sync)| {

@@ -170,6 +170,9 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::Compare(x, y) => format!("records {} | {}", x.line(), y.line()),
             View::Search(p) => format!("search /{p}/"),
             View::Appended => "appended".into(),
+            View::States { error: false, .. } => "matched states".into(),
+            View::States { error: true, .. } => "error states".into(),
+            View::Probe(l) => format!("probe {}", l.line()),
             View::Runs { base: None } => "runs".into(),
             View::Runs { base: Some(b) } => format!("runs, base {b}"),
         })
@@ -214,6 +217,9 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             format!("B action: {}", t.text(row, 4)),
             format!("B observation: {}", t.text(row, 5)),
         ],
+        Some(View::Probe(_)) if t.header.len() >= 2 => {
+            vec![format!("{} action: {}", t.text(row, 0), t.text(row, 1))]
+        }
         Some(View::Compare(..)) if t.header.len() >= 4 => vec![
             format!("{} action: {}", t.text(row, 1), t.text(row, 2)),
             format!("{} observation: {}", t.text(row, 1), t.text(row, 3)),
@@ -228,6 +234,8 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .ok()
             .and_then(|turn| turn.checked_sub(1))
             .map(|at| drill::lake_lines(l, at)),
+        // A probe's lake: the agent at the state.
+        (Some(l), Some(View::Probe(_))) => Some(drill::lake_lines(l, 0)),
         _ => None,
     };
     // The selected step whole below (none for other views): the table's
@@ -248,6 +256,7 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     // trajectories' turn, both steps.
     let whole = match app.stack.last() {
         Some(View::Trajectory(_)) => format!("turn {} (Enter: the step whole)", t.text(row, 0)),
+        Some(View::Probe(_)) => format!("candidate {}", row + 1),
         _ => format!("turn {} (Enter: both steps whole)", t.text(row, 0)),
     };
     match lake {

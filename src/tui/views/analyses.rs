@@ -3,7 +3,7 @@
 
 use crate::analysis::dynamics::DIVERGENT_MEANS;
 use crate::analysis::stats::Estimate;
-use crate::analysis::{for_pair, Audit, Part};
+use crate::analysis::{for_pair, Audit, PairNames, Part};
 use crate::report::format::{
     nats, pass_cell, pct, pct_ci, pp, score_diff, share_ci, signed_ci, wilson_pct,
 };
@@ -46,7 +46,10 @@ pub fn matched(a: &Audit) -> TableData {
                 Cell::num(score_diff(&m.mean_diff), m.mean_diff.map(|e| e.value)),
             ],
             Mark::None,
-            Target::None,
+            Target::Open(View::States {
+                pair: PairNames::of((&m.benchmark, &m.base, &m.rl)),
+                error: false,
+            }),
         );
     }
     let shown = a.matched.iter().filter_map(|m| m.mean_diff).map(|e| e.ci);
@@ -146,6 +149,13 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
         "{}: {} → {} — {} error states ({} scored)",
         r.benchmark, r.base, r.rl, r.states, r.scored
     );
+    // Each probe row opens the pair's error states.
+    let states = || {
+        Target::Open(View::States {
+            pair: PairNames::of((&r.benchmark, &r.base, &r.rl)),
+            error: true,
+        })
+    };
     t.push(
         vec![
             Cell::text("RL better"),
@@ -154,7 +164,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
             Cell::text(""),
         ],
         Mark::None,
-        Target::None,
+        states(),
     );
     t.push(
         vec![
@@ -164,7 +174,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
             diff(&r.correction_diff),
         ],
         Mark::None,
-        Target::None,
+        states(),
     );
     t.push(
         vec![
@@ -174,7 +184,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
             diff(&r.terminal_success_diff),
         ],
         Mark::None,
-        Target::None,
+        states(),
     );
     for (label, b) in r.breakdowns() {
         // The row's n in its label: the last column keeps RL better's
@@ -200,7 +210,7 @@ pub fn recovery(a: &Audit, sel: &Selection) -> TableData {
                 format!("RL better {}", share_ci(b.better, b.better_ci)),
             ],
             Mark::None,
-            Target::None,
+            states(),
         );
     }
     let matched = r.estimates().into_iter().flatten().map(|e| e.ci);

@@ -160,6 +160,189 @@ pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
     t
 }
 
+/// The states behind a matched-states row (SPEC §2.2) or an
+/// error-recovery row (§2.3, `error`): the pair's states as the analysis
+/// chooses them ([`probes::states_of`], `--balance` and all), in file order,
+/// each run's mean candidate score, RL − base and the verdict, and for
+/// error states each run's correcting and terminal-success shares. Enter
+/// opens the probe.
+pub fn states(
+    set: &LogSet,
+    settings: &crate::analysis::Settings,
+    pair: &crate::analysis::PairNames,
+    error: bool,
+) -> TableData {
+    use crate::analysis::probes::{self, Verdict};
+    let states = probes::states_of(set, pair, error, settings);
+    let refs: Vec<&probes::PairState> = states.iter().collect();
+    let (scored, better, tie, worse) = probes::verdict_counts(&refs);
+    let what = if error {
+        "error states"
+    } else {
+        "matched states"
+    };
+    let mut header = vec![
+        "task",
+        "state",
+        "source",
+        "turn",
+        "q base",
+        "q RL",
+        "RL − base",
+        "verdict",
+    ];
+    if error {
+        header.extend([
+            "corrects base",
+            "corrects RL",
+            "terminal base",
+            "terminal RL",
+        ]);
+    }
+    let mut t = TableData::new(
+        "states",
+        format!(
+            "{}: {} → {} — {} {what}, {scored} scored: {better} better, {tie} tie, {worse} worse (Enter: the probe)",
+            pair.benchmark,
+            pair.base,
+            pair.rl,
+            states.len()
+        ),
+        &header,
+    );
+    let score = |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{x:.4}")), x);
+    let share =
+        |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x)), x);
+    for s in &states {
+        let Some(p) = set.probes.get(s.probe) else {
+            continue;
+        };
+        let (verdict, mark) = match s.verdict() {
+            Some(Verdict::Better) => ("better", Mark::Good),
+            Some(Verdict::Tie) => ("tie", Mark::None),
+            Some(Verdict::Worse) => ("worse", Mark::Bad),
+            None => ("unscored", Mark::None),
+        };
+        let d = s.diff();
+        let mut cells = vec![
+            Cell::text(set.name(s.task)),
+            Cell::text(set.name(p.state)),
+            Cell::text(set.name(s.source)),
+            Cell::count(s.turn),
+            score(s.q[0]),
+            score(s.q[1]),
+            Cell::num(d.map_or("–".into(), |x| format!("{x:+.4}")), d),
+            Cell::text(verdict),
+        ];
+        if error {
+            cells.extend([
+                share(s.corrects[0]),
+                share(s.corrects[1]),
+                share(s.terminal[0]),
+                share(s.terminal[1]),
+            ]);
+        }
+        t.push(
+            cells,
+            mark,
+            Target::Open(crate::tui::app::View::Probe(p.loc)),
+        );
+    }
+    if t.rows.is_empty() {
+        t.push_note(format!(
+            "none: no probe of {} has candidates of both runs",
+            pair.benchmark
+        ));
+    }
+    t
+}
+
+/// A probe (SPEC §1.2) re-read: its state, source, turn and error in the
+/// title, a row per candidate — its run, action, score (the log's, or on
+/// FrozenLake the exact Q* the analysis scores it by, with γ `gamma`),
+/// whether it corrects the error and whether its continuation succeeded —
+/// and on FrozenLake the lake with the agent at the state.
+pub fn probe(set: &LogSet, loc: Loc, gamma: f64) -> TableData {
+    let mut t = TableData::new(
+        "probe",
+        set.loc_text(loc),
+        &["run", "action", "score", "corrects", "terminal success"],
+    );
+    let Some(p) = set.probes.iter().find(|p| p.loc == loc) else {
+        t.push_note("no such probe in the logs on screen");
+        return t;
+    };
+    let record = set.read_record(loc);
+    let field = |k: &str| -> Option<String> {
+        let x = record.as_ref().ok()?.get(k)?;
+        Some(x.as_str().map_or(x.to_string(), str::to_string))
+    };
+    let injected =
+        field("injected_action").map_or(String::new(), |a| format!(" injected_action={a}"));
+    t.title = format!(
+        "{} — task={} state={} source={} turn={} error={}{injected}",
+        set.loc_text(loc),
+        set.name(p.task),
+        set.name(p.state),
+        set.name(p.source),
+        p.turn,
+        p.error
+    );
+    let actions: Vec<String> = match &record {
+        Ok(v) => v["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| match &c["action"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "–".into(),
+                x => x.to_string(),
+            })
+            .collect(),
+        Err(e) => {
+            t.push_note(format!("cannot re-read the record: {e}"));
+            Vec::new()
+        }
+    };
+    let yes_no = |x: Option<bool>| Cell::text(x.map_or("–", |b| if b { "yes" } else { "no" }));
+    let mut cache = crate::analysis::frozenlake::QCache::default();
+    for (j, c) in set.candidates_of(p).iter().enumerate() {
+        let score = crate::analysis::probes::score_of(c, p, gamma, &mut cache);
+        let how = if c.score.is_none() && score.is_some() {
+            " (Q*)"
+        } else {
+            ""
+        };
+        // A FrozenLake move by number: its name beside it.
+        let action = actions.get(j).cloned().unwrap_or_else(|| "–".into());
+        let named = (c.move_index.map(usize::from))
+            .and_then(|a| crate::env::frozenlake::MOVES.get(a))
+            .filter(|_| p.frozenlake.is_some());
+        let action = match named {
+            Some(m) if action != *m => format!("{action} ({m})"),
+            _ => action,
+        };
+        t.push(
+            vec![
+                Cell::text(set.name(c.run)),
+                Cell::text(action),
+                Cell::num(score.map_or("–".into(), |x| format!("{x:.4}{how}")), score),
+                yes_no(c.corrects),
+                yes_no(c.terminal_success),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    // The agent at the state, at its turn.
+    t.lake = p.frozenlake.as_ref().map(|f| LakeDraw {
+        map: f.map.clone(),
+        states: vec![Some(f.pos)],
+        offset: p.turn.saturating_sub(1),
+    });
+    t
+}
+
 /// `P`'s pair picker: every run with its declared method, its benchmarks
 /// and the pairs it is in now; the base once picked (`base`) marked, and
 /// the runs sharing no benchmark with it say so. Enter picks
@@ -620,10 +803,11 @@ fn lake_of(set: &LogSet, v: &serde_json::Value) -> Option<LakeDraw> {
         .iter()
         .map(|st| cell(&st["state"]).or_else(|| cell(&st["frozenlake"]["pos"])))
         .collect();
-    states
-        .iter()
-        .any(Option::is_some)
-        .then_some(LakeDraw { map, states })
+    states.iter().any(Option::is_some).then_some(LakeDraw {
+        map,
+        states,
+        offset: 0,
+    })
 }
 
 /// The lake as text at step `at` (0-based): `@` the agent's cell then, `*`
@@ -632,6 +816,7 @@ pub fn lake_lines(l: &LakeDraw, at: usize) -> Vec<String> {
     let walked: std::collections::BTreeSet<usize> =
         l.states.iter().take(at).flatten().copied().collect();
     let here = l.states.get(at).copied().flatten();
+    let turn = u64::from(l.offset) + at as u64 + 1;
     let cols = l.map.first().map_or(0, |r| r.chars().count());
     let mut out: Vec<String> = l
         .map
@@ -658,8 +843,8 @@ pub fn lake_lines(l: &LakeDraw, at: usize) -> Vec<String> {
         })
         .collect();
     out.push(match here {
-        Some(i) => format!("@ cell {i} at turn {}, * walked", at + 1),
-        None => format!("turn {}: cell not recorded", at + 1),
+        Some(i) => format!("@ cell {i} at turn {turn}, * walked"),
+        None => format!("turn {turn}: cell not recorded"),
     });
     out
 }
