@@ -277,6 +277,37 @@ fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
     }
 }
 
+/// Enter on a Cost row opens that cell on the Budget grid — its K, level
+/// and mode, in a pair holding the run (the one selected if it does) —
+/// where the run's Pass is the row's.
+#[test]
+fn a_cost_row_opens_its_budget_cell() {
+    let (d, _, t) = demo_table("3");
+    let a = &d.audit;
+    for (i, r) in t.rows.iter().enumerate() {
+        let text = |j: usize| r.cells[j].text.clone();
+        let mut s = Screen::new(120, 40, d.clone());
+        s.keys(&format!("3{}\n", "j".repeat(i)));
+        assert_eq!(s.app.panel, rl_audit::tui::panel::Panel::Budget, "row {i}");
+        let (_, pair) = rl_audit::tui::select::current(a, &s.app.sel);
+        let pair = pair.unwrap();
+        assert!(pair.base == text(0) || pair.rl == text(0), "{pair:?}");
+        // The demo's selected pair is fl-base → fl-budgetmix: kept for its runs.
+        if text(0) != "fl-grpo" {
+            assert_eq!(
+                (pair.base.as_str(), pair.rl.as_str()),
+                ("fl-base", "fl-budgetmix")
+            );
+        }
+        let (k, level) = s.app.sel.k_level(a).unwrap();
+        assert_eq!(format!("{k} {level}%"), format!("{} {}", text(1), text(2)));
+        assert_eq!(s.app.sel.mode.map(|m| m.name().to_string()), Some(text(3)));
+        let box_ = rl_audit::tui::views::budget::detail(a, &s.app.sel).join("\n");
+        let want = format!("{}: Pass@({k},{level}%) {} [", text(0), text(4));
+        assert!(box_.contains(&want), "{want}\n{box_}");
+    }
+}
+
 #[test]
 fn a_budgetmix_gains_sides_are_the_cells_it_subtracts() {
     // Each gain row shows the two Pass@(1,T) cells whose difference it is:

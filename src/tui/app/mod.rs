@@ -712,9 +712,9 @@ impl App {
                     Panel::Overview => overview::findings(&d, self.stopped()),
                     Panel::Budget => budget::grid(a, &self.sel),
                     Panel::Cost => {
-                        let (bench, _) = current(a, &self.sel);
+                        let (bench, pair) = current(a, &self.sel);
                         let c = self.ceiling_cost(&d).unwrap_or(0.0);
-                        cost::table(a, &bench.unwrap_or_default(), c)
+                        cost::table(a, &bench.unwrap_or_default(), c, pair.as_ref())
                     }
                     Panel::Steps => analyses::matched(a),
                     Panel::Recovery => analyses::recovery(a, &self.sel),

@@ -4,7 +4,7 @@
 //! the mean over the same tasks).
 
 use crate::analysis::cost::{approx_eq, best_per_run, winner_at};
-use crate::analysis::Audit;
+use crate::analysis::{Audit, PairNames};
 use crate::report::format::{pct, pct_ci};
 use crate::tui::table::{Cell, Mark, TableData, Target};
 
@@ -21,7 +21,10 @@ pub fn stops(a: &Audit, bench: &str) -> Vec<f64> {
     c
 }
 
-pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
+/// The best cell per run under `ceiling` on `bench`; Enter on a run's row
+/// opens its Budget cell, in a pair holding the run — the one selected
+/// (`pair`) if it does, else the benchmark's first that does.
+pub fn table(a: &Audit, bench: &str, ceiling: f64, pair: Option<&PairNames>) -> TableData {
     let mut t = TableData::new(
         "cost",
         format!("{bench}: best cell per run under a cost of {ceiling:.2} (←→ moves the ceiling)"),
@@ -30,6 +33,12 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
         ],
     );
     let winner = winner_at(&a.cost_winners, bench, ceiling);
+    let holds = |p: &&PairNames, run: &str| p.base == run || p.rl == run;
+    let in_pair = |run: &str| {
+        pair.filter(|p| holds(p, run))
+            .or_else(|| a.pairs_of(bench).into_iter().find(|p| holds(p, run)))
+            .cloned()
+    };
     let mut shown = Vec::new();
     for b in best_per_run(&a.cost_frontier, bench, ceiling) {
         let win = winner.is_some_and(|w| {
@@ -50,7 +59,15 @@ pub fn table(a: &Audit, bench: &str, ceiling: f64) -> TableData {
                 Cell::text(if win { "winner" } else { "" }),
             ],
             if win { Mark::Good } else { Mark::None },
-            Target::None,
+            match in_pair(&b.run) {
+                Some(pair) => Target::At(crate::tour::Place::Budget {
+                    pair,
+                    k: b.k,
+                    level: b.level,
+                    mode: Some(b.mode),
+                }),
+                None => Target::None,
+            },
         );
     }
     super::provisional_title(&mut t, a.settings.boot.resamples, shown);
