@@ -277,6 +277,41 @@ fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
     }
 }
 
+/// Enter on a Training row lists the run's metric at each checkpoint: the
+/// checkpoint records' own steps and values, in step order.
+#[test]
+fn a_training_row_lists_its_checkpoints() {
+    let (d, mut s, t) = demo_table("7");
+    let (run, metric) = (
+        t.rows[0].cells[0].text.clone(),
+        t.rows[0].cells[1].text.clone(),
+    );
+    s.keys("\n");
+    let c = s.app.table().unwrap();
+    assert_eq!(c.header, ["step", metric.as_str()]);
+    let mut want: Vec<(f64, f64)> = d
+        .set
+        .checkpoints
+        .iter()
+        .map(|c| d.set.read_record(c.loc).unwrap())
+        .filter(|r| r["run"] == run.as_str() && r.get(metric.as_str()).is_some())
+        .map(|r| {
+            (
+                r["step"].as_f64().unwrap(),
+                r[metric.as_str()].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    want.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let got: Vec<(f64, f64)> = c
+        .rows
+        .iter()
+        .map(|r| (r.cells[0].value.unwrap(), r.cells[1].value.unwrap()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(c.rows.len() > 2);
+}
+
 /// Enter on a Cost row opens that cell on the Budget grid — its K, level
 /// and mode, in a pair holding the run (the one selected if it does) —
 /// where the run's Pass is the row's.
@@ -1131,6 +1166,8 @@ fn whole_screens_match_their_snapshots() {
         ("runs-base", "Pj\n"),
         ("4-steps-states", "4\n"),
         ("4-steps-probe", "4\n|\n"),
+        ("7-training-checkpoints", "7\n"),
+        ("3-cost-enter", "3\n"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("2-budget-step", "2ll\n\n\n|j\n"),
         ("search-prompt", "2Fcell"),

@@ -62,6 +62,11 @@ pub enum View {
     },
     /// Enter on a state: its probe, a candidate a row.
     Probe(Loc),
+    /// Enter on a Training row: the run's metric at each checkpoint.
+    Checkpoints {
+        run: String,
+        metric: String,
+    },
     /// `P`: every run, to pick a pair to compare — Enter on the base
     /// (`base` once picked), then on the RL run.
     Runs {
@@ -640,6 +645,7 @@ impl App {
                     } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
                     View::Runs { base } => drill::runs(&d.audit, base.as_deref()),
+                    View::Checkpoints { run, metric } => drill::checkpoints(&d.audit, run, metric),
                     View::States { pair, error } => {
                         // Exact Q* of FrozenLake candidates: a DP a map.
                         let (set, pair, error) = (d.set.clone(), pair.clone(), *error);

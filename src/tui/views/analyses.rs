@@ -469,7 +469,10 @@ pub fn dynamics(a: &Audit) -> TableData {
                 })),
             ],
             sig,
-            Target::None,
+            Target::Open(View::Checkpoints {
+                run: d.run.clone(),
+                metric: d.metric.clone(),
+            }),
         );
     }
     t

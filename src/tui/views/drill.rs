@@ -343,6 +343,36 @@ pub fn probe(set: &LogSet, loc: Loc, gamma: f64) -> TableData {
     t
 }
 
+/// A Training row's series: the run's metric at each checkpoint, in step
+/// order, as the trend's slope is fitted to it (SPEC §2.5).
+pub fn checkpoints(a: &Audit, run: &str, metric: &str) -> TableData {
+    let mut t = TableData::new(
+        "checkpoints",
+        format!("{run}: {metric} at each checkpoint"),
+        &["step", metric],
+    );
+    let Some(d) = a
+        .dynamics
+        .iter()
+        .find(|d| d.run == run && d.metric == metric)
+    else {
+        t.push_note("not in the audit on screen");
+        return t;
+    };
+    t.title = format!("{run}: {metric} at each of {} checkpoints", d.checkpoints);
+    for &(step, value) in &d.points {
+        t.push(
+            vec![
+                Cell::num(format!("{step}"), Some(step)),
+                Cell::num(format!("{value}"), Some(value)),
+            ],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
+}
+
 /// `P`'s pair picker: every run with its declared method, its benchmarks
 /// and the pairs it is in now; the base once picked (`base`) marked, and
 /// the runs sharing no benchmark with it say so. Enter picks
