@@ -373,6 +373,41 @@ pub fn checkpoints(a: &Audit, run: &str, metric: &str) -> TableData {
     t
 }
 
+/// Names compared with their runs of digits as numbers (`run@20` before
+/// `run@100`), the rest as text; equal so, by the text.
+pub fn natural_order(x: &str, y: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut digits = None;
+        for (i, c) in s.char_indices() {
+            let d = c.is_ascii_digit();
+            if digits.is_some_and(|was| was != d) {
+                out.push((digits.unwrap_or(false), &s[start..i]));
+                start = i;
+            }
+            digits = Some(d);
+        }
+        if let Some(d) = digits {
+            out.push((d, &s[start..]));
+        }
+        out
+    }
+    let (a, b) = (chunks(x), chunks(y));
+    for ((da, ca), (db, cb)) in a.iter().zip(&b) {
+        let o = if *da && *db {
+            let (ta, tb) = (ca.trim_start_matches('0'), cb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        } else {
+            ca.cmp(cb)
+        };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len()).then_with(|| x.cmp(y))
+}
+
 /// `P`'s pair picker: every run with its declared method, its benchmarks
 /// and the pairs it is in now; the base once picked (`base`) marked, and
 /// the runs sharing no benchmark with it say so. Enter picks
@@ -393,7 +428,10 @@ pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
         base.and_then(|b| a.run(b))
             .is_none_or(|b| b.benchmarks.iter().any(|x| r.benchmarks.contains(x)))
     };
-    for r in &a.runs {
+    // Checkpoints in step order: `run@20` before `run@100`.
+    let mut runs: Vec<&crate::analysis::RunOn> = a.runs.iter().collect();
+    runs.sort_by(|x, y| natural_order(&x.run, &y.run));
+    for r in runs {
         // Each pair once, whichever benchmarks compare it.
         let mut now: Vec<String> = Vec::new();
         for p in &a.pairs {
@@ -998,4 +1036,25 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_order;
+
+    /// Checkpoint names in step order, other names as text.
+    #[test]
+    fn names_sort_with_their_numbers_as_numbers() {
+        let mut names = vec![
+            "run@100", "run@20", "run@3", "base", "run@020", "run-b@1", "run@", "Run@5",
+        ];
+        names.sort_by(|x, y| natural_order(x, y));
+        // By hand: "Run" < "base" < "run-b…" < "run@…" (ASCII); among
+        // run@N: no number first, then 3, 20, 100 — "020" and "20" equal as
+        // numbers, the text breaks the tie ('0' < '2').
+        assert_eq!(
+            names,
+            ["Run@5", "base", "run-b@1", "run@", "run@3", "run@020", "run@20", "run@100"]
+        );
+    }
 }
