@@ -376,36 +376,35 @@ pub fn checkpoints(a: &Audit, run: &str, metric: &str) -> TableData {
 /// Names compared with their runs of digits as numbers (`run@20` before
 /// `run@100`), the rest as text; equal so, by the text.
 pub fn natural_order(x: &str, y: &str) -> std::cmp::Ordering {
-    fn chunks(s: &str) -> Vec<(bool, &str)> {
-        let mut out = Vec::new();
-        let mut start = 0;
-        let mut digits = None;
-        for (i, c) in s.char_indices() {
-            let d = c.is_ascii_digit();
-            if digits.is_some_and(|was| was != d) {
-                out.push((digits.unwrap_or(false), &s[start..i]));
-                start = i;
+    // Bytes: UTF-8 keeps the characters' order, and digits are ASCII.
+    let (a, b) = (x.as_bytes(), y.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let digits = |s: &[u8], mut k: usize| {
+        while k < s.len() && s[k].is_ascii_digit() {
+            k += 1;
+        }
+        k
+    };
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (ei, ej) = (digits(a, i), digits(b, j));
+            let zeros = |s: &[u8]| s.iter().take_while(|&&c| c == b'0').count();
+            let (na, nb) = (&a[i..ei], &b[j..ej]);
+            let (na, nb) = (&na[zeros(na)..], &nb[zeros(nb)..]);
+            let o = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
+            if o.is_ne() {
+                return o;
             }
-            digits = Some(d);
-        }
-        if let Some(d) = digits {
-            out.push((d, &s[start..]));
-        }
-        out
-    }
-    let (a, b) = (chunks(x), chunks(y));
-    for ((da, ca), (db, cb)) in a.iter().zip(&b) {
-        let o = if *da && *db {
-            let (ta, tb) = (ca.trim_start_matches('0'), cb.trim_start_matches('0'));
-            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+            (i, j) = (ei, ej);
         } else {
-            ca.cmp(cb)
-        };
-        if o.is_ne() {
-            return o;
+            let o = a[i].cmp(&b[j]);
+            if o.is_ne() {
+                return o;
+            }
+            (i, j) = (i + 1, j + 1);
         }
     }
-    a.len().cmp(&b.len()).then_with(|| x.cmp(y))
+    (a.len() - i).cmp(&(b.len() - j)).then_with(|| x.cmp(y))
 }
 
 /// `P`'s pair picker: every run with its declared method, its benchmarks
@@ -1046,15 +1045,36 @@ mod tests {
     #[test]
     fn names_sort_with_their_numbers_as_numbers() {
         let mut names = vec![
-            "run@100", "run@20", "run@3", "base", "run@020", "run-b@1", "run@", "Run@5",
+            "run@100",
+            "run@20",
+            "run@3",
+            "base",
+            "run@020",
+            "run-b@1",
+            "run@",
+            "Run@5",
+            "Qwen3-4B-grpo",
+            "Qwen/Qwen3-4B",
         ];
         names.sort_by(|x, y| natural_order(x, y));
-        // By hand: "Run" < "base" < "run-b…" < "run@…" (ASCII); among
+        // By hand: "Qwen/" < "Qwen3" ('/' < '3': a character against a
+        // digit compares as text), "Q" < "R" < "b", "run-" < "run@" (ASCII); among
         // run@N: no number first, then 3, 20, 100 — "020" and "20" equal as
         // numbers, the text breaks the tie ('0' < '2').
         assert_eq!(
             names,
-            ["Run@5", "base", "run-b@1", "run@", "run@3", "run@020", "run@20", "run@100"]
+            [
+                "Qwen/Qwen3-4B",
+                "Qwen3-4B-grpo",
+                "Run@5",
+                "base",
+                "run-b@1",
+                "run@",
+                "run@3",
+                "run@020",
+                "run@20",
+                "run@100"
+            ]
         );
     }
 }
