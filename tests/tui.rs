@@ -1456,6 +1456,7 @@ fn every_key_in_the_map_does_something() {
                     "2"
                 }
                 Command::ToggleBalance => "4",
+                Command::DropPair => "P\nj",
                 Command::GoPanel if matches!(key, Key::Char('1')) => "2",
                 Command::GoPanel => "1",
                 Command::NextPanel | Command::PrevPanel => "3",
@@ -4641,11 +4642,32 @@ fn p_picks_a_pair_to_compare() {
     s.keys("j\nk\n");
     let reverse = (rl.clone(), base.clone());
     assert_eq!(s.app.compare, Some(vec![pair.clone(), reverse.clone()]));
-    // The first picked again is dropped; the last left is not.
-    s.keys("P\nj\n");
-    assert_eq!(s.app.compare, Some(vec![reverse]));
+    let mut settings = quick();
+    s.app.chosen(&mut settings);
+    let audit = run_audit(&set, &settings).expect("audit");
+    s.app.set_data(on_screen(&set, &audit));
+    let selected = |s: &Screen| {
+        let a = &s.app.data.as_ref().unwrap().audit;
+        let p = rl_audit::tui::select::current(a, &s.app.sel).1.unwrap();
+        (p.base, p.rl)
+    };
+    assert_eq!(selected(&s), reverse);
+    // A pair compared now, picked again, is selected: no new audit.
     s.app.pending = None;
-    s.keys("Pj\nk\n");
+    s.keys("P\nj\n");
+    assert_eq!(selected(&s), pair);
+    assert!(s.app.pending.is_none() && s.app.stack.is_empty());
+    // d drops the pair of the base and the run under the cursor; not the last.
+    s.keys("P\nd");
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some(format!("{base} → {base} is not compared").as_str())
+    );
+    s.keys("jd");
+    assert_eq!(s.app.compare, Some(vec![reverse]));
+    assert!(s.app.pending.is_some() && s.app.stack.is_empty());
+    s.app.pending = None;
+    s.keys("Pj\nkd");
     assert_eq!(
         s.app.message.as_deref(),
         Some(format!("{rl} → {base} is the only pair: pick another before dropping it").as_str())

@@ -49,6 +49,8 @@ pub enum Command {
     CompareCell,
     /// P: the runs, to pick a pair to compare (a base, then an RL run).
     PickPair,
+    /// d: in the pair picker, drop the pair of the base and this run.
+    DropPair,
     /// t: the guided tour.
     Tour,
     /// a: the records `--follow` read since the audit on screen.
@@ -347,6 +349,13 @@ pub const KEYMAP: &[Binding] = &[
         command: Command::PickPair,
         panels: &[],
         help: "pick a pair to compare: Enter on a base run, then an RL run (as --compare)",
+        bar: None,
+    },
+    Binding {
+        keys: &[Char('d')],
+        command: Command::DropPair,
+        panels: &[],
+        help: "in P, the base picked: stop comparing it with the run under the cursor",
         bar: None,
     },
     Binding {

@@ -132,6 +132,7 @@ impl App {
             }
             Command::MarkCompare => self.mark_compare(),
             Command::CompareCell => self.compare_cell(),
+            Command::DropPair => self.drop_pair(),
             Command::PickPair => {
                 if !matches!(self.stack.last(), Some(View::Runs { .. })) {
                     self.open(View::Runs { base: None });

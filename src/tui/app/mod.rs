@@ -384,8 +384,8 @@ impl App {
 
     /// Enter on a run in the pair picker: the first the base, the second
     /// the RL run — the pair then added to those compared (`--compare`,
-    /// the pairs on screen kept), or dropped if it is one of them, and the
-    /// audit recomputed.
+    /// the pairs on screen kept) and the audit recomputed; a pair compared
+    /// now is selected.
     pub(super) fn pick_run(&mut self, run: String) {
         let Some(d) = self.data.clone() else { return };
         let Some(View::Runs { base }) = self.stack.last().cloned() else {
@@ -413,47 +413,82 @@ impl App {
             ));
             return;
         }
-        let mut pairs = self.compare.clone().unwrap_or_else(|| {
-            if d.audit.settings.compare.is_empty() {
-                let mut ps: Vec<(String, String)> = Vec::new();
-                for p in &d.audit.pairs {
-                    let p = (p.base.clone(), p.rl.clone());
-                    if !ps.contains(&p) {
-                        ps.push(p);
-                    }
-                }
-                ps
-            } else {
-                d.audit.settings.compare.clone()
-            }
-        });
+        let mut pairs = self.pairs_asked(&d);
         let pair = (base.clone(), run.clone());
-        // A pair compared now, picked again, is dropped: but not the last
-        // (no --compare at all would bring back the pairs by method).
-        if let Some(i) = pairs.iter().position(|p| *p == pair) {
-            if pairs.len() == 1 {
-                self.message = Some(format!(
-                    "{base} → {run} is the only pair: pick another before dropping it"
-                ));
-                return;
-            }
-            pairs.remove(i);
-            self.message = Some(format!(
-                "recomputing without {base} → {run} ({} pair(s) of runs)",
-                pairs.len()
-            ));
+        self.want_pair = Some(pair.clone());
+        if pairs.contains(&pair) {
+            // Compared already: selected, once an audit holds it.
+            self.select_wanted_pair();
+            self.message = Some(format!("{base} → {run} (d in P drops it)"));
         } else {
-            pairs.push(pair.clone());
+            pairs.push(pair);
             self.message = Some(format!(
                 "recomputing with --compare {base}:{run} ({} pair(s) of runs)",
                 pairs.len()
             ));
-            self.want_pair = Some(pair);
+            self.compare = Some(pairs);
+            self.pending = Some(Pending::Recompute);
         }
+        self.stack.pop();
+        self.drop_unwanted();
+    }
+
+    /// `d` in the pair picker, its base picked: the pair of the base and
+    /// the run under the cursor no longer compared (the audit recomputed),
+    /// unless it is the last (no `--compare` at all would bring back the
+    /// pairs by method).
+    pub(super) fn drop_pair(&mut self) {
+        let (Some(d), Some(View::Runs { base: Some(base) })) =
+            (self.data.clone(), self.stack.last().cloned())
+        else {
+            self.message =
+                Some("d drops a pair: in P, Enter on its base, then d on its RL run".into());
+            return;
+        };
+        let Some(t) = self.table() else { return };
+        let Target::Run(run) = t.target(self.row()) else {
+            return;
+        };
+        let mut pairs = self.pairs_asked(&d);
+        let pair = (base.clone(), run.clone());
+        let Some(i) = pairs.iter().position(|p| *p == pair) else {
+            self.message = Some(format!("{base} → {run} is not compared"));
+            return;
+        };
+        if pairs.len() == 1 {
+            self.message = Some(format!(
+                "{base} → {run} is the only pair: pick another before dropping it"
+            ));
+            return;
+        }
+        pairs.remove(i);
+        self.message = Some(format!(
+            "recomputing without {base} → {run} ({} pair(s) of runs)",
+            pairs.len()
+        ));
         self.compare = Some(pairs);
         self.pending = Some(Pending::Recompute);
         self.stack.pop();
         self.drop_unwanted();
+    }
+
+    /// The pairs of runs asked for: those picked with `P`, else those of
+    /// `--compare`, else those formed by method (the audit's, each once).
+    fn pairs_asked(&self, d: &Loaded) -> Vec<(String, String)> {
+        if let Some(c) = &self.compare {
+            return c.clone();
+        }
+        if !d.audit.settings.compare.is_empty() {
+            return d.audit.settings.compare.clone();
+        }
+        let mut ps: Vec<(String, String)> = Vec::new();
+        for p in &d.audit.pairs {
+            let p = (p.base.clone(), p.rl.clone());
+            if !ps.contains(&p) {
+                ps.push(p);
+            }
+        }
+        ps
     }
 
     /// `--follow` read on (set number `read`): its records show at once.

@@ -414,9 +414,9 @@ pub fn natural_order(x: &str, y: &str) -> std::cmp::Ordering {
 pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
     let title = match base {
         None => "pick a pair to compare: Enter on the base run".to_string(),
-        Some(b) => format!(
-            "base {b}: Enter on the RL run to compare it with (on one compared now: drops the pair)"
-        ),
+        Some(b) => {
+            format!("base {b}: Enter on the RL run to compare it with (d: stop comparing them)")
+        }
     };
     let mut t = TableData::new(
         "runs",
