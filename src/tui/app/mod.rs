@@ -420,15 +420,23 @@ impl App {
             // Compared already: selected, once an audit holds it.
             self.select_wanted_pair();
             self.message = Some(format!("{base} → {run} (d in P drops it)"));
+            self.stack.pop();
+            self.drop_unwanted();
         } else {
             pairs.push(pair);
-            self.message = Some(format!(
-                "recomputing with --compare {base}:{run} ({} pair(s) of runs)",
-                pairs.len()
-            ));
-            self.compare = Some(pairs);
-            self.pending = Some(Pending::Recompute);
+            self.recompute_with(pairs, format!("with --compare {base}:{run}"));
         }
+    }
+
+    /// The audit recomputed with `pairs` as `--compare` (`what` changed,
+    /// for the status line), back where `P` was pressed.
+    fn recompute_with(&mut self, pairs: Vec<(String, String)>, what: String) {
+        self.message = Some(format!(
+            "recomputing {what} ({} pair(s) of runs)",
+            pairs.len()
+        ));
+        self.compare = Some(pairs);
+        self.pending = Some(Pending::Recompute);
         self.stack.pop();
         self.drop_unwanted();
     }
@@ -462,14 +470,7 @@ impl App {
             return;
         }
         pairs.remove(i);
-        self.message = Some(format!(
-            "recomputing without {base} → {run} ({} pair(s) of runs)",
-            pairs.len()
-        ));
-        self.compare = Some(pairs);
-        self.pending = Some(Pending::Recompute);
-        self.stack.pop();
-        self.drop_unwanted();
+        self.recompute_with(pairs, format!("without {base} → {run}"));
     }
 
     /// The pairs of runs asked for: those picked with `P`, else those of

@@ -162,7 +162,7 @@ pub fn step(traj: &TableData, step: usize, width: u16) -> TableData {
 
 /// The states behind a matched-states row (SPEC §2.2) or an
 /// error-recovery row (§2.3, `error`): the pair's states as the analysis
-/// chooses them ([`probes::states_of`], `--balance` and all), in file order,
+/// chooses them ([`crate::analysis::probes::states_of`], `--balance` and all), in file order,
 /// each run's mean candidate score, RL − base and the verdict, and for
 /// error states each run's correcting and terminal-success shares. Enter
 /// opens the probe.
