@@ -4762,6 +4762,15 @@ fn a_matched_states_row_drills_to_its_states_and_probes() {
         t.rows[0].cells[4].value.unwrap(),
         t.rows[0].cells[5].value.unwrap(),
     );
+    let shown_n = |j: usize| {
+        t.rows[0].cells[j]
+            .text
+            .rsplit_once(" n=")
+            .unwrap()
+            .1
+            .to_string()
+    };
+    let (n_base, n_rl) = (shown_n(4), shown_n(5));
     s.keys_then_read("\n");
     let p = s.app.table().unwrap();
     assert_eq!(p.name, "probe");
@@ -4790,6 +4799,9 @@ fn a_matched_states_row_drills_to_its_states_and_probes() {
     };
     assert!((mean_of(&m.base) - q_base).abs() < 1e-12);
     assert!((mean_of(&m.rl) - q_rl).abs() < 1e-12);
+    // Each q's n: its run's candidates in the record (all scored here).
+    let n_of = |run: &str| cands.iter().filter(|c| c["run"] == run).count().to_string();
+    assert_eq!((n_base, n_rl), (n_of(&m.base), n_of(&m.rl)));
     // Recovery: a probe row opens the error states.
     let mut s = Screen::new(120, 40, d.clone());
     s.keys("5");

@@ -25,6 +25,8 @@ pub struct PairState {
     pub source: Id,
     /// Mean candidate score per run; `None` when no candidate has a score.
     pub q: [Option<f64>; 2],
+    /// How many candidates of each run `q` averages (those scored).
+    pub scored: [usize; 2],
     /// Share of candidates with `corrects == true` (among those with the field).
     pub corrects: [Option<f64>; 2],
     /// Share with `terminal_success == true` (among those with the field).
@@ -147,19 +149,21 @@ fn state_of(
     if base.is_empty() || rl.is_empty() {
         return None;
     }
-    let mut q = |cs: &[&Candidate]| -> Option<f64> {
+    let mut q = |cs: &[&Candidate]| -> (Option<f64>, usize) {
         let scores: Vec<f64> = cs
             .iter()
             .filter_map(|c| score_of(c, p, gamma, cache))
             .collect();
-        super::stats::mean(&scores)
+        (super::stats::mean(&scores), scores.len())
     };
+    let ((qb, nb), (qr, nr)) = (q(&base), q(&rl));
     Some(PairState {
         probe: i,
         task: p.task,
         turn: p.turn,
         source: p.source,
-        q: [q(&base), q(&rl)],
+        q: [qb, qr],
+        scored: [nb, nr],
         corrects: [share(&base, |c| c.corrects), share(&rl, |c| c.corrects)],
         terminal: [
             share(&base, |c| c.terminal_success),

@@ -210,7 +210,9 @@ pub fn states(
         ),
         &header,
     );
-    let score = |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{x:.4}")), x);
+    // A mean score with the candidates it averages.
+    let score =
+        |x: Option<f64>, n: usize| Cell::num(x.map_or("–".into(), |x| format!("{x:.4} n={n}")), x);
     let share =
         |x: Option<f64>| Cell::num(x.map_or("–".into(), |x| format!("{:.1}%", 100.0 * x)), x);
     for s in &states {
@@ -229,8 +231,8 @@ pub fn states(
             Cell::text(set.name(p.state)),
             Cell::text(set.name(s.source)),
             Cell::count(s.turn),
-            score(s.q[0]),
-            score(s.q[1]),
+            score(s.q[0], s.scored[0]),
+            score(s.q[1], s.scored[1]),
             Cell::num(d.map_or("–".into(), |x| format!("{x:+.4}")), d),
             Cell::text(verdict),
         ];
