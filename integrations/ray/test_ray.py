@@ -203,9 +203,35 @@ def listening():
     return out
 
 
+def interrupted_shard_leaves_no_folder():
+    """A cancel lands as a KeyboardInterrupt between any two steps of a
+    shard: here right as its folder is made (the mkdir done, nothing after
+    it). The folder goes all the same. With the folder made by `mkdtemp`
+    before the `try`, named only on its return, it stayed (seen once in CI)."""
+    real_mkdir = os.mkdir
+    made = []
+
+    def mkdir_then_interrupt(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        made.append(path)
+        raise KeyboardInterrupt
+
+    os.mkdir = mkdir_then_interrupt
+    try:
+        rl_audit_ray.summarize_shard(7, BIN, ["x.jsonl"], os.getcwd(), False, [])
+        raise AssertionError("the interrupt must come through")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        os.mkdir = real_mkdir
+    assert len(made) == 1 and "rl-audit-shard-00007-" in made[0], made
+    assert not os.path.exists(made[0]), f"{made[0]} left behind"
+
+
 def main():
     assert os.path.isfile(BIN), f"{BIN}: build rl-audit first (cargo test builds it)"
     started = time.time()
+    interrupted_shard_leaves_no_folder()
     work = tempfile.mkdtemp(prefix="rl-audit-ray-test-")
     try:
         trajectories, n_files = make_logs(os.path.join(work, "logs"))

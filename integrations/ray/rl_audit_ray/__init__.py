@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass
 
 __all__ = ["main", "run", "start_ray", "expand", "split", "Result"]
@@ -251,8 +252,16 @@ def _download(name, target):
 def summarize_shard(index, binary, names, cwd, remote, extra):
     """One shard: `rl-audit --files-from LIST --summarize OUT` in a subprocess.
     Runs inside a Ray task; returns the summary's bytes (the driver writes it)."""
-    tmp = tempfile.mkdtemp(prefix=f"rl-audit-shard-{index:05d}-")
+    # The folder's name is chosen before it is made, and made inside the
+    # `try`: a cancel (a KeyboardInterrupt, which may land between any two
+    # steps) after the folder exists always reaches the `finally` that
+    # removes it. `mkdtemp` made it before the `try` and named it only on
+    # return: an interrupt in between left it behind.
+    tmp = os.path.join(
+        tempfile.gettempdir(), f"rl-audit-shard-{index:05d}-{uuid.uuid4().hex[:12]}"
+    )
     try:
+        os.mkdir(tmp, 0o700)
         workdir = cwd
         if remote:
             # Each object lands at its URI under the task's folder, so that
