@@ -33,7 +33,7 @@ pub struct Cli {
     /// Budget levels in percent of each task's full budget.
     #[arg(long, value_name = "L,L,…", value_delimiter = ',', default_values_t = [25u32, 50, 75, 100], value_parser = clap::value_parser!(u32).range(1..=100))]
     pub levels: Vec<u32>,
-    /// Compare two runs (repeatable); default: the run with method `base` against every other run.
+    /// Compare two runs (repeatable); default: the run with method `base` against every other run. In the workbench, P picks pairs too.
     #[arg(long, value_name = "BASE:RL", value_parser = parse_pair)]
     pub compare: Vec<(String, String)>,
     /// Audit this run's training rollouts as BudgetMix (repeatable).
