@@ -277,6 +277,136 @@ fn the_cost_tables_pass_is_its_cells_with_interval_and_n() {
     }
 }
 
+/// With trajectory LLRs shown (`m`), Enter on a Likelihood row lists the
+/// length-matched pairs: exactly those SPEC §2.4's greedy matching forms,
+/// worked out here from the records (successful full-budget rollouts, the
+/// LLR and the tokens summed over their steps); their mean d is the row's.
+/// Enter on a pair: the two side by side, base as A.
+#[test]
+fn a_likelihood_row_drills_to_its_length_matched_pairs() {
+    use rl_audit::schema::Loc;
+    use rl_audit::tui::app::View;
+    use std::collections::BTreeMap;
+    let d = demo();
+    let l = &d.audit.likelihood[0];
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys_then_read("6m\n");
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "length-matched");
+    let records: Vec<(Loc, serde_json::Value)> = d
+        .set
+        .trajectories
+        .iter()
+        .map(|tr| (tr.loc, d.set.read_record(tr.loc).unwrap()))
+        .filter(|(_, r)| r.get("train_step").is_none() && r["benchmark"] == l.benchmark.as_str())
+        .collect();
+    // A task's full budget: its most max_budget (or budget) over the runs.
+    let mut full: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, r) in &records {
+        let b = r["max_budget"]
+            .as_u64()
+            .unwrap_or(r["budget"].as_u64().unwrap());
+        let e = full
+            .entry(r["task"].as_str().unwrap().to_string())
+            .or_default();
+        *e = (*e).max(b);
+    }
+    let mut per_task: BTreeMap<String, [Vec<(Loc, u64, f64)>; 2]> = BTreeMap::new();
+    for (loc, r) in &records {
+        let task = r["task"].as_str().unwrap().to_string();
+        let side = if r["run"] == l.base.as_str() {
+            0
+        } else if r["run"] == l.rl.as_str() {
+            1
+        } else {
+            continue;
+        };
+        if r["success"] != true || r["budget"].as_u64() != Some(full[&task]) {
+            continue;
+        }
+        let steps = r["steps"].as_array().unwrap();
+        let mut llr = Some(0.0);
+        let mut len = Some(0u64);
+        for st in steps {
+            let lp = |run: &str| st["logp"][run].as_f64();
+            llr = match (llr, lp(&l.rl), lp(&l.base)) {
+                (Some(x), Some(a), Some(b)) => Some(x + (a - b)),
+                _ => None,
+            };
+            len = len.zip(st["output_tokens"].as_u64()).map(|(x, n)| x + n);
+        }
+        if let (Some(llr), Some(len), false) = (llr, len, steps.is_empty()) {
+            per_task.entry(task).or_default()[side].push((*loc, len, llr));
+        }
+    }
+    // Greedy: every cross pair within 10% of the longer, closest first,
+    // ties by the RL then the base record's place, each used once.
+    let mut want: Vec<(String, Loc, Loc, f64)> = Vec::new();
+    for (task, [base, rl]) in &per_task {
+        let mut cands = Vec::new();
+        for (i, a) in rl.iter().enumerate() {
+            for (j, b) in base.iter().enumerate() {
+                let gap = a.1.abs_diff(b.1);
+                if 10 * gap <= a.1.max(b.1) {
+                    cands.push((gap, a.0, b.0, i, j));
+                }
+            }
+        }
+        cands.sort();
+        let (mut used_rl, mut used_base) = (vec![false; rl.len()], vec![false; base.len()]);
+        for (_, _, _, i, j) in cands {
+            if !used_rl[i] && !used_base[j] {
+                used_rl[i] = true;
+                used_base[j] = true;
+                want.push((task.clone(), rl[i].0, base[j].0, rl[i].2 - base[j].2));
+            }
+        }
+    }
+    let mut got: Vec<(String, String, String)> = t
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.cells[0].text.clone(),
+                r.cells[1].text.clone(),
+                r.cells[4].text.clone(),
+            )
+        })
+        .collect();
+    let mut expected: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(task, a, b, _)| (task.clone(), d.set.loc_text(*a), d.set.loc_text(*b)))
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected);
+    assert_eq!(t.rows.len() as u64, l.length_matched.pairs);
+    let tasks: std::collections::BTreeSet<&str> = want.iter().map(|w| w.0.as_str()).collect();
+    assert_eq!(tasks.len() as u64, l.length_matched.tasks);
+    let mean = want.iter().map(|w| w.3).sum::<f64>() / want.len() as f64;
+    assert!((mean - l.length_matched.mean_diff.unwrap().value).abs() < 1e-9);
+    let shown: f64 = t
+        .rows
+        .iter()
+        .map(|r| r.cells[7].value.unwrap())
+        .sum::<f64>()
+        / t.rows.len() as f64;
+    assert!((shown - mean).abs() < 1e-9);
+    // Enter: the pair side by side, base as A, RL as B.
+    let first = want
+        .iter()
+        .find(|w| {
+            (w.0.as_str(), d.set.loc_text(w.1))
+                == (
+                    t.rows[0].cells[0].text.as_str(),
+                    t.rows[0].cells[1].text.clone(),
+                )
+        })
+        .unwrap();
+    s.keys_then_read("\n");
+    assert_eq!(s.app.stack.last(), Some(&View::Compare(first.2, first.1)));
+}
+
 /// Enter on a Training row lists the run's metric at each checkpoint: the
 /// checkpoint records' own steps and values, in step order.
 #[test]
@@ -1167,6 +1297,7 @@ fn whole_screens_match_their_snapshots() {
         ("4-steps-states", "4\n"),
         ("4-steps-probe", "4\n|\n"),
         ("7-training-checkpoints", "7\n"),
+        ("6-likelihood-pairs", "6m\n"),
         ("3-cost-enter", "3\n"),
         ("2-budget-trajectory-lake", "2ll\n\n\n|jjjj"),
         ("2-budget-step", "2ll\n\n\n|j\n"),

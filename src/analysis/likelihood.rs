@@ -94,6 +94,103 @@ pub fn length_matched_pairs(rl: &[Scored], base: &[Scored]) -> Vec<(usize, usize
     out
 }
 
+/// One length-matched pair of §2.4: an RL and a base trajectory of one
+/// task, each with its length and LLR.
+#[derive(Debug, Clone, Copy)]
+pub struct MatchedPair {
+    pub task: Id,
+    pub rl: Scored,
+    pub base: Scored,
+}
+
+impl MatchedPair {
+    /// d = LLR(RL trajectory) − LLR(base trajectory).
+    pub fn d(&self) -> f64 {
+        self.rl.llr - self.base.llr
+    }
+}
+
+/// Each task's length-matched pairs, in task order, each task's in the
+/// order they were accepted; tasks without a pair left out.
+fn matched_by_task(per_task: &BTreeMap<Id, [Vec<Scored>; 2]>) -> Vec<(Id, Vec<MatchedPair>)> {
+    per_task
+        .iter()
+        .map(|(&task, [base_t, rl_t])| {
+            let pairs = length_matched_pairs(rl_t, base_t)
+                .into_iter()
+                .map(|(i, j)| MatchedPair {
+                    task,
+                    rl: rl_t[i],
+                    base: base_t[j],
+                })
+                .collect::<Vec<_>>();
+            (task, pairs)
+        })
+        .filter(|(_, pairs)| !pairs.is_empty())
+        .collect()
+}
+
+/// The length-matched pairs of a pair of runs named as reports name it
+/// (the workbench's drill-down from a Likelihood row): task by task, as
+/// [`values`] forms them; none when a name is not in the logs.
+pub fn matched_pairs(set: &LogSet, names: &super::PairNames) -> Result<Vec<MatchedPair>> {
+    let id = |n: &str| set.strings.get(n);
+    let (Some(benchmark), Some(base), Some(rl)) =
+        (id(&names.benchmark), id(&names.base), id(&names.rl))
+    else {
+        return Ok(Vec::new());
+    };
+    let pair = Pair {
+        benchmark,
+        base,
+        rl,
+    };
+    let successes = Successes::of(set, &TaskInfos::of(set), &[pair]);
+    let (_, _, per_task) = scored(set, &pair, &successes.of_pair(set, &pair))?;
+    Ok(matched_by_task(&per_task)
+        .into_iter()
+        .flat_map(|(_, pairs)| pairs)
+        .collect())
+}
+
+/// A pair's successful full-budget rollouts (`succ`) read: per producing
+/// run (base, RL), each step's NLL under base and each trajectory's LLR,
+/// and per task the trajectories with an LLR and a length, for matching.
+type ScoredRuns = ([Vec<f64>; 2], [Vec<f64>; 2], BTreeMap<Id, [Vec<Scored>; 2]>);
+
+fn scored(set: &LogSet, pair: &Pair, succ: &[&Trajectory]) -> Result<ScoredRuns> {
+    let mut window = LogpWindow::default();
+    // One value per step: sized up front (a growing Vec can hold twice
+    // that), summarized in place.
+    let mut n = [0; 2];
+    for t in succ {
+        n[usize::from(t.run == pair.rl)] += set.steps_of(t).len();
+    }
+    let mut nll = n.map(Vec::with_capacity);
+    let mut llrs: [Vec<f64>; 2] = Default::default();
+    let mut per_task: BTreeMap<Id, [Vec<Scored>; 2]> = BTreeMap::new();
+    for t in succ {
+        let side = usize::from(t.run == pair.rl);
+        let steps = set.steps_with_logps(t, &mut window)?;
+        for st in steps {
+            if let Some(lp) = st.logp_of(pair.base) {
+                nll[side].push(-lp);
+            }
+        }
+        if let Some(llr) = trajectory_llr(steps, pair.base, pair.rl) {
+            llrs[side].push(llr);
+            if let Some(len) = length(set, t) {
+                per_task.entry(t.task).or_default()[side].push(Scored {
+                    loc: t.loc,
+                    len,
+                    llr,
+                });
+            }
+        }
+    }
+    Ok((nll, llrs, per_task))
+}
+
 fn trajectory_llr(steps: Steps<'_>, base: Id, rl: Id) -> Option<f64> {
     if steps.is_empty() {
         return None;
@@ -160,40 +257,12 @@ fn pair_values(
     pair: &Pair,
     successes: &Successes,
 ) -> Result<Option<(Likelihood, Vec<Cluster>)>> {
-    let mut window = LogpWindow::default();
     // Successful full-budget evaluation rollouts of the pair's runs.
     let succ = successes.of_pair(set, pair);
     if succ.is_empty() {
         return Ok(None);
     }
-    // One value per step: sized up front (a growing Vec can hold twice
-    // that), summarized in place.
-    let mut n = [0; 2];
-    for t in &succ {
-        n[usize::from(t.run == pair.rl)] += set.steps_of(t).len();
-    }
-    let mut nll = n.map(Vec::with_capacity);
-    let mut llrs: [Vec<f64>; 2] = Default::default();
-    let mut per_task: BTreeMap<Id, [Vec<Scored>; 2]> = BTreeMap::new();
-    for t in &succ {
-        let side = usize::from(t.run == pair.rl);
-        let steps = set.steps_with_logps(t, &mut window)?;
-        for st in steps {
-            if let Some(lp) = st.logp_of(pair.base) {
-                nll[side].push(-lp);
-            }
-        }
-        if let Some(llr) = trajectory_llr(steps, pair.base, pair.rl) {
-            llrs[side].push(llr);
-            if let Some(len) = length(set, t) {
-                per_task.entry(t.task).or_default()[side].push(Scored {
-                    loc: t.loc,
-                    len,
-                    llr,
-                });
-            }
-        }
-    }
+    let (mut nll, mut llrs, per_task) = scored(set, pair, &succ)?;
     let mut notes = Vec::new();
     if nll.iter().all(Vec::is_empty) {
         notes.push(format!(
@@ -212,16 +281,9 @@ fn pair_values(
     let (histogram, overlap) = histogram(&nll);
     let mut clusters = Vec::new();
     let mut n_pairs = 0;
-    for [base_t, rl_t] in per_task.values() {
-        let matched = length_matched_pairs(rl_t, base_t);
-        if matched.is_empty() {
-            continue;
-        }
+    for (_, matched) in matched_by_task(&per_task) {
         n_pairs += matched.len() as u64;
-        let sum: f64 = matched
-            .iter()
-            .map(|&(i, j)| rl_t[i].llr - base_t[j].llr)
-            .sum();
+        let sum: f64 = matched.iter().map(MatchedPair::d).sum();
         clusters.push(Cluster {
             sum,
             weight: matched.len() as f64,

@@ -62,6 +62,11 @@ pub enum View {
     },
     /// Enter on a state: its probe, a candidate a row.
     Probe(Loc),
+    /// Enter on a Likelihood row, trajectory LLRs shown (`m`): the pair's
+    /// length-matched pairs of trajectories.
+    LengthMatched {
+        pair: crate::analysis::PairNames,
+    },
     /// Enter on a Training row: the run's metric at each checkpoint.
     Checkpoints {
         run: String,
@@ -700,6 +705,22 @@ impl App {
                             }
                         }
                     }
+                    View::LengthMatched { pair } => {
+                        let (set, audit, pair) = (d.set.clone(), d.clone(), pair.clone());
+                        let job = move |_: &(dyn Fn() -> bool + Sync)| {
+                            drill::length_matched(&set, &audit.audit, &pair)
+                        };
+                        match self.in_background(&v, job) {
+                            Some(t) => t,
+                            None => {
+                                return Some(Arc::new(TableData::new(
+                                    "length-matched",
+                                    "reading the pairs' trajectories…",
+                                    &[],
+                                )))
+                            }
+                        }
+                    }
                     View::Probe(loc) => {
                         let (set, loc, gamma) = (d.set.clone(), *loc, d.audit.settings.gamma);
                         let job =
@@ -760,7 +781,7 @@ impl App {
                     }
                     Panel::Steps => analyses::matched(a),
                     Panel::Recovery => analyses::recovery(a, &self.sel),
-                    Panel::Likelihood => analyses::likelihood(a),
+                    Panel::Likelihood => analyses::likelihood(a, self.llr_view),
                     Panel::Training => analyses::dynamics(a),
                     Panel::BudgetMix => analyses::budgetmix(a, &self.sel),
                 })

@@ -173,6 +173,7 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::States { error: false, .. } => "matched states".into(),
             View::States { error: true, .. } => "error states".into(),
             View::Probe(l) => format!("probe {}", l.line()),
+            View::LengthMatched { .. } => "length-matched pairs".into(),
             View::Checkpoints { run, metric } => format!("{run} {metric}"),
             View::Runs { base: None } => "runs".into(),
             View::Runs { base: Some(b) } => format!("runs, base {b}"),

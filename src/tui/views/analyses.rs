@@ -369,7 +369,10 @@ fn natural_by_run(a: &Audit, bench: Option<&str>) -> TableData {
     t
 }
 
-pub fn likelihood(a: &Audit) -> TableData {
+/// The Likelihood panel's rows. Enter on one drills into the level the
+/// chart shows (`llr_view`, `m`): step NLL — the pair's step LLR turn by
+/// turn; trajectory LLR — the length-matched pairs.
+pub fn likelihood(a: &Audit, llr_view: bool) -> TableData {
     let mut t = TableData::new(
         "likelihood",
         "Likelihood under base (successful full-budget trajectories)",
@@ -416,10 +419,16 @@ pub fn likelihood(a: &Audit) -> TableData {
             } else {
                 Mark::None
             },
-            Target::Open(View::LlrTurns {
-                benchmark: l.benchmark.clone(),
-                base: l.base.clone(),
-                rl: l.rl.clone(),
+            Target::Open(if llr_view {
+                View::LengthMatched {
+                    pair: PairNames::of((&l.benchmark, &l.base, &l.rl)),
+                }
+            } else {
+                View::LlrTurns {
+                    benchmark: l.benchmark.clone(),
+                    base: l.base.clone(),
+                    rl: l.rl.clone(),
+                }
             }),
         );
     }

@@ -345,6 +345,75 @@ pub fn probe(set: &LogSet, loc: Loc, gamma: f64) -> TableData {
     t
 }
 
+/// A Likelihood row's length-matched pairs (SPEC §2.4), as the analysis
+/// forms them ([`crate::analysis::likelihood::matched_pairs`]): task by
+/// task, each pair's RL and base trajectory with its length (tokens) and
+/// LLR, and d; the title gives the row's mean d with its interval. Enter
+/// opens the two side by side (A base, B RL).
+pub fn length_matched(set: &LogSet, a: &Audit, pair: &crate::analysis::PairNames) -> TableData {
+    let mut t = TableData::new(
+        "length-matched",
+        format!(
+            "{}: {} → {} — length-matched pairs",
+            pair.benchmark, pair.base, pair.rl
+        ),
+        &[
+            "task",
+            "RL record",
+            "RL tokens",
+            "RL LLR",
+            "base record",
+            "base tokens",
+            "base LLR",
+            "d",
+        ],
+    );
+    let row = a
+        .likelihood
+        .iter()
+        .find(|l| (l.benchmark.as_str(), l.base.as_str(), l.rl.as_str()) == pair.key());
+    if let Some(lm) = row.map(|l| &l.length_matched) {
+        t.title = format!(
+            "{}: {} → {} — {} length-matched pairs over {} tasks, mean d {} (Enter: the two side by side)",
+            pair.benchmark,
+            pair.base,
+            pair.rl,
+            lm.pairs,
+            lm.tasks,
+            lm.mean_diff.map_or("–".into(), |e| crate::report::format::nats(&e)),
+        );
+    }
+    let pairs = match crate::analysis::likelihood::matched_pairs(set, pair) {
+        Ok(p) => p,
+        Err(e) => {
+            t.push_note(format!("cannot read the log-probabilities back: {e}"));
+            return t;
+        }
+    };
+    let num = |x: f64, text: String| Cell::num(text, Some(x));
+    for p in &pairs {
+        let d = p.d();
+        t.push(
+            vec![
+                Cell::text(set.name(p.task)),
+                Cell::place(set.loc_text(p.rl.loc)),
+                Cell::count(p.rl.len),
+                num(p.rl.llr, format!("{:+.3}", p.rl.llr)),
+                Cell::place(set.loc_text(p.base.loc)),
+                Cell::count(p.base.len),
+                num(p.base.llr, format!("{:+.3}", p.base.llr)),
+                num(d, format!("{d:+.3}")),
+            ],
+            Mark::None,
+            Target::Open(crate::tui::app::View::Compare(p.base.loc, p.rl.loc)),
+        );
+    }
+    if t.rows.is_empty() {
+        t.push_note("none: no task has a successful RL and base trajectory within 10% of each other's length, both with every step's log-probabilities");
+    }
+    t
+}
+
 /// A Training row's series: the run's metric at each checkpoint, in step
 /// order, as the trend's slope is fitted to it (SPEC §2.5).
 pub fn checkpoints(a: &Audit, run: &str, metric: &str) -> TableData {
