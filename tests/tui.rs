@@ -311,7 +311,9 @@ fn a_likelihood_row_drills_to_its_length_matched_pairs() {
             .or_default();
         *e = (*e).max(b);
     }
-    let mut per_task: BTreeMap<String, [Vec<(Loc, u64, f64)>; 2]> = BTreeMap::new();
+    // Per task, base's and RL's (record, tokens, LLR).
+    type Sides = [Vec<(Loc, u64, f64)>; 2];
+    let mut per_task: BTreeMap<String, Sides> = BTreeMap::new();
     for (loc, r) in &records {
         let task = r["task"].as_str().unwrap().to_string();
         let side = if r["run"] == l.base.as_str() {
