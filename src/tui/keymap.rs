@@ -236,7 +236,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: &[Code(KeyCode::Enter)],
         command: Command::Enter,
         panels: &[],
-        help: "drill down: cell → tasks → rollouts → trajectory → a step whole; finding → its cell or row; rule → its records",
+        help: "drill down to the data behind the row (Budget: cell → tasks → rollouts → trajectory → step; other panels: see below)",
         bar: Some("drill"),
     },
     Binding {

@@ -130,7 +130,7 @@ pub(super) fn help(f: &mut Frame, panel: Panel, scroll: u16) {
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .scroll((scroll, 0))
-            .block(Block::bordered().title("help")),
+            .block(Block::bordered().title("help (↑↓ scroll, any other key closes)")),
         rect,
     );
 }
