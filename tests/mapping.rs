@@ -175,6 +175,24 @@ fn verl_agent_patched_step_rows() {
         assert_eq!(turns, (1..=turns.len() as u32).collect::<Vec<_>>());
         assert_eq!(t.turns as usize, turns.len());
     }
+    // Audited by name, with no evaluation rollouts: report.md says why
+    // there is no gain table.
+    let md = std::fs::read_to_string(d.join("out/report.md")).unwrap();
+    assert!(md.contains("> Note: no gain table for gigpo: it has no evaluation rollouts (a gain is its Pass@(1,T) less the full-budget RL run's)\n"));
+    // Not audited: report.md names the run and its training rollouts, so
+    // that --audit can name it.
+    mapped(
+        "verl-agent/rollout_data",
+        "verl-agent-steps.toml",
+        &d.join("plain"),
+        &["--run-label", "gigpo"],
+    );
+    let md = std::fs::read_to_string(d.join("plain/report.md")).unwrap();
+    let line = format!(
+        "\nTraining rollouts not audited: `gigpo` ({} rollouts). `--audit RUN` audits a run's.\n",
+        sum("trajectories")
+    );
+    assert!(md.contains(&line), "{md}");
 }
 
 /// Runs a strict mapped audit that must fail with exit 2; returns stderr.

@@ -4990,3 +4990,133 @@ fn a_null_step_field_reads_as_absent() {
     // The fixture's steps do hold nulls there.
     assert!(nulls > 0);
 }
+
+/// A trainer's dump declares no method (verl-agent's step rows, mapped):
+/// the BudgetMix panel lists the runs with training rollouts — as many as
+/// the files hold distinct `traj_uid`s — and Enter on one asks for an
+/// audit naming it (`--audit`), whose rules the panel then shows; `A` lists
+/// the same runs, and Enter on an audited one stops auditing it.
+#[test]
+fn a_run_with_training_rollouts_is_picked_to_audit() {
+    use rl_audit::tui::app::{Pending, View};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("tests/data/verl-agent/rollout_data");
+    let mut uids = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            uids.insert(v["traj_uid"].as_str().unwrap().to_string());
+        }
+    }
+    let path = root.join("assets/mappings/verl-agent-steps.toml");
+    let mapping = rl_audit::schema::mapping::Mapping::parse(
+        "verl-agent-steps.toml",
+        &std::fs::read_to_string(path).unwrap(),
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        mapping: Some(Arc::new(mapping)),
+        ..Default::default()
+    };
+    let set = Arc::new(rl_audit::schema::load(&[dir], &opts).expect("loads"));
+    let audit = run_audit(&set, &quick()).expect("audit");
+    assert!(audit.budgetmix.is_empty());
+    let mut s = Screen::new(100, 24, on_screen(&set, &audit));
+    s.keys("8");
+    let t = s.app.table().unwrap();
+    let want = format!(
+        "verl-agent: {} training rollouts (Enter: audit it)",
+        uids.len()
+    );
+    let at = t
+        .rows
+        .iter()
+        .position(|r| r.cells[0].text == "audit")
+        .expect("the run to audit is listed");
+    assert_eq!(t.rows[at].cells[1].text, want);
+    s.keys(&"j".repeat(at));
+    s.keys("\n");
+    assert_eq!(s.app.pending, Some(Pending::Recompute));
+    assert_eq!(s.app.audit, Some(vec!["verl-agent".to_string()]));
+    // The next audit's settings, as the terminal loop makes them.
+    let mut settings = quick();
+    s.app.chosen(&mut settings);
+    assert_eq!(settings.audit, ["verl-agent"]);
+    let audit = run_audit(&set, &settings).expect("audit");
+    s.app.set_data(on_screen(&set, &audit));
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "budgetmix-rules");
+    assert_eq!(s.app.row(), 0);
+    // candidate_budgets checks every training rollout.
+    assert_eq!(t.rows[0].cells[1].text, uids.len().to_string());
+    // A: the same run, audited by name; Enter stops auditing it.
+    s.app.pending = None;
+    s.keys("A");
+    assert_eq!(s.app.stack.last(), Some(&View::TrainingRuns));
+    let t = s.app.table().unwrap();
+    let rows: Vec<Vec<&str>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    let n = uids.len().to_string();
+    assert_eq!(
+        rows,
+        [["verl-agent", "–", n.as_str(), "yes: --audit (Enter: stop)"]]
+    );
+    s.keys("\n");
+    assert!(s.app.stack.is_empty());
+    assert_eq!(s.app.audit, Some(Vec::new()));
+    assert_eq!(s.app.pending, Some(Pending::Recompute));
+}
+
+/// On the demo, the run declaring `method: budgetmix` is audited whatever
+/// `A` says: Enter on it changes nothing.
+#[test]
+fn a_run_declaring_budgetmix_stays_audited() {
+    let d = demo();
+    let mut s = Screen::new(120, 40, d.clone());
+    s.keys("8A");
+    let t = s.app.table().unwrap();
+    let rows: Vec<Vec<&str>> = t
+        .rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect();
+    // The demo's training records (those with train_step), counted from
+    // its files: every one fl-budgetmix's.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+    let mut runs: std::collections::BTreeMap<String, usize> = Default::default();
+    for f in std::fs::read_dir(root).unwrap() {
+        use std::io::Read;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(f.unwrap().path()).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if v.get("train_step").is_some_and(|x| !x.is_null()) {
+                *runs
+                    .entry(v["run"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+            }
+        }
+    }
+    assert_eq!(runs.keys().collect::<Vec<_>>(), ["fl-budgetmix"]);
+    let n = runs["fl-budgetmix"].to_string();
+    assert_eq!(
+        rows,
+        [[
+            "fl-budgetmix",
+            "budgetmix",
+            n.as_str(),
+            "yes: method budgetmix"
+        ]]
+    );
+    s.keys("\n");
+    assert!(s.app.pending.is_none());
+    assert_eq!(
+        s.app.message.as_deref(),
+        Some("fl-budgetmix declares method: budgetmix, so it is always audited")
+    );
+}

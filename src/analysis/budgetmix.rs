@@ -132,6 +132,54 @@ fn full(t: &Trajectory) -> u32 {
     t.max_budget().unwrap_or(t.budget)
 }
 
+/// Why a run's training rollouts are audited, if they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audited {
+    No,
+    /// It declares `method: budgetmix`.
+    ByMethod,
+    /// `--audit RUN` names it.
+    ByName,
+}
+
+/// A run with training rollouts: what the BudgetMix audit can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrainingRun {
+    pub run: String,
+    pub method: Option<String>,
+    /// Its training rollouts (trajectories with `train_step`).
+    pub rollouts: u64,
+    pub audited: Audited,
+}
+
+/// Every run with training rollouts, in name order, with how many and
+/// whether (and why) [`audited_runs`] audits it: what `--audit` may name.
+pub fn training_runs(set: &LogSet, s: &Settings) -> Vec<TrainingRun> {
+    let mut counts: BTreeMap<Id, u64> = BTreeMap::new();
+    for t in set.trajectories.iter().filter(|t| t.is_training()) {
+        *counts.entry(t.run).or_default() += 1;
+    }
+    let audited = audited_runs(set, s);
+    let mut out: Vec<TrainingRun> = counts
+        .into_iter()
+        .map(|(run, rollouts)| {
+            let method = set.method_of(run).map(str::to_string);
+            TrainingRun {
+                run: set.name(run).to_string(),
+                audited: match () {
+                    _ if method.as_deref() == Some("budgetmix") => Audited::ByMethod,
+                    _ if audited.contains(&run) => Audited::ByName,
+                    _ => Audited::No,
+                },
+                method,
+                rollouts,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.run.cmp(&b.run));
+    out
+}
+
 /// Runs audited: method `budgetmix`, plus `--audit RUN`.
 pub fn audited_runs(set: &LogSet, s: &Settings) -> Vec<Id> {
     let mut runs: BTreeSet<Id> = set
@@ -231,6 +279,11 @@ fn gains(
         .filter(|c| c.run == name)
         .map(|c| c.benchmark.as_str())
         .collect();
+    if benches.is_empty() {
+        notes.push(format!(
+            "no gain table for {name}: it has no evaluation rollouts (a gain is its Pass@(1,T) less the full-budget RL run's)"
+        ));
+    }
     let mut out = Vec::new();
     for bench in benches {
         let vs = match &s.budgetmix_vs {

@@ -252,6 +252,9 @@ pub struct Audit {
     pub cost_frontier: Vec<cost::CostPoint>,
     pub cost_winners: Vec<cost::Winner>,
     pub budgetmix: Vec<budgetmix::BudgetMixAudit>,
+    /// The runs with training rollouts, audited or not (in with the
+    /// BudgetMix audit's rules).
+    pub training_runs: Vec<budgetmix::TrainingRun>,
     /// §4.3: per-category Pass and Δ, and the contrasts between categories.
     pub categories: categories::CategoryReport,
     /// §4.4: why each cell's rollouts failed.

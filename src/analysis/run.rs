@@ -144,6 +144,7 @@ pub fn run_audit_staged(
     // with the rollout counts, not after Pass@(K,T)'s values).
     if settings.focus.wants(Part::BudgetMix) && !settings.focus.wants(Part::Pass) {
         a.budgetmix = budgetmix::rules_of(set, settings);
+        a.training_runs = budgetmix::training_runs(set, settings);
         a.budgetmix_rules_in = true;
         staged(&a);
     }
@@ -516,7 +517,10 @@ pub fn run_audit_staged(
             Part::BudgetMix => {
                 let rules = match a.budgetmix_rules_in {
                     true => std::mem::take(&mut a.budgetmix),
-                    false => budgetmix::rules_of(set, settings),
+                    false => {
+                        a.training_runs = budgetmix::training_runs(set, settings);
+                        budgetmix::rules_of(set, settings)
+                    }
                 };
                 a.budgetmix = budgetmix::with_gains(set, &a.pass, settings, rules);
             }

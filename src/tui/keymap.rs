@@ -51,6 +51,8 @@ pub enum Command {
     PickPair,
     /// d: in the pair picker, drop the pair of the base and this run.
     DropPair,
+    /// A: the runs with training rollouts, to audit one as BudgetMix.
+    PickAudit,
     /// t: the guided tour.
     Tour,
     /// a: the records `--follow` read since the audit on screen.
@@ -357,6 +359,13 @@ pub const KEYMAP: &[Binding] = &[
         panels: &[],
         help: "in P, the base picked: stop comparing it with the run under the cursor",
         bar: None,
+    },
+    Binding {
+        keys: &[Char('A')],
+        command: Command::PickAudit,
+        panels: &[Panel::BudgetMix],
+        help: "the runs with training rollouts: Enter audits one as BudgetMix, or stops auditing it (as --audit)",
+        bar: Some("audit"),
     },
     Binding {
         keys: &[Char('t')],

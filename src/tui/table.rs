@@ -95,6 +95,9 @@ pub enum Target {
     Step(Loc, usize),
     /// A run in the pair picker (`P`): the base, then the RL run.
     Run(String),
+    /// A run with training rollouts (`A`): audited as BudgetMix, or no
+    /// longer.
+    Audit(String),
     /// A drill-down view that needs nothing of the view below it (a
     /// rule's records, a pair's figures turn by turn).
     Open(crate::tui::app::View),
@@ -105,6 +108,15 @@ pub struct Row {
     pub cells: Vec<Cell>,
     pub mark: Mark,
     pub target: Target,
+}
+
+impl Row {
+    /// A note ([`TableData::push_note`]): text in its first cell alone,
+    /// going nowhere — drawn across its table's columns rather than
+    /// widening the first.
+    pub fn is_note(&self) -> bool {
+        self.target == Target::None && self.cells.iter().skip(1).all(|c| c.text.is_empty())
+    }
 }
 
 /// A FrozenLake trajectory's map and the agent's cell before each step

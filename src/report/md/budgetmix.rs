@@ -13,6 +13,7 @@ pub fn budgetmix(md: &mut String, audit: &Audit) {
     );
     if audit.budgetmix.is_empty() {
         let _ = writeln!(md, "_No audited run: give a run `method: \"budgetmix\"` or name it with `--audit RUN`; rules read training rollouts (`train_step`, `group`, `steps[].budget_total`, `steps[].budget_remaining`, `reward`)._\n");
+        unaudited(md, audit);
         return;
     }
     for b in &audit.budgetmix {
@@ -69,5 +70,24 @@ pub fn budgetmix(md: &mut String, audit: &Audit) {
             let _ = writeln!(md, "\n> Note: {n}");
         }
         md.push('\n');
+    }
+    unaudited(md, audit);
+}
+
+/// The runs whose training rollouts are not audited, and how to audit
+/// one: a trainer's dump names no method, so its run is found here.
+fn unaudited(md: &mut String, audit: &Audit) {
+    let runs: Vec<String> = audit
+        .training_runs
+        .iter()
+        .filter(|r| r.audited == crate::analysis::budgetmix::Audited::No)
+        .map(|r| format!("{} ({} rollouts)", code(&r.run), r.rollouts))
+        .collect();
+    if !runs.is_empty() {
+        let _ = writeln!(
+            md,
+            "Training rollouts not audited: {}. `--audit RUN` audits a run's.\n",
+            runs.join(", ")
+        );
     }
 }

@@ -27,12 +27,7 @@ impl App {
             Command::Back | Command::Escape => {
                 if !self.filter.is_empty() {
                     self.filter.clear();
-                } else if self.stack.pop().is_some() {
-                    self.rows.pop();
-                    self.drop_unwanted();
-                    self.sort = None;
-                    self.hscroll = 0;
-                } else if cmd == Command::Back {
+                } else if !self.close_view() && cmd == Command::Back {
                     self.quit = true;
                 }
             }
@@ -136,6 +131,11 @@ impl App {
             Command::PickPair => {
                 if !matches!(self.stack.last(), Some(View::Runs { .. })) {
                     self.open(View::Runs { base: None });
+                }
+            }
+            Command::PickAudit => {
+                if self.stack.last() != Some(&View::TrainingRuns) {
+                    self.open(View::TrainingRuns);
                 }
             }
             Command::Tour => self.start_tour(),
@@ -256,6 +256,10 @@ impl App {
             Target::Open(view) => view,
             Target::Run(run) => {
                 self.pick_run(run);
+                return;
+            }
+            Target::Audit(run) => {
+                self.pick_audit(run);
                 return;
             }
         };

@@ -77,6 +77,9 @@ pub enum View {
     Runs {
         base: Option<String>,
     },
+    /// `A`: the runs with training rollouts, to audit one as BudgetMix
+    /// (Enter) or stop auditing it.
+    TrainingRuns,
     RuleRecords {
         run: String,
         rule: usize,
@@ -159,6 +162,11 @@ pub struct App {
     pub compare: Option<Vec<(String, String)>>,
     /// The pair picked last, selected once an audit holds it.
     want_pair: Option<(String, String)>,
+    /// The runs named to audit as BudgetMix since the start (`A`:
+    /// `--audit` for the next audit); None: as started.
+    pub audit: Option<Vec<String>>,
+    /// The run `A` audited last, selected once an audit holds it.
+    want_audit: Option<String>,
     /// The terminal's width at the last draw (the compare view stacks its
     /// two sides below 100 columns).
     pub width: u16,
@@ -245,6 +253,8 @@ impl App {
             marked: None,
             compare: None,
             want_pair: None,
+            audit: None,
+            want_audit: None,
             computing: None,
             width: 120,
             tour: None,
@@ -339,6 +349,7 @@ impl App {
         self.status = Status::Ready;
         self.forget_tables();
         self.select_wanted_pair();
+        self.select_wanted_audit();
         self.clamp();
         if !self.data.as_ref().is_some_and(|d| d.audit.is_complete()) {
             // The audit so far: the tour waits for all of it.
@@ -352,12 +363,68 @@ impl App {
         }
     }
 
-    /// What the user chose since the start (`B`'s --balance, `P`'s pairs)
-    /// set in the settings of the next audit or load.
+    /// What the user chose since the start (`B`'s --balance, `P`'s pairs,
+    /// `A`'s audited runs) set in the settings of the next audit or load.
     pub fn chosen(&self, settings: &mut crate::analysis::Settings) {
         settings.balance = self.balance;
         if let Some(c) = &self.compare {
             settings.compare = c.clone();
+        }
+        if let Some(a) = &self.audit {
+            settings.audit = a.clone();
+        }
+    }
+
+    /// The run audited with `A`, once the audit on screen holds its
+    /// rules: the one the BudgetMix panel shows.
+    fn select_wanted_audit(&mut self) {
+        let (Some(run), Some(d)) = (&self.want_audit, &self.data) else {
+            return;
+        };
+        if let Some(i) = d.audit.budgetmix.iter().position(|b| b.run == *run) {
+            self.sel.pair = i;
+            self.want_audit = None;
+        }
+    }
+
+    /// Enter on a run in `A`'s list (or the empty BudgetMix panel's): its
+    /// training rollouts audited as BudgetMix (added to `--audit`), or,
+    /// audited by name, no longer; the audit recomputed in the background.
+    pub(super) fn pick_audit(&mut self, run: String) {
+        use crate::analysis::budgetmix::Audited;
+        let Some(d) = self.data.clone() else { return };
+        let Some(r) = d.audit.training_runs.iter().find(|r| r.run == run) else {
+            return;
+        };
+        let mut names = self
+            .audit
+            .clone()
+            .unwrap_or_else(|| d.audit.settings.audit.clone());
+        let what = match r.audited {
+            Audited::ByMethod => {
+                self.message = Some(format!(
+                    "{run} declares method: budgetmix, so it is always audited"
+                ));
+                return;
+            }
+            Audited::ByName => {
+                names.retain(|n| *n != run);
+                format!("without --audit {run}")
+            }
+            Audited::No => {
+                names.push(run.clone());
+                self.want_audit = Some(run.clone());
+                format!("with --audit {run}")
+            }
+        };
+        self.message = Some(format!("recomputing {what}"));
+        self.audit = Some(names);
+        self.pending = Some(Pending::Recompute);
+        if self.stack.last() == Some(&View::TrainingRuns) {
+            self.close_view();
+        } else {
+            // The empty panel's row: the audit's rules show from the top.
+            self.set_row(0);
         }
     }
 
@@ -425,8 +492,7 @@ impl App {
             // Compared already: selected, once an audit holds it.
             self.select_wanted_pair();
             self.message = Some(format!("{base} → {run} (d in P drops it)"));
-            self.stack.pop();
-            self.drop_unwanted();
+            self.close_view();
         } else {
             pairs.push(pair);
             self.recompute_with(pairs, format!("with --compare {base}:{run}"));
@@ -442,8 +508,20 @@ impl App {
         ));
         self.compare = Some(pairs);
         self.pending = Some(Pending::Recompute);
-        self.stack.pop();
+        self.close_view();
+    }
+
+    /// Back out of the view on top (its selected row with it), to the one
+    /// below as it was; false at the top.
+    pub(super) fn close_view(&mut self) -> bool {
+        if self.stack.pop().is_none() {
+            return false;
+        }
+        self.rows.pop();
         self.drop_unwanted();
+        self.sort = None;
+        self.hscroll = 0;
+        true
     }
 
     /// `d` in the pair picker, its base picked: the pair of the base and
@@ -686,6 +764,7 @@ impl App {
                     } => drill::llr_turns(&d.audit, (benchmark, base, rl)),
                     View::Appended => drill::appended(&d.set, self.appended.as_ref()),
                     View::Runs { base } => drill::runs(&d.audit, base.as_deref()),
+                    View::TrainingRuns => drill::training_runs(&d.audit),
                     View::Checkpoints { run, metric } => drill::checkpoints(&d.audit, run, metric),
                     View::States { pair, error } => {
                         // Exact Q* of FrozenLake candidates: a DP a map.

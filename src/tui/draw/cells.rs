@@ -7,12 +7,14 @@ pub(super) fn widths(t: &TableData, total: u16) -> Vec<u16> {
         .header
         .len()
         .max(t.rows.iter().map(|r| r.cells.len()).max().unwrap_or(0));
+    let spans = spans_notes(t);
     let natural: Vec<usize> = (0..n)
         .map(|i| {
             let h = t.header.get(i).map_or(0, |x| x.chars().count());
             let c = t
                 .rows
                 .iter()
+                .filter(|r| !(spans && r.is_note()))
                 .take(500)
                 .filter_map(|r| r.cells.get(i))
                 .map(|x| x.text.chars().count())
@@ -39,6 +41,13 @@ pub(super) fn widths(t: &TableData, total: u16) -> Vec<u16> {
         spare -= more;
     }
     w.into_iter().map(|x| x as u16).collect()
+}
+
+/// Whether `t`'s notes are drawn across its columns, over the row, rather
+/// than in the first ([`crate::tui::table::Row::is_note`]): it has more
+/// than one.
+pub(super) fn spans_notes(t: &TableData) -> bool {
+    t.header.len() > 1
 }
 
 /// A grid cell as it fits `width` columns: its spaces dropped from the
@@ -177,6 +186,20 @@ pub(super) fn cut_cells(
             Some(CutCell { over, text, name })
         })
         .collect()
+}
+
+/// A note row's text as [`cut_cells`] gives a cut cell, when `room`
+/// columns cut it.
+fn cut_note(text: &str, room: usize) -> Vec<CutCell> {
+    // A cut shows room − 1 characters and the ellipsis.
+    match text.chars().count() {
+        n if n > room => vec![CutCell {
+            over: n - room.saturating_sub(1),
+            text: text.to_string(),
+            name: 0,
+        }],
+        _ => Vec::new(),
+    }
 }
 
 /// `lines` ([`whole_lines`]) at the bottom of `area`, the inside of a
@@ -371,6 +394,10 @@ pub(super) fn table_in(
     let width_of = |j: usize| widths.get(j).map_or(usize::MAX, |&w| usize::from(w));
     let header = header_row(&t.header, width_of);
     let heading = table_title(t, title, hscroll, area.width);
+    // Notes go across the row, after the highlight symbol's column.
+    let spans = spans_notes(t);
+    let mark_w = u16::from(selected.is_some() && !t.rows.is_empty());
+    let note_room = usize::from(area.width.saturating_sub(2 + mark_w));
     // The selected row's cells that are cut, in full on the bottom border.
     let n = t.rows.len();
     // Where the border cannot hold them, they take lines inside the box,
@@ -378,7 +405,10 @@ pub(super) fn table_in(
     let room = usize::from(area.width.saturating_sub(2));
     let cells = selected
         .and_then(|s| t.rows.get(s.min(n.saturating_sub(1))))
-        .map(|r| cut_cells(&t.header, &r.cells, &widths, hscroll))
+        .map(|r| match spans && r.is_note() {
+            true => cut_note(&r.cells[0].text, note_room),
+            false => cut_cells(&t.header, &r.cells, &widths, hscroll),
+        })
         .unwrap_or_default();
     let header_h = header_lines(&t.header, &width_of) as u16;
     let mut below = if inside {
@@ -410,6 +440,10 @@ pub(super) fn table_in(
         .skip(offset)
         .take(height)
         .map(|r| {
+            if spans && r.is_note() {
+                // Drawn over the row once the table is.
+                return Row::new([Cell::from("")]).style(theme.mark(r.mark));
+            }
             // The first column stays put; the others scroll sideways. A
             // place shows its end (its line), unscrolled.
             Row::new(r.cells.iter().enumerate().map(|(j, c)| {
@@ -432,6 +466,20 @@ pub(super) fn table_in(
     let mut state = TableState::default()
         .with_selected(selected.filter(|_| n > 0).map(|s| s.min(n - 1) - offset));
     f.render_stateful_widget(widget, area, &mut state);
+    if spans {
+        let x = area.x + mark_w;
+        let first = area.y + header_h;
+        let visible = t.rows.iter().skip(offset).take(height);
+        for (i, r) in visible.enumerate().filter(|(_, r)| r.is_note()) {
+            let y = first + u16::try_from(i).unwrap_or(u16::MAX);
+            if y >= area.y + area.height {
+                break;
+            }
+            let style = theme.mark(r.cells[0].mark);
+            let text = cut(&r.cells[0].text, note_room);
+            f.buffer_mut().set_stringn(x, y, text, note_room, style);
+        }
+    }
     let shown = u16::try_from(n.saturating_sub(offset)).unwrap_or(u16::MAX);
     RowsAt {
         area: Rect {

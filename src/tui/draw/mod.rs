@@ -177,6 +177,7 @@ fn drill_title(app: &App, room: usize, rest: &str) -> String {
             View::Checkpoints { run, metric } => format!("{run} {metric}"),
             View::Runs { base: None } => "runs".into(),
             View::Runs { base: Some(b) } => format!("runs, base {b}"),
+            View::TrainingRuns => "training runs".into(),
         })
         .collect();
     let marked = match (app.marked, app.stack.last()) {

@@ -452,3 +452,48 @@ fn whole_lines_keep_the_columns_order_and_stop_at_four() {
         ]
     );
 }
+
+/// A note goes across its table's row rather than widening its first
+/// column, cut at the box, and in full below the rows when selected.
+#[test]
+fn a_note_is_drawn_across_the_columns() {
+    let text = "note: no gain table for bm2: it has no evaluation rollouts";
+    let mut t = TableData::new("t", "t", &["benchmark", "level"]);
+    t.push_note(text);
+    t.push_text(vec!["b".into(), "25%".into()], Mark::None, Target::None);
+    assert_eq!(widths(&t, 80), vec![9, 5]);
+    let theme = Theme { no_color: true };
+    let lines = drawn(40, 8, |f| table(f, f.area(), &t, Some(1), &theme, "t", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (2 rows)────────────────────────────┐",
+            "│ benchmark level                      │",
+            "│ note: no gain table for bm2: it has …│",
+            "│▶b         25%                        │",
+            "│                                      │",
+            "│                                      │",
+            "│                                      │",
+            "└──────────────────────────────────────┘",
+        ]
+    );
+    // Selected, cut: in full below.
+    let lines = drawn(40, 8, |f| table(f, f.area(), &t, Some(0), &theme, "t", 0));
+    assert_eq!(
+        lines,
+        [
+            "┌t (2 rows)────────────────────────────┐",
+            "│ benchmark level                      │",
+            "│▶note: no gain table for bm2: it has …│",
+            "│ b         25%                        │",
+            "├─ selected row in full ───────────────┤",
+            "│note: no gain table for bm2: it has no│",
+            "│evaluation rollouts                   │",
+            "└──────────────────────────────────────┘",
+        ]
+    );
+    // One column: nothing to go across.
+    let mut one = TableData::new("t", "t", &["what"]);
+    one.push_note("a note");
+    assert_eq!(widths(&one, 80), vec![6]);
+}

@@ -547,7 +547,50 @@ pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
         );
     }
     if t.rows.is_empty() {
-        t.push_note("no runs: the logs hold no evaluation rollouts or probes");
+        t.push_note(if a.training_runs.is_empty() {
+            "no runs: the logs hold no evaluation rollouts or probes"
+        } else {
+            "no runs: the logs hold no evaluation rollouts or probes (their training rollouts: A on the BudgetMix panel)"
+        });
+    }
+    t
+}
+
+/// `A`: the runs with training rollouts, each with its method, how many
+/// and whether it is audited as BudgetMix; Enter audits one, or stops
+/// auditing it ([`Target::Audit`]).
+pub fn training_runs(a: &Audit) -> TableData {
+    use crate::analysis::budgetmix::Audited;
+    let mut t = TableData::new(
+        "training-runs",
+        "runs with training rollouts: Enter audits one as BudgetMix, or stops auditing it",
+        &["run", "method", "training rollouts", "audited"],
+    );
+    if a.is_pending(crate::analysis::Part::BudgetMix) && !a.budgetmix_rules_in {
+        t.push_note("computing… (the runs are counted with the BudgetMix audit's rules)");
+        return t;
+    }
+    let mut runs: Vec<_> = a.training_runs.iter().collect();
+    runs.sort_by(|x, y| natural_order(&x.run, &y.run));
+    for r in runs {
+        let (audited, mark) = match r.audited {
+            Audited::ByMethod => ("yes: method budgetmix", Mark::Good),
+            Audited::ByName => ("yes: --audit (Enter: stop)", Mark::Good),
+            Audited::No => ("no (Enter: audit it)", Mark::None),
+        };
+        t.push(
+            vec![
+                Cell::text(r.run.clone()),
+                Cell::text(r.method.clone().unwrap_or_else(|| "–".into())),
+                Cell::count(r.rollouts),
+                Cell::text(audited),
+            ],
+            mark,
+            Target::Audit(r.run.clone()),
+        );
+    }
+    if t.rows.is_empty() {
+        t.push_note("no training rollouts: trajectory records with train_step (SPEC §1.1)");
     }
     t
 }

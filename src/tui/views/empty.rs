@@ -7,7 +7,7 @@
 use crate::analysis::Part;
 use crate::jobs::Loaded;
 use crate::tui::panel::Panel;
-use crate::tui::table::{Mark, TableData, Target};
+use crate::tui::table::{Cell, Mark, TableData, Target};
 
 /// Why the panel has nothing to show, as (title, what it reads, in lines
 /// that fit an 80-column screen); `None` when it has something. Asked only
@@ -82,7 +82,8 @@ fn missing(d: &Loaded, panel: Panel) -> Option<(&'static str, &'static [&'static
             "no run to audit",
             &[
                 "a run trained with mixed budgets: method: budgetmix,",
-                "or --audit RUN (SPEC §2.6); its training rollouts",
+                "or --audit RUN (SPEC §2.6; A picks one here): its",
+                "training rollouts",
             ],
         )),
         Panel::BudgetMix
@@ -125,6 +126,22 @@ pub fn why(d: &Loaded, panel: Panel) -> Option<TableData> {
     for (i, line) in reads.iter().enumerate() {
         let key = if i == 0 { "reads" } else { "" };
         t.push_text(vec![key.into(), line.to_string()], Mark::None, Target::None);
+    }
+    // No run audited: the runs it could audit, Enter on one to.
+    if panel == Panel::BudgetMix && d.audit.budgetmix.is_empty() {
+        for r in &d.audit.training_runs {
+            t.push(
+                vec![
+                    Cell::text("audit"),
+                    Cell::text(format!(
+                        "{}: {} training rollouts (Enter: audit it)",
+                        r.run, r.rollouts
+                    )),
+                ],
+                Mark::None,
+                Target::Audit(r.run.clone()),
+            );
+        }
     }
     let rows = [
         ("loaded", super::overview::records(&d.set, &d.audit)),
