@@ -4748,6 +4748,8 @@ fn p_picks_a_pair_to_compare() {
     assert!(s.app.pending.is_none());
     s.keys("j\n");
     assert!(s.app.stack.is_empty(), "back where P was pressed");
+    // The picker's selected row went with it: the Overview's is the first.
+    assert_eq!(s.app.rows, [0]);
     assert!(matches!(
         s.app.pending,
         Some(rl_audit::tui::app::Pending::Recompute)
