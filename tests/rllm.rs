@@ -231,6 +231,27 @@ fn training_folders_give_checkpoints_and_training_rollouts() {
         .unwrap();
     assert_eq!(groups["checked"], 3);
     assert_eq!(rules[0]["checked"], 12);
+    // The training run has no evaluation rollouts of its own: its
+    // checkpoints' (the val_step_N folders) are runs of their own, named.
+    let mut steps: Vec<u32> = std::fs::read_dir(data("train/logs/bfcl-agent/grpo-run/episodes"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_prefix("val_step_")?
+                .split('_')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    steps.sort();
+    let named: Vec<String> = steps.iter().map(|s| format!("grpo-run@{s}")).collect();
+    let md = std::fs::read_to_string(d.join("out/report.md")).unwrap();
+    let note = format!(
+        "> Note: no gain table for grpo-run: it has no evaluation rollouts (a gain is its Pass@(1,T) less the full-budget RL run's); its checkpoints' are runs of their own: {}\n",
+        named.join(", ")
+    );
+    assert!(md.contains(&note), "{md}");
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -152,7 +152,7 @@ pub struct TrainingRun {
     pub audited: Audited,
 }
 
-/// Every run with training rollouts, in name order, with how many and
+/// Every run with training rollouts, in [`super::natural_order`], with how many and
 /// whether (and why) [`audited_runs`] audits it: what `--audit` may name.
 pub fn training_runs(set: &LogSet, s: &Settings) -> Vec<TrainingRun> {
     let mut counts: BTreeMap<Id, u64> = BTreeMap::new();
@@ -176,7 +176,7 @@ pub fn training_runs(set: &LogSet, s: &Settings) -> Vec<TrainingRun> {
             }
         })
         .collect();
-    out.sort_by(|a, b| a.run.cmp(&b.run));
+    out.sort_by(|a, b| super::natural_order(&a.run, &b.run));
     out
 }
 
@@ -280,8 +280,27 @@ fn gains(
         .map(|c| c.benchmark.as_str())
         .collect();
     if benches.is_empty() {
+        // rLLM and --map's `run@step` name each checkpoint's evaluation a
+        // run of its own.
+        let at = format!("{name}@");
+        let mut checkpoints: Vec<&str> = pass
+            .cells
+            .iter()
+            .filter(|c| c.run.starts_with(&at))
+            .map(|c| c.run.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        checkpoints.sort_by(|x, y| super::natural_order(x, y));
+        let theirs = match checkpoints.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; its checkpoints' are runs of their own: {}",
+                checkpoints.join(", ")
+            ),
+        };
         notes.push(format!(
-            "no gain table for {name}: it has no evaluation rollouts (a gain is its Pass@(1,T) less the full-budget RL run's)"
+            "no gain table for {name}: it has no evaluation rollouts (a gain is its Pass@(1,T) less the full-budget RL run's){theirs}"
         ));
     }
     let mut out = Vec::new();

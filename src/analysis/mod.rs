@@ -191,7 +191,7 @@ fn resolve_pairs_of(
 }
 
 /// The runs of the logs, each with its declared method and the benchmarks
-/// it has evaluation rollouts or probe candidates on, in name order: what
+/// it has evaluation rollouts or probe candidates on, in [`natural_order`]: what
 /// `--compare` may name ([`resolve_pairs`] reads the same), for the
 /// workbench's pair picker.
 pub fn runs_of(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<RunOn> {
@@ -212,7 +212,43 @@ pub fn runs_of(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<RunOn
     for r in &mut out {
         r.benchmarks.sort();
     }
+    // Checkpoints in step order: `run@20` before `run@100`.
+    out.sort_by(|x, y| natural_order(&x.run, &y.run));
     out
+}
+
+/// Names compared with their runs of digits as numbers (`run@20` before
+/// `run@100`), the rest as text; equal so, by the text.
+pub fn natural_order(x: &str, y: &str) -> std::cmp::Ordering {
+    // Bytes: UTF-8 keeps the characters' order, and digits are ASCII.
+    let (a, b) = (x.as_bytes(), y.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let digits = |s: &[u8], mut k: usize| {
+        while k < s.len() && s[k].is_ascii_digit() {
+            k += 1;
+        }
+        k
+    };
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (ei, ej) = (digits(a, i), digits(b, j));
+            let zeros = |s: &[u8]| s.iter().take_while(|&&c| c == b'0').count();
+            let (na, nb) = (&a[i..ei], &b[j..ej]);
+            let (na, nb) = (&na[zeros(na)..], &nb[zeros(nb)..]);
+            let o = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
+            if o.is_ne() {
+                return o;
+            }
+            (i, j) = (ei, ej);
+        } else {
+            let o = a[i].cmp(&b[j]);
+            if o.is_ne() {
+                return o;
+            }
+            (i, j) = (i + 1, j + 1);
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j)).then_with(|| x.cmp(y))
 }
 
 /// A run, its declared `method` and the benchmarks it is on ([`runs_of`]).
@@ -539,5 +575,47 @@ impl Part {
             Part::NaturalRecovery => "natural recovery",
             Part::Grep => "grep",
         }
+    }
+}
+
+#[cfg(test)]
+mod natural_tests {
+    use super::natural_order;
+
+    /// Checkpoint names in step order, other names as text.
+    #[test]
+    fn names_sort_with_their_numbers_as_numbers() {
+        let mut names = vec![
+            "run@100",
+            "run@20",
+            "run@3",
+            "base",
+            "run@020",
+            "run-b@1",
+            "run@",
+            "Run@5",
+            "Qwen3-4B-grpo",
+            "Qwen/Qwen3-4B",
+        ];
+        names.sort_by(|x, y| natural_order(x, y));
+        // By hand: "Qwen/" < "Qwen3" ('/' < '3': a character against a
+        // digit compares as text), "Q" < "R" < "b", "run-" < "run@" (ASCII); among
+        // run@N: no number first, then 3, 20, 100 — "020" and "20" equal as
+        // numbers, the text breaks the tie ('0' < '2').
+        assert_eq!(
+            names,
+            [
+                "Qwen/Qwen3-4B",
+                "Qwen3-4B-grpo",
+                "Run@5",
+                "base",
+                "run-b@1",
+                "run@",
+                "run@3",
+                "run@020",
+                "run@20",
+                "run@100"
+            ]
+        );
     }
 }

@@ -444,40 +444,6 @@ pub fn checkpoints(a: &Audit, run: &str, metric: &str) -> TableData {
     t
 }
 
-/// Names compared with their runs of digits as numbers (`run@20` before
-/// `run@100`), the rest as text; equal so, by the text.
-pub fn natural_order(x: &str, y: &str) -> std::cmp::Ordering {
-    // Bytes: UTF-8 keeps the characters' order, and digits are ASCII.
-    let (a, b) = (x.as_bytes(), y.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    let digits = |s: &[u8], mut k: usize| {
-        while k < s.len() && s[k].is_ascii_digit() {
-            k += 1;
-        }
-        k
-    };
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let (ei, ej) = (digits(a, i), digits(b, j));
-            let zeros = |s: &[u8]| s.iter().take_while(|&&c| c == b'0').count();
-            let (na, nb) = (&a[i..ei], &b[j..ej]);
-            let (na, nb) = (&na[zeros(na)..], &nb[zeros(nb)..]);
-            let o = na.len().cmp(&nb.len()).then_with(|| na.cmp(nb));
-            if o.is_ne() {
-                return o;
-            }
-            (i, j) = (ei, ej);
-        } else {
-            let o = a[i].cmp(&b[j]);
-            if o.is_ne() {
-                return o;
-            }
-            (i, j) = (i + 1, j + 1);
-        }
-    }
-    (a.len() - i).cmp(&(b.len() - j)).then_with(|| x.cmp(y))
-}
-
 /// `P`'s pair picker: every run with its declared method, its benchmarks
 /// and the pairs it is in now; the base once picked (`base`) marked, and
 /// the runs sharing no benchmark with it say so. Enter picks
@@ -498,10 +464,7 @@ pub fn runs(a: &Audit, base: Option<&str>) -> TableData {
         base.and_then(|b| a.run(b))
             .is_none_or(|b| b.benchmarks.iter().any(|x| r.benchmarks.contains(x)))
     };
-    // Checkpoints in step order: `run@20` before `run@100`.
-    let mut runs: Vec<&crate::analysis::RunOn> = a.runs.iter().collect();
-    runs.sort_by(|x, y| natural_order(&x.run, &y.run));
-    for r in runs {
+    for r in &a.runs {
         // Each pair once, whichever benchmarks compare it.
         let mut now: Vec<String> = Vec::new();
         for p in &a.pairs {
@@ -570,9 +533,7 @@ pub fn training_runs(a: &Audit) -> TableData {
         t.push_note("computing… (the runs are counted with the BudgetMix audit's rules)");
         return t;
     }
-    let mut runs: Vec<_> = a.training_runs.iter().collect();
-    runs.sort_by(|x, y| natural_order(&x.run, &y.run));
-    for r in runs {
+    for r in &a.training_runs {
         let (audited, mark) = match r.audited {
             Audited::ByMethod => ("yes: method budgetmix", Mark::Good),
             Audited::ByName => ("yes: --audit (Enter: stop)", Mark::Good),
@@ -1149,46 +1110,4 @@ pub fn appended(on_screen: &LogSet, a: Option<&Appended>) -> TableData {
         }
     }
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::natural_order;
-
-    /// Checkpoint names in step order, other names as text.
-    #[test]
-    fn names_sort_with_their_numbers_as_numbers() {
-        let mut names = vec![
-            "run@100",
-            "run@20",
-            "run@3",
-            "base",
-            "run@020",
-            "run-b@1",
-            "run@",
-            "Run@5",
-            "Qwen3-4B-grpo",
-            "Qwen/Qwen3-4B",
-        ];
-        names.sort_by(|x, y| natural_order(x, y));
-        // By hand: "Qwen/" < "Qwen3" ('/' < '3': a character against a
-        // digit compares as text), "Q" < "R" < "b", "run-" < "run@" (ASCII); among
-        // run@N: no number first, then 3, 20, 100 — "020" and "20" equal as
-        // numbers, the text breaks the tie ('0' < '2').
-        assert_eq!(
-            names,
-            [
-                "Qwen/Qwen3-4B",
-                "Qwen3-4B-grpo",
-                "Run@5",
-                "base",
-                "run-b@1",
-                "run@",
-                "run@3",
-                "run@020",
-                "run@20",
-                "run@100"
-            ]
-        );
-    }
 }
