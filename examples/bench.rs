@@ -589,5 +589,46 @@ fn tui_timings(set: rl_audit::schema::LogSet, audit: rl_audit::analysis::Audit) 
         "TUI F: every trajectory searched, no hit (ms)",
         t.elapsed().as_secs_f64() * 1e3,
     ));
+    // The drills that recompute in the background, each timed from its key
+    // to the redraw that shows its table (redrawn every 10 ms meanwhile).
+    let mut waited = |app: &mut App, key: KeyCode| {
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(key, KeyModifiers::NONE));
+        loop {
+            term.draw(|f| draw::draw(f, app, &progress, "idle"))
+                .expect("draw");
+            if !app.busy() {
+                break t.elapsed().as_secs_f64() * 1e3;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    // A drill's time, or NaN (and why) when another table came.
+    let shown = |app: &mut App, ms: f64, name: &str| match app.table() {
+        Some(t) if t.name == name => ms,
+        other => {
+            let got = other.map_or("none".to_string(), |t| t.name.clone());
+            eprintln!("bench: expected the {name} table, got {got}");
+            f64::NAN
+        }
+    };
+    app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    waited(&mut app, KeyCode::Char('4'));
+    let ms = waited(&mut app, KeyCode::Enter);
+    drills.push((
+        "TUI Steps row → its states (ms)",
+        shown(&mut app, ms, "states"),
+    ));
+    let ms = waited(&mut app, KeyCode::Enter);
+    drills.push(("TUI a state → its probe (ms)", shown(&mut app, ms, "probe")));
+    waited(&mut app, KeyCode::Char('6'));
+    if !app.llr_view {
+        waited(&mut app, KeyCode::Char('m'));
+    }
+    let ms = waited(&mut app, KeyCode::Enter);
+    drills.push((
+        "TUI Likelihood row → length-matched pairs (ms)",
+        shown(&mut app, ms, "length-matched"),
+    ));
     (first, mean, max, drills)
 }
