@@ -5002,7 +5002,8 @@ fn a_null_step_field_reads_as_absent() {
 fn a_run_with_training_rollouts_is_picked_to_audit() {
     use rl_audit::tui::app::{Pending, View};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join("tests/data/verl-agent/rollout_data");
+    // Relative, as a user types it: the screens show it.
+    let dir = std::path::PathBuf::from("tests/data/verl-agent/rollout_data");
     let mut uids = std::collections::BTreeSet::new();
     for e in std::fs::read_dir(&dir).unwrap() {
         for line in std::fs::read_to_string(e.unwrap().path()).unwrap().lines() {
@@ -5023,6 +5024,14 @@ fn a_run_with_training_rollouts_is_picked_to_audit() {
     let set = Arc::new(rl_audit::schema::load(&[dir], &opts).expect("loads"));
     let audit = run_audit(&set, &quick()).expect("audit");
     assert!(audit.budgetmix.is_empty());
+    // The Overview names it too; the empty panel and A list it.
+    for (name, keys) in [
+        ("training-only-overview", "1"),
+        ("training-only-8-budgetmix", "8"),
+        ("training-only-runs", "8A"),
+    ] {
+        snapshot(&on_screen(&set, &audit), name, keys);
+    }
     let mut s = Screen::new(100, 24, on_screen(&set, &audit));
     s.keys("8");
     let t = s.app.table().unwrap();
@@ -5036,7 +5045,7 @@ fn a_run_with_training_rollouts_is_picked_to_audit() {
         .position(|r| r.cells[0].text == "audit")
         .expect("the run to audit is listed");
     assert_eq!(t.rows[at].cells[1].text, want);
-    s.keys(&"j".repeat(at));
+    assert_eq!(at, 0, "first, where the selection starts");
     s.keys("\n");
     assert_eq!(s.app.pending, Some(Pending::Recompute));
     assert_eq!(s.app.audit, Some(vec!["verl-agent".to_string()]));

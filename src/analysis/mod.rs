@@ -466,6 +466,14 @@ impl Audit {
         self.runs.iter().find(|r| r.run == name)
     }
 
+    /// The runs whose training rollouts no BudgetMix audit reads: what
+    /// `--audit` could name.
+    pub fn unaudited_training(&self) -> impl Iterator<Item = &budgetmix::TrainingRun> {
+        self.training_runs
+            .iter()
+            .filter(|r| r.audited == budgetmix::Audited::No)
+    }
+
     pub fn pairs_of(&self, bench: &str) -> Vec<&PairNames> {
         self.pairs.iter().filter(|p| p.benchmark == bench).collect()
     }

@@ -78,9 +78,7 @@ pub fn budgetmix(md: &mut String, audit: &Audit) {
 /// one: a trainer's dump names no method, so its run is found here.
 fn unaudited(md: &mut String, audit: &Audit) {
     let runs: Vec<String> = audit
-        .training_runs
-        .iter()
-        .filter(|r| r.audited == crate::analysis::budgetmix::Audited::No)
+        .unaudited_training()
         .map(|r| format!("{} ({} rollouts)", code(&r.run), r.rollouts))
         .collect();
     if !runs.is_empty() {

@@ -11,7 +11,7 @@ use super::charts;
 use super::keymap::{command_bar, help_lines};
 use super::panel::Panel;
 use super::select::current;
-use super::table::TableData;
+use super::table::{TableData, Target};
 use super::theme::Theme;
 use super::views::{analyses, budget, drill, overview};
 use super::widgets::lines_box;
@@ -455,8 +455,11 @@ fn panel(f: &mut Frame, area: Rect, app: &mut App, d: &Loaded, theme: &Theme) {
             || super::views::empty::is_empty(d, app.panel))
     {
         // `t` is the stand-in: which parts the panel waits for, or why it
-        // has nothing to show.
-        table(f, area, &t, None, theme, "", hs);
+        // has nothing to show — with a selection where a row leads
+        // somewhere (the runs BudgetMix could audit).
+        let leads = t.rows.iter().any(|r| r.target != Target::None);
+        let at = table(f, area, &t, leads.then_some(row), theme, "", hs);
+        app.rows_at = leads.then_some(at);
         return;
     }
     // A table over a second view, the table taking what it needs up to a share.

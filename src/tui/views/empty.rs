@@ -123,11 +123,7 @@ pub fn why(d: &Loaded, panel: Panel) -> Option<TableData> {
             (false, Some(_)) => None,
         })
         .collect();
-    for (i, line) in reads.iter().enumerate() {
-        let key = if i == 0 { "reads" } else { "" };
-        t.push_text(vec![key.into(), line.to_string()], Mark::None, Target::None);
-    }
-    // No run audited: the runs it could audit, Enter on one to.
+    // No run audited: the runs it could audit first, Enter on one to.
     if panel == Panel::BudgetMix && d.audit.budgetmix.is_empty() {
         for r in &d.audit.training_runs {
             t.push(
@@ -142,6 +138,10 @@ pub fn why(d: &Loaded, panel: Panel) -> Option<TableData> {
                 Target::Audit(r.run.clone()),
             );
         }
+    }
+    for (i, line) in reads.iter().enumerate() {
+        let key = if i == 0 { "reads" } else { "" };
+        t.push_text(vec![key.into(), line.to_string()], Mark::None, Target::None);
     }
     let rows = [
         ("loaded", super::overview::records(&d.set, &d.audit)),

@@ -189,6 +189,16 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
     } else {
         format!("pairs: {}", pairs.join("; "))
     });
+    let unaudited: Vec<String> = a
+        .unaudited_training()
+        .map(|r| format!("{} ({})", r.run, r.rollouts))
+        .collect();
+    if !unaudited.is_empty() {
+        lines.push(format!(
+            "training rollouts not audited: {} (A on BudgetMix, 8, audits one, as --audit RUN)",
+            unaudited.join(", ")
+        ));
+    }
     lines.extend(a.notes.iter().take(4).map(|n| format!("note: {n}")));
     lines
 }
