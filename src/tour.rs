@@ -608,7 +608,17 @@ fn budgetmix(a: &Audit, lo: u32, hi: u32) -> (Place, String) {
             s
         }
         None => {
-            "No BudgetMix runs here (method `budgetmix`, or --audit RUN): nothing to audit.".into()
+            let could: Vec<String> = a
+                .unaudited_training()
+                .map(|r| format!("{}'s {} training rollouts", r.run, r.rollouts))
+                .collect();
+            match could.is_empty() {
+                true => "No BudgetMix runs here (method `budgetmix`, or --audit RUN): nothing to audit.".into(),
+                false => format!(
+                    "No run is audited as BudgetMix (method `budgetmix`, or --audit RUN), but {} could be: --audit RUN (A in the workbench) checks the six rules on them.",
+                    could.join(", ")
+                ),
+            }
         }
     };
     // The first audited run, as the step reads it.

@@ -185,9 +185,15 @@ fn verl_agent_patched_step_rows() {
         "verl-agent/rollout_data",
         "verl-agent-steps.toml",
         &d.join("plain"),
-        &["--run-label", "gigpo"],
+        &["--run-label", "gigpo", "--tour"],
     );
     let md = std::fs::read_to_string(d.join("plain/report.md")).unwrap();
+    // The tour's BudgetMix step says so too.
+    let step = format!(
+        "No run is audited as BudgetMix (method `budgetmix`, or --audit RUN), but gigpo's {} training rollouts could be: --audit RUN (A in the workbench) checks the six rules on them.",
+        sum("trajectories")
+    );
+    assert!(md.contains(&step), "{md}");
     let line = format!(
         "\nTraining rollouts not audited: `gigpo` ({} rollouts). `--audit RUN` audits a run's.\n",
         sum("trajectories")

@@ -1222,6 +1222,14 @@ fn tables_sort_by_column_and_jump_to_either_end() {
     assert!(s.app.sort.is_none());
 }
 
+/// A table's cells as text, row by row.
+fn texts(t: &rl_audit::tui::table::TableData) -> Vec<Vec<&str>> {
+    t.rows
+        .iter()
+        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
+        .collect()
+}
+
 /// Renders `keys` typed from the top of a fresh workbench and compares the
 /// whole screen with `tests/screens/<name>-<w>x<h>.txt`.
 fn snapshot(d: &Arc<Loaded>, name: &str, keys: &str) {
@@ -4722,11 +4730,7 @@ fn p_picks_a_pair_to_compare() {
     let mut s = Screen::new(120, 40, on_screen(&set, &audit));
     s.keys("P");
     let t = s.app.table().unwrap();
-    let rows: Vec<Vec<&str>> = t
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
-        .collect();
+    let rows = texts(&t);
     let want: Vec<Vec<&str>> = metas
         .iter()
         .map(|(run, bench)| vec![run.as_str(), "–", bench.as_str(), "–"])
@@ -5065,11 +5069,7 @@ fn a_run_with_training_rollouts_is_picked_to_audit() {
     s.keys("A");
     assert_eq!(s.app.stack.last(), Some(&View::TrainingRuns));
     let t = s.app.table().unwrap();
-    let rows: Vec<Vec<&str>> = t
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
-        .collect();
+    let rows = texts(&t);
     let n = uids.len().to_string();
     assert_eq!(
         rows,
@@ -5089,11 +5089,7 @@ fn a_run_declaring_budgetmix_stays_audited() {
     let mut s = Screen::new(120, 40, d.clone());
     s.keys("8A");
     let t = s.app.table().unwrap();
-    let rows: Vec<Vec<&str>> = t
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(|c| c.text.as_str()).collect())
-        .collect();
+    let rows = texts(&t);
     // The demo's training records (those with train_step), counted from
     // its files: every one fl-budgetmix's.
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
