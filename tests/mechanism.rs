@@ -287,6 +287,48 @@ fn budgetmix_rules_each_fault_once() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.matches("gate tripped: budgetmix").count(), 5, "{err}");
+
+    // The same run declaring method grpo, audited by --audit: its gains
+    // are still against the other RL run, never against itself.
+    let renamed: Vec<Value> = v
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if r["method"] == "budgetmix" {
+                r["method"] = json!("grpo");
+            }
+            r
+        })
+        .collect();
+    write_lines(&d.join("named.jsonl"), &renamed);
+    let r = audit_json(
+        &d.join("named.jsonl"),
+        &d.join("named"),
+        &["--levels", "50,100", "--resamples", "50", "--audit", "bm"],
+    );
+    let named = one(&r, "budgetmix", &[("run", json!("bm"))]);
+    assert_eq!(named["gains"], b["gains"]);
+    // The same rules, the examples naming this file.
+    assert_eq!(
+        named["rules"].to_string(),
+        b["rules"].to_string().replace("bm.jsonl", "named.jsonl")
+    );
+    // grpo audited by name: no other full-budget RL run to gain over (not
+    // itself), and no training rollouts for its rules, both said.
+    let r = audit_json(
+        &d.join("bm.jsonl"),
+        &d.join("grpo"),
+        &["--levels", "50,100", "--resamples", "50", "--audit", "grpo"],
+    );
+    let g = one(&r, "budgetmix", &[("run", json!("grpo"))]);
+    assert_eq!(g["gains"], json!([]));
+    let md = std::fs::read_to_string(d.join("grpo/report.md")).unwrap();
+    for note in [
+        "> Note: grpo has no training rollouts (trajectories with train_step): its rules check nothing\n",
+        "> Note: b: no gain table for grpo: no full-budget RL run (method neither base nor budgetmix) (name one with --budgetmix-vs RUN)\n",
+    ] {
+        assert!(md.contains(note), "{note}\n{md}");
+    }
 }
 
 fn ct(bench: &str, run: &str, budget: u32, success_turn: Option<u32>, turns: u32) -> Value {

@@ -313,6 +313,9 @@ fn gains(
                     .iter()
                     .filter(|c| c.benchmark == bench)
                     .map(|c| c.run.as_str())
+                    // Not the audited run itself (one named by --audit
+                    // may declare any method).
+                    .filter(|r| *r != name)
                     .filter(|r| {
                         let m = set.strings.get(r).and_then(|id| set.method_of(id));
                         !matches!(m, Some("base") | Some("budgetmix"))
@@ -398,6 +401,17 @@ pub fn with_gains(
             continue;
         };
         b.notes.clear();
+        let none = || {
+            !set.trajectories
+                .iter()
+                .any(|t| t.run == run && t.is_training())
+        };
+        if b.rules.iter().all(|r| r.checked == 0) && none() {
+            b.notes.push(format!(
+                "{} has no training rollouts (trajectories with train_step): its rules check nothing",
+                b.run
+            ));
+        }
         b.gains = gains(set, run, pass, s, &mut b.notes);
         b.mean_gain = mean_gain(&b.gains);
     }
