@@ -329,6 +329,40 @@ fn budgetmix_rules_each_fault_once() {
     ] {
         assert!(md.contains(note), "{note}\n{md}");
     }
+    // --budgetmix-vs naming the audited run itself: no gains, said; naming
+    // no run of the logs: a usage error, and no report.
+    let r = audit_json(
+        &d.join("bm.jsonl"),
+        &d.join("self"),
+        &[
+            "--levels",
+            "50,100",
+            "--resamples",
+            "50",
+            "--budgetmix-vs",
+            "bm",
+        ],
+    );
+    assert_eq!(
+        one(&r, "budgetmix", &[("run", json!("bm"))])["gains"],
+        json!([])
+    );
+    let md = std::fs::read_to_string(d.join("self/report.md")).unwrap();
+    assert!(md.contains("> Note: b: no gain table for bm: --budgetmix-vs names bm itself\n"));
+    let o = rl_audit(&[
+        "--headless",
+        d.join("bm.jsonl").to_str().unwrap(),
+        "--out",
+        d.join("nope").to_str().unwrap(),
+        "--budgetmix-vs",
+        "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "rl-audit: --budgetmix-vs nope: no such run in the logs (runs: bm, grpo)\n"
+    );
+    assert!(!d.join("nope/report.json").exists());
 }
 
 fn ct(bench: &str, run: &str, budget: u32, success_turn: Option<u32>, turns: u32) -> Value {

@@ -306,6 +306,23 @@ fn gains(
     let mut out = Vec::new();
     for bench in benches {
         let vs = match &s.budgetmix_vs {
+            Some(v) if v == name => {
+                notes.push(format!(
+                    "{bench}: no gain table for {name}: --budgetmix-vs names {name} itself"
+                ));
+                continue;
+            }
+            Some(v)
+                if !pass
+                    .cells
+                    .iter()
+                    .any(|c| c.benchmark == bench && c.run == *v) =>
+            {
+                notes.push(format!(
+                    "{bench}: no gain table for {name}: --budgetmix-vs {v} has no evaluation rollouts on {bench}"
+                ));
+                continue;
+            }
             Some(v) => v.clone(),
             None => {
                 let others: BTreeSet<&str> = pass

@@ -127,6 +127,30 @@ pub fn resolve_pairs(set: &LogSet, s: &Settings) -> Result<(Vec<Pair>, Vec<Strin
     resolve_pairs_of(set, s, &runs_by_benchmark(set))
 }
 
+/// `--budgetmix-vs RUN` names a run of the logs, as `--compare` must: a
+/// usage error otherwise (a misspelt name gave no gain table, and no word
+/// on why).
+fn check_budgetmix_vs(
+    set: &LogSet,
+    s: &Settings,
+    by_bench: &BTreeMap<Id, BTreeSet<Id>>,
+) -> Result<()> {
+    let Some(vs) = &s.budgetmix_vs else {
+        return Ok(());
+    };
+    let known = set
+        .strings
+        .get(vs)
+        .is_some_and(|id| by_bench.values().any(|runs| runs.contains(&id)));
+    match known {
+        true => Ok(()),
+        false => Err(Error::Usage(format!(
+            "--budgetmix-vs {vs}: no such run in the logs (runs: {})",
+            all_runs(set, by_bench).join(", ")
+        ))),
+    }
+}
+
 /// [`resolve_pairs`] over the runs each benchmark holds ([`runs_by_benchmark`]).
 fn resolve_pairs_of(
     set: &LogSet,

@@ -99,6 +99,7 @@ pub fn run_audit_staged(
     let mut clock = crate::stage::StageClock::from_env();
     let by_bench = super::runs_by_benchmark(set);
     let (pairs, notes) = super::resolve_pairs_of(set, settings, &by_bench)?;
+    super::check_budgetmix_vs(set, settings, &by_bench)?;
     // A bad pattern is a usage error: before any analysis runs.
     let patterns: Vec<regex::Regex> = settings
         .grep
