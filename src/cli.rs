@@ -244,6 +244,19 @@ fn parse_gamma(s: &str) -> std::result::Result<f64, String> {
         .ok_or_else(|| format!("{s:?}: γ must be in (0, 1]"))
 }
 
+impl Gate {
+    /// The gate as `--fail-on` writes it ([`parse_gate`] reads it back).
+    pub fn name(&self) -> String {
+        match self {
+            Gate::Flip => "flip".into(),
+            Gate::FlipUnadjusted => "flip-unadjusted".into(),
+            Gate::Inconclusive { level } => format!("inconclusive@{level}"),
+            Gate::Budgetmix => "budgetmix".into(),
+            Gate::AdvantageBelow { points, level } => format!("advantage<{points}@{level}"),
+        }
+    }
+}
+
 pub fn parse_gate(s: &str) -> std::result::Result<Gate, String> {
     match s.trim() {
         "flip" => Ok(Gate::Flip),

@@ -73,6 +73,24 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
     let mut g_out = Gates::default();
     let out = &mut g_out.tripped;
     for g in gates {
+        // A gate with nothing to read cannot trip: said, so that a pipeline
+        // gating on it does not pass for want of a pair or an audited run.
+        let nothing = match g {
+            Gate::Budgetmix if audit.budgetmix.is_empty() => {
+                Some("no run is audited as BudgetMix (method budgetmix, or --audit RUN)")
+            }
+            Gate::Budgetmix => None,
+            _ if audit.pairs.is_empty() => {
+                Some("no pair of runs is compared (no run says method: base; --compare BASE:RL)")
+            }
+            _ => None,
+        };
+        if let Some(why) = nothing {
+            g_out
+                .notes
+                .push(format!("{}: {why} (not judged)", g.name()));
+            continue;
+        }
         match g {
             Gate::Flip => {
                 for a in audit
@@ -159,24 +177,33 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
             Gate::AdvantageBelow { points, level } => {
                 for p in &audit.pairs {
                     // Preferred mode: native where it exists.
-                    if let Some(a) = audit.pass.advantage_at(p.key(), 1, *level, None) {
-                        if 100.0 * a.delta < *points {
-                            // The gate reads Δ itself; where its interval
-                            // reaches the threshold, the trip is within noise,
-                            // and the line says so.
-                            let noise = match a.ci {
-                                crate::analysis::stats::Ci::Interval(_, hi)
-                                    if 100.0 * hi >= *points =>
-                                {
-                                    format!("; its 95% interval reaches {points} pp: within noise of the threshold")
-                                }
-                                _ => String::new(),
-                            };
-                            out.push(format!(
-                                "advantage<{points}@{level}: {}",
-                                cell_line(a, 2, &format!("below {points} pp{noise}"))
-                            ));
-                        }
+                    let Some(a) = audit.pass.advantage_at(p.key(), 1, *level, None) else {
+                        g_out.notes.push(format!(
+                            "{}: {} → {} on {}: no K=1 cell at {level}% (not judged)",
+                            g.name(),
+                            p.base,
+                            p.rl,
+                            p.benchmark
+                        ));
+                        continue;
+                    };
+                    if 100.0 * a.delta < *points {
+                        // The gate reads Δ itself; where its interval
+                        // reaches the threshold, the trip is within noise,
+                        // and the line says so.
+                        let noise = match a.ci {
+                            crate::analysis::stats::Ci::Interval(_, hi)
+                                if 100.0 * hi >= *points =>
+                            {
+                                format!("; its 95% interval reaches {points} pp: within noise of the threshold")
+                            }
+                            _ => String::new(),
+                        };
+                        out.push(format!(
+                            "{}: {}",
+                            g.name(),
+                            cell_line(a, 2, &format!("below {points} pp{noise}"))
+                        ));
                     }
                 }
             }

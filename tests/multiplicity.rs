@@ -325,10 +325,22 @@ fn gates_read_the_adjusted_verdicts() {
             0
         })
     );
-    // A level with no cell is named, not tripped.
+    // A level with no cell is named, not tripped, by either gate.
     let o = run("inconclusive@30");
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no K=1 cell at 30%"));
+    let o = run("advantage<100@30");
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("gate note")).collect();
+    assert!(!notes.is_empty(), "{err}");
+    for l in notes {
+        assert!(
+            l.starts_with("rl-audit: gate note: advantage<100@30: ")
+                && l.ends_with(": no K=1 cell at 30% (not judged)"),
+            "{l}"
+        );
+    }
     assert_eq!(run("inconclusive@x").status.code(), Some(2));
 }
 
@@ -576,4 +588,38 @@ fn the_floor_under_adjusted_p_values_is_said_where_it_reaches_alpha() {
     let (_, r, md) = run("maxt", 40);
     assert!(warnings(&r).is_empty());
     check(&r, &md, 2.0 / 41.0, 40);
+}
+
+/// A gate with nothing to read — no pair compared, no run audited — is
+/// named on stderr as not judged, never silently passed: rLLM's eval
+/// folders declare no base run and no BudgetMix run.
+#[test]
+fn gates_with_nothing_to_read_say_so() {
+    let d = temp_dir("gates_nothing");
+    let logs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rllm/eval");
+    let mut args = vec![
+        "--headless".to_string(),
+        logs.display().to_string(),
+        "--out".into(),
+        d.join("out").display().to_string(),
+        "--resamples".into(),
+        "50".into(),
+    ];
+    for g in ["flip", "budgetmix", "advantage<-2.5@25", "inconclusive@50"] {
+        args.extend(["--fail-on".to_string(), g.to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = rl_audit(&args);
+    assert_eq!(o.status.code(), Some(0));
+    let pairs =
+        "no pair of runs is compared (no run says method: base; --compare BASE:RL) (not judged)";
+    let want = format!(
+        "rl-audit: report written to {}\n\
+         rl-audit: gate note: flip: {pairs}\n\
+         rl-audit: gate note: budgetmix: no run is audited as BudgetMix (method budgetmix, or --audit RUN) (not judged)\n\
+         rl-audit: gate note: advantage<-2.5@25: {pairs}\n\
+         rl-audit: gate note: inconclusive@50: {pairs}\n",
+        d.join("out").display()
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stderr), want);
 }
