@@ -282,6 +282,17 @@ fn a_mapping_reads_parquet_too() {
             assert_eq!(v, &got[k], "section {k} differs between Parquet and JSONL");
         }
     }
+    // Re-read, each trajectory is the same record from either file.
+    let pq = load_mapped("pyarrow/verl-agent/1.parquet", "verl-agent-steps.toml");
+    let js = load_mapped("verl-agent/rollout_data/1.jsonl", "verl-agent-steps.toml");
+    assert_eq!(pq.trajectories.len(), js.trajectories.len());
+    for (a, b) in pq.trajectories.iter().zip(&js.trajectories) {
+        let (va, vb) = (
+            pq.read_record(a.loc).unwrap(),
+            js.read_record(b.loc).unwrap(),
+        );
+        assert_eq!(va, vb, "{} / {}", pq.loc_text(a.loc), js.loc_text(b.loc));
+    }
 }
 
 #[test]
@@ -333,4 +344,135 @@ turns = { count = "messages[role=assistant]" }
         ],
     );
     close(&c["value"], 2.0 / 3.0);
+    // Re-read (the trajectory view), a file is its document translated.
+    use rl_audit::schema::load::{load, LoadOptions};
+    let mapping =
+        rl_audit::schema::mapping::Mapping::parse("m.toml", &std::fs::read_to_string(&m).unwrap())
+            .unwrap();
+    let opts = LoadOptions {
+        mapping: Some(std::sync::Arc::new(mapping)),
+        ..Default::default()
+    };
+    let set = load(&[logs], &opts).unwrap();
+    for t in &set.trajectories {
+        let v = set.read_record(t.loc).unwrap();
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(set.file_name(t.loc)).unwrap()).unwrap();
+        let id = doc["id"].as_str().unwrap();
+        assert_eq!(v["task"], id.split(':').next().unwrap());
+        assert_eq!(
+            v["sample"],
+            id.split(':').last().unwrap().parse::<u64>().unwrap()
+        );
+        assert_eq!(v["success"], doc["result"]["correct"]);
+        assert_eq!(v["turns"], 2);
+    }
+}
+
+/// A mapped set loaded through a shipped mapping, as the workbench loads it.
+fn load_mapped(data: &str, mapping: &str) -> rl_audit::schema::LogSet {
+    use rl_audit::schema::load::{load, LoadOptions};
+    let m = rl_audit::schema::mapping::Mapping::parse(
+        mapping,
+        &std::fs::read_to_string(root().join("assets/mappings").join(mapping)).unwrap(),
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        mapping: Some(std::sync::Arc::new(m)),
+        ..Default::default()
+    };
+    load(&[root().join("tests/data").join(data)], &opts).unwrap()
+}
+
+/// A file's non-blank lines as JSON, by line number (1-based).
+fn raw_rows(path: &str) -> std::collections::BTreeMap<u64, Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .zip(1u64..)
+        .filter(|(l, _)| !l.trim().is_empty())
+        .map(|(l, n)| (n, serde_json::from_str(l).unwrap()))
+        .collect()
+}
+
+/// Re-reading a record of a `--map` load (the trajectory view, `F`)
+/// translates its source again: every trajectory of the shipped mappings'
+/// fixtures comes back as the record the load made — its run, task and
+/// success as loaded, its success from the source row's own field, and its
+/// sample the row's position among the rows with its prompt before it
+/// (verl, SkyRL, AReaL: `position_in`), counted here from the files.
+#[test]
+fn mapped_records_are_reread_as_translated() {
+    for (data, mapping, prompt, score) in [
+        ("verl/val", "verl-generations.toml", "input", "score"),
+        ("skyrl/export", "skyrl-evals.toml", "input_prompt", "score"),
+        ("areal/fileroot", "areal-rollouts.toml", "prompt", "reward"),
+    ] {
+        let set = load_mapped(data, mapping);
+        assert!(!set.trajectories.is_empty());
+        for t in &set.trajectories {
+            let v = set.read_record(t.loc).unwrap();
+            let what = format!("{data}: {}", set.loc_text(t.loc));
+            assert_eq!(v["run"], set.name(t.run), "{what}");
+            assert_eq!(v["task"], set.name(t.task), "{what}");
+            assert_eq!(v["success"], t.success, "{what}");
+            let rows = raw_rows(set.file_name(t.loc));
+            let row = &rows[&t.loc.line()];
+            assert_eq!(t.success, row[score].as_f64().unwrap() > 0.0, "{what}");
+            let before = rows
+                .range(..t.loc.line())
+                .filter(|(_, r)| r[prompt] == row[prompt])
+                .count();
+            assert_eq!(v["sample"], before, "{what}");
+        }
+    }
+}
+
+/// verl-agent's step rows: a trajectory re-read is its rows (one traj_uid)
+/// in env_step order, each row's output its step's action — as the files
+/// hold them — and `F`'s walk over every trajectory's texts
+/// (`visit_step_texts`) reads the same actions and observations.
+#[test]
+fn mapped_step_rows_are_reread_as_trajectories() {
+    let set = load_mapped("verl-agent/rollout_data", "verl-agent-steps.toml");
+    let mut want: Vec<Vec<(String, String)>> = Vec::new();
+    for t in &set.trajectories {
+        let rows = raw_rows(set.file_name(t.loc));
+        let uid = &rows[&t.loc.line()]["traj_uid"];
+        let mut mine: Vec<&Value> = rows.values().filter(|r| r["traj_uid"] == *uid).collect();
+        mine.sort_by_key(|r| r["env_step"].as_u64().unwrap());
+        let steps: Vec<(String, String)> = mine
+            .iter()
+            .map(|r| {
+                let s = |k: &str| r[k].as_str().unwrap().to_string();
+                (s("output"), s("input"))
+            })
+            .collect();
+        let v = set.read_record(t.loc).unwrap();
+        let got: Vec<(String, String)> = v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let s = |k: &str| s[k].as_str().unwrap().to_string();
+                (s("action"), s("observation"))
+            })
+            .collect();
+        assert_eq!(got, steps, "{}", set.loc_text(t.loc));
+        want.push(steps);
+    }
+    let all: Vec<usize> = (0..set.trajectories.len()).collect();
+    let mut seen: Vec<Vec<(String, String)>> = vec![Vec::new(); all.len()];
+    set.visit_step_texts(&all, true, &|| true, &mut |k, steps| {
+        seen[k] = steps
+            .iter()
+            .map(|[a, o]| {
+                let s = |x: &Option<std::borrow::Cow<str>>| x.as_deref().unwrap().to_string();
+                (s(a), s(o))
+            })
+            .collect();
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, want);
 }

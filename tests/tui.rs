@@ -5062,6 +5062,12 @@ fn a_run_with_training_rollouts_is_picked_to_audit() {
     let t = s.app.table().unwrap();
     assert_eq!(t.name, "budgetmix-rules");
     assert_eq!(s.app.row(), 0);
+    // A violating record re-read: the step rows of its trajectory, mapped.
+    snapshot(
+        &on_screen(&set, &audit),
+        "training-only-trajectory",
+        "8jjj\n\n",
+    );
     // candidate_budgets checks every training rollout.
     assert_eq!(t.rows[0].cells[1].text, uids.len().to_string());
     // A: the same run, audited by name; Enter stops auditing it.

@@ -197,7 +197,9 @@ impl Batch {
     /// The appended records alone, as a set of their own (file places as
     /// in the whole set; no check across records has run on them).
     pub fn preview(&self) -> LogSet {
-        preview(&self.chunks, &self.lines, &self.names)
+        let mut set = preview(&self.chunks, &self.lines, &self.names);
+        set.mapped = crate::schema::Mapped::of(&self.opts);
+        set
     }
 
     /// The set `prev` (the one read before) with the records merged in,

@@ -124,6 +124,26 @@ pub struct LogSet {
     pub origins: Interner,
     /// `--summarize` summaries this set was read from (empty for raw logs).
     pub summaries: Vec<String>,
+    /// `--map`: how its files were translated, which re-reading a record
+    /// ([`LogSet::read_record`]) translates again.
+    pub mapped: Option<Mapped>,
+}
+
+/// How a `--map` load translated its files: the mapping and `--run-label`.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    pub mapping: std::sync::Arc<mapping::Mapping>,
+    pub run_label: Option<String>,
+}
+
+impl Mapped {
+    /// What a load with `opts` translates by, if anything.
+    pub fn of(opts: &LoadOptions) -> Option<Mapped> {
+        opts.mapping.as_ref().map(|m| Mapped {
+            mapping: m.clone(),
+            run_label: opts.inspect.run_label.clone(),
+        })
+    }
 }
 
 impl LogSet {

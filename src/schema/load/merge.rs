@@ -178,6 +178,7 @@ impl Merger {
             ..
         } = self;
         out.files = names.to_vec();
+        out.mapped = crate::schema::Mapped::of(opts);
         per_file_records.resize(names.len(), 0);
         // Records read on from several files (--follow) go back into file order,
         // the order a full load has them in.

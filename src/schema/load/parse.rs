@@ -209,6 +209,66 @@ pub(super) fn parse_step_rows(
     c
 }
 
+/// The records a mapping makes of a file's JSON Lines (`bytes`, as
+/// [`super::decode`] makes them), made again as the load made them, with
+/// the line each is located at, in line order; only those at a line
+/// `want` takes are made. Record and split shapes: each line's records
+/// ([`parse_chunk`]: `position_in` counts the parsed records before it);
+/// step shape: each trajectory at its first row ([`parse_step_rows`]).
+/// Lines that no longer parse are passed over.
+pub(crate) fn mapped_records(
+    name: &str,
+    bytes: &[u8],
+    m: &crate::schema::mapping::Mapping,
+    run_label: Option<&str>,
+    want: &dyn Fn(u64) -> bool,
+) -> Vec<(u64, serde_json::Value)> {
+    use crate::schema::mapping::{Context, Positions, Shape};
+    let cx = Context {
+        path: name,
+        run_label,
+        positions: &[],
+    };
+    // Each line with its number, as the load counts them.
+    let lines = bytes
+        .split(|&b| b == b'\n')
+        .zip(1u64..)
+        .filter(|(l, _)| l.len() <= MAX_LINE && !l.iter().all(|b| b.is_ascii_whitespace()));
+    let parse = |l: &[u8]| {
+        let l = without_bom(l.strip_suffix(b"\r").unwrap_or(l));
+        serde_json::from_slice::<serde_json::Value>(l).ok()
+    };
+    if let Shape::Step { .. } = m.shape {
+        let (rows, at): (Vec<_>, Vec<u64>) =
+            lines.filter_map(|(l, n)| Some((parse(l)?, n))).unzip();
+        return m
+            .map_steps(&rows, &cx)
+            .into_iter()
+            .map(|(first, rec)| (at[first], rec))
+            .filter(|(n, _)| want(*n))
+            .collect();
+    }
+    let paths = m.position_paths();
+    let mut positions = Positions::default();
+    let mut out = Vec::new();
+    for (l, n) in lines {
+        // Without positions to count, only the lines wanted are parsed.
+        if paths.is_empty() && !want(n) {
+            continue;
+        }
+        let Some(v) = parse(l) else { continue };
+        let at = positions.next(&paths, &v);
+        if want(n) {
+            let cx = Context {
+                positions: &at,
+                ..cx
+            };
+            out.extend(m.map_record(&v, &cx).into_iter().map(|r| (n, r)));
+        }
+    }
+    out
+}
+
 /// A chunk of a file parsed by columns; its records are numbered by row
 /// across the file, `base` the rows of the chunks before it.
 pub(crate) fn parsed_chunk(

@@ -11,11 +11,53 @@ pub fn read_record(name: &str, line: u64) -> Result<serde_json::Value> {
 
 impl LogSet {
     /// Re-reads the record at `loc` from where it was loaded: its file, or
-    /// the embedded bytes it came from (the bundled demo).
+    /// the embedded bytes it came from (the bundled demo); a `--map`
+    /// load's translated again (of a source record split into several,
+    /// the first).
     pub fn read_record(&self, loc: Loc) -> Result<serde_json::Value> {
         let embedded = self.embedded.get(loc.file() as usize).copied().flatten();
-        read_record_from(self.file_name(loc), loc.line(), embedded)
+        let (name, line) = (self.file_name(loc), loc.line());
+        let Some(m) = &self.mapped else {
+            return read_record_from(name, line, embedded);
+        };
+        mapped_in(name, embedded, m, &|l| l == line)?
+            .into_iter()
+            .map(|(_, v)| v)
+            .next()
+            .ok_or_else(|| gone(name, line))
     }
+}
+
+/// The records a `--map` load made of file `name` at the lines `want`
+/// takes, made again ([`super::parse::mapped_records`]) from its text as
+/// the load decoded it (kept for the next record of the same file).
+fn mapped_in(
+    name: &str,
+    embedded: Option<&[u8]>,
+    m: &crate::schema::Mapped,
+    want: &dyn Fn(u64) -> bool,
+) -> Result<Vec<(u64, serde_json::Value)>> {
+    let fmt = format_of(Path::new(name)).ok_or_else(|| Error::file(name, "not a log file"))?;
+    let opts = LoadOptions {
+        mapping: Some(m.mapping.clone()),
+        ..Default::default()
+    };
+    let text = decoded(name, fmt, embedded, &opts)?;
+    Ok(super::parse::mapped_records(
+        name,
+        &text.0,
+        &m.mapping,
+        m.run_label.as_deref(),
+        want,
+    ))
+}
+
+/// Why line `line` of `name` cannot be re-read.
+fn gone(name: &str, line: u64) -> Error {
+    Error::file(
+        name,
+        format!("line {line} is gone (was the file rewritten?)"),
+    )
 }
 
 pub(super) fn read_record_from(
@@ -25,12 +67,7 @@ pub(super) fn read_record_from(
 ) -> Result<serde_json::Value> {
     let path = Path::new(name);
     let fmt = format_of(path).ok_or_else(|| Error::file(name, "not a log file"))?;
-    let gone = || {
-        Error::file(
-            name,
-            format!("line {line} is gone (was the file rewritten?)"),
-        )
-    };
+    let gone = || gone(name, line);
     let parse = |text: &[u8]| {
         serde_json::from_slice(super::parse::without_bom(text))
             .map_err(|e| Error::file(name, format!("line {line}: {e}")))
@@ -56,37 +93,7 @@ pub(super) fn read_record_from(
     }
     // Compressed (or embedded): decode once, then keep the text and its line
     // starts for the next record of the same file.
-    let cached = RECENT.lock().ok().and_then(|c| {
-        c.as_ref()
-            .filter(|r| r.name == name && r.stamp == stamp(path))
-            .map(|r| r.text.clone())
-    });
-    let text = match cached {
-        Some(t) => t,
-        None => {
-            let raw = match embedded {
-                Some(b) => b.to_vec(),
-                None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
-            };
-            let bytes = match decode(name, fmt, raw, &LoadOptions::default(), true)? {
-                Decoded::Lines(b, _) => b,
-                Decoded::Parsed(_) | Decoded::Trajectories(_) | Decoded::Skip(_) => {
-                    return Err(Error::file(name, "cannot re-read this record"))
-                }
-            };
-            let mut starts = vec![0usize];
-            starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
-            let t = std::sync::Arc::new((bytes, starts));
-            if let Ok(mut c) = RECENT.lock() {
-                *c = Some(Recent {
-                    name: name.to_string(),
-                    stamp: stamp(path),
-                    text: t.clone(),
-                });
-            }
-            t
-        }
-    };
+    let text = decoded(name, fmt, embedded, &LoadOptions::default())?;
     let (bytes, starts) = (&text.0, &text.1);
     let i = usize::try_from(line.saturating_sub(1)).unwrap_or(usize::MAX);
     let start = *starts
@@ -97,9 +104,54 @@ pub(super) fn read_record_from(
     parse(&bytes[start..end])
 }
 
+/// File `name`'s text as [`decode`] makes it with `opts` (JSON Lines) and
+/// its line starts: decoded once, then kept for the next record of the
+/// same file while it is unchanged.
+fn decoded(
+    name: &str,
+    fmt: Format,
+    embedded: Option<&[u8]>,
+    opts: &LoadOptions,
+) -> Result<std::sync::Arc<(Vec<u8>, Vec<usize>)>> {
+    let path = Path::new(name);
+    let mapped = opts.mapping.is_some();
+    let cached = RECENT.lock().ok().and_then(|c| {
+        c.as_ref()
+            .filter(|r| r.name == name && r.mapped == mapped && r.stamp == stamp(path))
+            .map(|r| r.text.clone())
+    });
+    if let Some(t) = cached {
+        return Ok(t);
+    }
+    let raw = match embedded {
+        Some(b) => b.to_vec(),
+        None => std::fs::read(path).map_err(|e| Error::file(name, io_text(&e)))?,
+    };
+    let bytes = match decode(name, fmt, raw, opts, true)? {
+        Decoded::Lines(b, _) => b,
+        Decoded::Parsed(_) | Decoded::Trajectories(_) | Decoded::Skip(_) => {
+            return Err(Error::file(name, "cannot re-read this record"))
+        }
+    };
+    let mut starts = vec![0usize];
+    starts.extend(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1));
+    let t = std::sync::Arc::new((bytes, starts));
+    if let Ok(mut c) = RECENT.lock() {
+        *c = Some(Recent {
+            name: name.to_string(),
+            mapped,
+            stamp: stamp(path),
+            text: t.clone(),
+        });
+    }
+    Ok(t)
+}
+
 /// The most recently decoded compressed file, for the trajectory browser.
 pub(super) struct Recent {
     name: String,
+    /// Decoded for a `--map` load (a Parquet file's rows as records).
+    mapped: bool,
     stamp: Option<(std::time::SystemTime, u64)>,
     text: std::sync::Arc<(Vec<u8>, Vec<usize>)>,
 }
@@ -219,6 +271,28 @@ impl LogSet {
             let name = self.file_name(Loc::new(file, 1));
             let embedded = self.embedded.get(file as usize).copied().flatten();
             let path = Path::new(name);
+            // A `--map` load's records: the file translated again, once.
+            if let Some(m) = &self.mapped {
+                let wanted: std::collections::BTreeSet<u64> =
+                    lines.iter().map(|&(l, _)| l).collect();
+                let records = mapped_in(name, embedded, m, &|l| wanted.contains(&l))?;
+                for (line, k) in lines {
+                    tick()?;
+                    // Of the trajectories a source line was split into,
+                    // the n-th is the n-th record made of it.
+                    let i = trajs[k];
+                    let loc = self.trajectories[i].loc;
+                    let nth = i - self.trajectories.partition_point(|t| t.loc < loc);
+                    let first = records.partition_point(|(l, _)| *l < line);
+                    let Some((_, v)) = records.get(first + nth).filter(|(l, _)| *l == line) else {
+                        continue;
+                    };
+                    if !visit.value(k, v) {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
             match (format_of(path), embedded) {
                 (Some(Format::Jsonl), None) => {
                     let f =
