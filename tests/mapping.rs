@@ -362,7 +362,7 @@ turns = { count = "messages[role=assistant]" }
         assert_eq!(v["task"], id.split(':').next().unwrap());
         assert_eq!(
             v["sample"],
-            id.split(':').last().unwrap().parse::<u64>().unwrap()
+            id.rsplit(':').next().unwrap().parse::<u64>().unwrap()
         );
         assert_eq!(v["success"], doc["result"]["correct"]);
         assert_eq!(v["turns"], 2);
