@@ -5133,3 +5133,54 @@ fn a_run_declaring_budgetmix_stays_audited() {
         Some("fl-budgetmix declares method: budgetmix, so it is always audited")
     );
 }
+
+/// An outcome-only dump read through a mapping (verl's generations): a
+/// rollout's trajectory has no steps, so its view lists its source row —
+/// the prompt and the response — field by field as the file holds it
+/// (line breaks as `⏎`), and no step box below.
+#[test]
+fn an_outcome_only_mapped_rollout_shows_its_source_row() {
+    let dir = std::path::PathBuf::from("tests/data/verl/val");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/mappings/verl-generations.toml");
+    let mapping = rl_audit::schema::mapping::Mapping::parse(
+        "verl-generations.toml",
+        &std::fs::read_to_string(path).unwrap(),
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        mapping: Some(Arc::new(mapping)),
+        ..Default::default()
+    };
+    let set = Arc::new(rl_audit::schema::load(&[dir], &opts).expect("loads"));
+    let settings = Settings {
+        compare: vec![("verl@20".into(), "verl@40".into())],
+        ..quick()
+    };
+    let audit = run_audit(&set, &settings).expect("audit");
+    let data = on_screen(&set, &audit);
+    let mut s = Screen::new(120, 40, data.clone());
+    s.keys_then_read("2\n\n\n");
+    let t = s.app.table().unwrap();
+    assert_eq!(t.name, "trajectory");
+    let place = t.title.split(" — ").next().unwrap().to_string();
+    let (file, line) = place.rsplit_once(':').unwrap();
+    let raw: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .nth(line.parse::<usize>().unwrap() - 1)
+            .unwrap(),
+    )
+    .unwrap();
+    let mut want = vec!["(no steps)".to_string(), format!("source row {place}:")];
+    let mut fields: Vec<(&String, &serde_json::Value)> = raw.as_object().unwrap().iter().collect();
+    fields.sort_by_key(|f| f.0);
+    for (k, v) in fields {
+        let text = v.as_str().map_or(v.to_string(), str::to_string);
+        want.push(format!("  {k}: {}", text.replace('\n', " ⏎ ")));
+    }
+    let got: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
+    assert_eq!(got, want);
+    snapshot(&data, "mapped-outcome-only-trajectory", "2\n\n\n");
+}

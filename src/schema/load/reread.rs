@@ -28,6 +28,16 @@ impl LogSet {
     }
 }
 
+impl LogSet {
+    /// The source record at `loc` as its file holds it, before a `--map`
+    /// load's translation (a step-shaped mapping's: its trajectory's first
+    /// row); without a mapping, [`LogSet::read_record`]'s.
+    pub fn read_source(&self, loc: Loc) -> Result<serde_json::Value> {
+        let embedded = self.embedded.get(loc.file() as usize).copied().flatten();
+        read_record_from(self.file_name(loc), loc.line(), embedded)
+    }
+}
+
 /// The records a `--map` load made of file `name` at the lines `want`
 /// takes, made again ([`super::parse::mapped_records`]) from its text as
 /// the load decoded it (kept for the next record of the same file).

@@ -207,8 +207,11 @@ fn drill(f: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     // The row count's room kept (`(1000 rows)`).
     let title = drill_title(app, usize::from(area.width).saturating_sub(14), &t.title);
     let row = app.row();
+    // A trajectory's row that is no step (`(no steps)`, a source row's
+    // field) has no step to show whole.
+    let a_step = t.rows.get(row).is_some_and(|r| r.target != Target::None);
     let lines = match app.stack.last() {
-        Some(View::Trajectory(_)) if t.header.len() >= 3 => vec![
+        Some(View::Trajectory(_)) if t.header.len() >= 3 && a_step => vec![
             format!("action: {}", t.text(row, 1)),
             format!("observation: {}", t.text(row, 2)),
         ],

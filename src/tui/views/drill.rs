@@ -119,6 +119,11 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
             }
             if t.rows.is_empty() {
                 t.push_text(vec!["(no steps)".into()], Mark::None, Target::None);
+                // An outcome-only dump's prompt and response are in its
+                // source row alone: its fields, as the file holds them.
+                if set.mapped.is_some() {
+                    source_rows(&mut t, set, loc);
+                }
             }
             t.lake = lake_of(set, &v);
         }
@@ -129,6 +134,25 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
         ),
     }
     t
+}
+
+/// A `--map` record's source row under its (stepless) trajectory: a note a
+/// field, `name: value`, a text's line breaks shown as `⏎`.
+fn source_rows(t: &mut TableData, set: &LogSet, loc: Loc) {
+    match set.read_source(loc) {
+        Ok(serde_json::Value::Object(fields)) => {
+            t.push_note(format!("source row {}:", set.loc_text(loc)));
+            for (k, v) in fields {
+                let text = match v {
+                    serde_json::Value::String(x) => x,
+                    other => other.to_string(),
+                };
+                t.push_note(format!("  {k}: {}", text.replace('\n', " ⏎ ")));
+            }
+        }
+        Ok(_) => {}
+        Err(e) => t.push_note(format!("cannot re-read the source row: {e}")),
+    }
 }
 
 /// One step of a trajectory's table (`traj`, [`trajectory`]) whole: each
