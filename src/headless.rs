@@ -81,7 +81,7 @@ pub fn check_gates(audit: &Audit, gates: &[Gate]) -> Gates {
             }
             Gate::Budgetmix => None,
             _ if audit.pairs.is_empty() => {
-                Some("no pair of runs is compared (no run says method: base; --compare BASE:RL)")
+                Some("no pair of runs is compared (a run says method: base, or --compare BASE:RL, makes one)")
             }
             _ => None,
         };

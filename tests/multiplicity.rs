@@ -612,7 +612,7 @@ fn gates_with_nothing_to_read_say_so() {
     let o = rl_audit(&args);
     assert_eq!(o.status.code(), Some(0));
     let pairs =
-        "no pair of runs is compared (no run says method: base; --compare BASE:RL) (not judged)";
+        "no pair of runs is compared (a run says method: base, or --compare BASE:RL, makes one) (not judged)";
     let want = format!(
         "rl-audit: report written to {}\n\
          rl-audit: gate note: flip: {pairs}\n\

@@ -185,7 +185,7 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
         .map(|p| format!("{}: {} → {}", p.benchmark, p.base, p.rl))
         .collect();
     lines.push(if pairs.is_empty() {
-        "pairs: none (no run says method: base; P picks one, as --compare BASE:RL)".into()
+        "pairs: none (P picks one, as --compare BASE:RL)".into()
     } else {
         format!("pairs: {}", pairs.join("; "))
     });
