@@ -5183,4 +5183,46 @@ fn an_outcome_only_mapped_rollout_shows_its_source_row() {
     let got: Vec<&str> = t.rows.iter().map(|r| r.cells[0].text.as_str()).collect();
     assert_eq!(got, want);
     snapshot(&data, "mapped-outcome-only-trajectory", "2\n\n\n");
+    // v: a base failure and an RL success side by side — their source
+    // rows, field by field, `≠` where they differ.
+    let mut s = Screen::new(120, 40, data.clone());
+    s.keys_then_read("2v");
+    let Some(rl_audit::tui::app::View::Compare(a, b)) = s.app.stack.last().cloned() else {
+        panic!("v opens two rollouts side by side");
+    };
+    let row_at = |loc: rl_audit::schema::Loc| -> serde_json::Map<String, serde_json::Value> {
+        let text = std::fs::read_to_string(set.file_name(loc)).unwrap();
+        let line = text.lines().nth(loc.line() as usize - 1).unwrap();
+        serde_json::from_str(line).unwrap()
+    };
+    let (ra, rb) = (row_at(a), row_at(b));
+    let mut keys: Vec<&String> = ra.keys().chain(rb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let text = |v: Option<&serde_json::Value>| match v {
+        None => "–".to_string(),
+        Some(serde_json::Value::String(s)) => s.replace('\n', " ⏎ "),
+        Some(v) => v.to_string(),
+    };
+    let want: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| {
+            let (x, y) = (text(ra.get(*k)), text(rb.get(*k)));
+            let name = if x != y {
+                format!("{k} ≠")
+            } else {
+                k.to_string()
+            };
+            vec![name, x, y]
+        })
+        .collect();
+    let t = s.app.table().unwrap();
+    let got: Vec<Vec<String>> = texts(&t)
+        .into_iter()
+        .map(|r| r.into_iter().map(str::to_string).collect())
+        .collect();
+    assert_eq!(got, want);
+    // The fixture's base answers wrong where RL answers right.
+    assert!(t.rows.iter().any(|r| r.cells[0].text == "output ≠"));
+    snapshot(&data, "mapped-outcome-only-compare", "2v");
 }

@@ -136,6 +136,40 @@ pub fn trajectory(set: &LogSet, loc: Loc) -> TableData {
     t
 }
 
+/// Two stepless `--map` records' source rows side by side, a field a row
+/// (every field of either, in name order; `≠` where they differ), as
+/// their files hold them.
+fn compare_sources(set: &LogSet, locs: [Loc; 2], who: String) -> TableData {
+    let rows = locs.map(|l| match set.read_source(l) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    });
+    let mut t = TableData::new(
+        "compare",
+        format!("no steps: their source rows; {who}"),
+        &["field", "A", "B"],
+    );
+    let keys: BTreeSet<&String> = rows.iter().flat_map(|r| r.keys()).collect();
+    for k in keys {
+        let [x, y] = [&rows[0], &rows[1]].map(|r| match r.get(k) {
+            None => "–".to_string(),
+            Some(serde_json::Value::String(s)) => s.replace('\n', " ⏎ "),
+            Some(v) => v.to_string(),
+        });
+        let name = if x != y {
+            format!("{k} ≠")
+        } else {
+            k.clone()
+        };
+        t.push(
+            vec![Cell::text(name), Cell::text(x), Cell::text(y)],
+            Mark::None,
+            Target::None,
+        );
+    }
+    t
+}
+
 /// A `--map` record's source row under its (stepless) trajectory: a note a
 /// field, `name: value`, a text's line breaks shown as `⏎`.
 fn source_rows(t: &mut TableData, set: &LogSet, loc: Loc) {
@@ -834,6 +868,11 @@ pub fn compare(
             .map_or("?", |s| if s { "solved" } else { "failed" });
         format!("{run}, {ok}")
     };
+    // Outcome-only records of a `--map` dump: no steps to align, so their
+    // source rows side by side.
+    if sa.is_empty() && sb.is_empty() && set.mapped.is_some() {
+        return compare_sources(set, [a, b], format!("A {}; B {}", who(&va), who(&vb)));
+    }
     let first_diff = (0..sa.len().max(sb.len()))
         .find(|&i| field(sa.get(i), "action") != field(sb.get(i), "action"));
     // Where they part first: a narrow screen cuts the title's end.
