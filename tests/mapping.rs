@@ -153,17 +153,7 @@ fn verl_agent_patched_step_rows() {
     assert_eq!(rule("no_success_past_budget")["checked"], sum("solved"));
     // Every kept row is one step.
     assert_eq!(rule("budget_disclosure")["checked"], sum("rows"));
-    use rl_audit::schema::load::{load, LoadOptions};
-    let m = rl_audit::schema::mapping::Mapping::parse(
-        "verl-agent-steps.toml",
-        &std::fs::read_to_string(root().join("assets/mappings/verl-agent-steps.toml")).unwrap(),
-    )
-    .unwrap();
-    let opts = LoadOptions {
-        mapping: Some(std::sync::Arc::new(m)),
-        ..Default::default()
-    };
-    let set = load(&[root().join("tests/data/verl-agent/rollout_data")], &opts).unwrap();
+    let set = load_mapped("verl-agent/rollout_data", "verl-agent-steps.toml");
     let steps = || set.trajectories.iter().flat_map(|t| set.steps_of(t));
     let tokens: u64 = steps().filter_map(|s| s.output_tokens()).sum();
     let invalid = steps().filter(|s| s.error() == Some(true)).count() as u64;
@@ -345,15 +335,7 @@ turns = { count = "messages[role=assistant]" }
     );
     close(&c["value"], 2.0 / 3.0);
     // Re-read (the trajectory view), a file is its document translated.
-    use rl_audit::schema::load::{load, LoadOptions};
-    let mapping =
-        rl_audit::schema::mapping::Mapping::parse("m.toml", &std::fs::read_to_string(&m).unwrap())
-            .unwrap();
-    let opts = LoadOptions {
-        mapping: Some(std::sync::Arc::new(mapping)),
-        ..Default::default()
-    };
-    let set = load(&[logs], &opts).unwrap();
+    let set = load_mapped_by(&logs, &m);
     for t in &set.trajectories {
         let v = set.read_record(t.loc).unwrap();
         let doc: Value =
@@ -371,17 +353,10 @@ turns = { count = "messages[role=assistant]" }
 
 /// A mapped set loaded through a shipped mapping, as the workbench loads it.
 fn load_mapped(data: &str, mapping: &str) -> rl_audit::schema::LogSet {
-    use rl_audit::schema::load::{load, LoadOptions};
-    let m = rl_audit::schema::mapping::Mapping::parse(
-        mapping,
-        &std::fs::read_to_string(root().join("assets/mappings").join(mapping)).unwrap(),
+    load_mapped_by(
+        &root().join("tests/data").join(data),
+        &root().join("assets/mappings").join(mapping),
     )
-    .unwrap();
-    let opts = LoadOptions {
-        mapping: Some(std::sync::Arc::new(m)),
-        ..Default::default()
-    };
-    load(&[root().join("tests/data").join(data)], &opts).unwrap()
 }
 
 /// A file's non-blank lines as JSON, by line number (1-based).

@@ -3512,17 +3512,10 @@ fn a_panel_with_nothing_to_show_says_what_it_reads() {
     snapshot(&checkpoints, "empty-budget", "2");
     snapshot(&rollouts, "empty-steps", "4");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let verl = rl_audit::schema::mapping::Mapping::parse(
-        "verl-generations.toml",
-        &std::fs::read_to_string(root.join("assets/mappings/verl-generations.toml")).unwrap(),
-    )
-    .expect("the shipped mapping parses");
-    let opts = LoadOptions {
-        mapping: Some(Arc::new(verl)),
-        ..Default::default()
-    };
-    let outcomes =
-        audited(rl_audit::schema::load(&[root.join("tests/data/verl/val")], &opts).expect("loads"));
+    let outcomes = audited(common::load_mapped_by(
+        &root.join("tests/data/verl/val"),
+        &root.join("assets/mappings/verl-generations.toml"),
+    ));
     assert!(outcomes.set.trajectories.iter().all(|t| !t.turns_known));
     assert!(!outcomes.audit.pass.cells.is_empty() && outcomes.audit.pass.curve.is_empty());
     assert_eq!(
@@ -5015,17 +5008,10 @@ fn a_run_with_training_rollouts_is_picked_to_audit() {
             uids.insert(v["traj_uid"].as_str().unwrap().to_string());
         }
     }
-    let path = root.join("assets/mappings/verl-agent-steps.toml");
-    let mapping = rl_audit::schema::mapping::Mapping::parse(
-        "verl-agent-steps.toml",
-        &std::fs::read_to_string(path).unwrap(),
-    )
-    .unwrap();
-    let opts = LoadOptions {
-        mapping: Some(Arc::new(mapping)),
-        ..Default::default()
-    };
-    let set = Arc::new(rl_audit::schema::load(&[dir], &opts).expect("loads"));
+    let set = Arc::new(common::load_mapped_by(
+        &dir,
+        &root.join("assets/mappings/verl-agent-steps.toml"),
+    ));
     let audit = run_audit(&set, &quick()).expect("audit");
     assert!(audit.budgetmix.is_empty());
     // The Overview names it too; the empty panel and A list it.
@@ -5141,18 +5127,9 @@ fn a_run_declaring_budgetmix_stays_audited() {
 #[test]
 fn an_outcome_only_mapped_rollout_shows_its_source_row() {
     let dir = std::path::PathBuf::from("tests/data/verl/val");
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let mapping = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets/mappings/verl-generations.toml");
-    let mapping = rl_audit::schema::mapping::Mapping::parse(
-        "verl-generations.toml",
-        &std::fs::read_to_string(path).unwrap(),
-    )
-    .unwrap();
-    let opts = LoadOptions {
-        mapping: Some(Arc::new(mapping)),
-        ..Default::default()
-    };
-    let set = Arc::new(rl_audit::schema::load(&[dir], &opts).expect("loads"));
+    let set = Arc::new(common::load_mapped_by(&dir, &mapping));
     let settings = Settings {
         compare: vec![("verl@20".into(), "verl@40".into())],
         ..quick()

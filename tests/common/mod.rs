@@ -181,3 +181,18 @@ pub fn quantile_linear(sorted: &[f64], q: f64) -> f64 {
         sorted[i]
     }
 }
+
+/// The logs at `logs` loaded through the mapping file `mapping`, as
+/// `--map` loads them.
+pub fn load_mapped_by(logs: &Path, mapping: &Path) -> rl_audit::schema::LogSet {
+    let m = rl_audit::schema::mapping::Mapping::parse(
+        &mapping.file_name().unwrap().to_string_lossy(),
+        &std::fs::read_to_string(mapping).unwrap(),
+    )
+    .expect("the mapping parses");
+    let opts = rl_audit::schema::LoadOptions {
+        mapping: Some(std::sync::Arc::new(m)),
+        ..Default::default()
+    };
+    rl_audit::schema::load(&[logs.to_path_buf()], &opts).expect("loads")
+}
