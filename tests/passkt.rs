@@ -593,3 +593,59 @@ fn a_long_full_budget_gives_every_turn_its_row_and_the_same_bytes() {
         }
     }
 }
+
+/// Levels that give every task of a benchmark the same T are one cell shown
+/// several times, and the report says so: with every full budget 2 turns,
+/// T = ⌈L·2/100⌉ is 1 at 25% and 50%, 2 at 75% and 100% (worked by hand);
+/// a benchmark with budgets 2 and 4 (T = 1, 2, 3, 4 for the latter) has
+/// no two levels alike.
+#[test]
+fn levels_with_one_turn_budget_are_named() {
+    let d = temp_dir("passkt_coinciding");
+    let mut v = Vec::new();
+    for (bench, task, b) in [
+        ("two", "a", 2),
+        ("two", "b", 2),
+        ("mixed", "a", 2),
+        ("mixed", "b", 4),
+    ] {
+        for s in [Some(1), None] {
+            v.push(traj("m", bench, task, b, b, s));
+        }
+    }
+    write_lines(&d.join("logs.jsonl"), &v);
+    let r = audit_json(
+        &d.join("logs.jsonl"),
+        &d.join("out"),
+        &["--resamples", "20"],
+    );
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .filter(|n| n.contains("the same turn budget"))
+        .collect();
+    let note = |levels: &str| {
+        format!("two: levels {levels} give every task the same turn budget T (its tasks' full budgets are at most 2 turns): their Pass@(K,T) cells are one cell, shown under each level — not an edge that holds across budgets")
+    };
+    assert_eq!(notes, [note("25%, 50%"), note("75%, 100%")]);
+    // The cells themselves: each pair of levels the same figure (T < B:
+    // the full-budget rollouts cut at T; T = B: those rollouts, native).
+    for (k, mode) in [(25, "truncated"), (75, "native")] {
+        let cell = |level: u32| {
+            one(
+                &r,
+                "pass_at_kt",
+                &[
+                    ("benchmark", json!("two")),
+                    ("k", json!(1)),
+                    ("level", json!(level)),
+                    ("t_mode", json!(mode)),
+                ],
+            )["value"]
+                .clone()
+        };
+        assert_eq!(cell(k), cell(k + 25));
+    }
+}

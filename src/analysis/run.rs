@@ -740,6 +740,15 @@ fn closing_notes(
             named.join(", ")
         ));
     }
+    for (bench, levels, largest) in passkt::coinciding_levels(&agg.tasks, &settings.levels) {
+        let levels: Vec<String> = levels.iter().map(|l| format!("{l}%")).collect();
+        notes.push(format!(
+            "{}: levels {} give every task the same turn budget T (its tasks' full budgets are at most {largest} turn{}): their Pass@(K,T) cells are one cell, shown under each level — not an edge that holds across budgets",
+            set.name(bench),
+            levels.join(", "),
+            if largest == 1 { "" } else { "s" }
+        ));
+    }
     for name in &settings.audit {
         if set.strings.get(name).is_none() {
             notes.push(format!("--audit {name}: no run of that name in the logs"));

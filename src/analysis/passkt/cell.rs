@@ -24,6 +24,45 @@ pub fn t_at_level(level: u32, full: u32) -> u32 {
     (((level as u64) * (full as u64)).div_ceil(100)).max(1) as u32
 }
 
+/// Per benchmark, the runs of consecutive levels (of `levels`, in order)
+/// that give every task the same T ([`t_at_level`]): their cells hold the
+/// same rollouts, judged within the same turns — one cell shown under
+/// several levels (a budget of 1 turn makes every level's T 1). With the
+/// largest full budget among its tasks.
+pub fn coinciding_levels(
+    tasks: &crate::schema::frames::TaskInfos,
+    levels: &[u32],
+) -> Vec<(crate::schema::Id, Vec<u32>, u32)> {
+    let mut sorted = levels.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out = Vec::new();
+    let mut by_bench: std::collections::BTreeMap<crate::schema::Id, Vec<u32>> = Default::default();
+    for (&(bench, _), info) in tasks.iter() {
+        by_bench.entry(bench).or_default().push(info.full_budget);
+    }
+    for (bench, fulls) in by_bench {
+        let same = |a: u32, b: u32| fulls.iter().all(|&f| t_at_level(a, f) == t_at_level(b, f));
+        let largest = fulls.iter().copied().max().unwrap_or(0);
+        let mut run: Vec<u32> = Vec::new();
+        for &l in &sorted {
+            match run.last() {
+                Some(&p) if same(p, l) => run.push(l),
+                _ => {
+                    if run.len() > 1 {
+                        out.push((bench, std::mem::take(&mut run), largest));
+                    }
+                    run = vec![l];
+                }
+            }
+        }
+        if run.len() > 1 {
+            out.push((bench, run, largest));
+        }
+    }
+    out
+}
+
 /// Which rollouts of a task form its (level, mode) cell: those that ran with
 /// `budget`, judged within `t` turns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
