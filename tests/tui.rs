@@ -5203,3 +5203,30 @@ fn an_outcome_only_mapped_rollout_shows_its_source_row() {
     assert!(t.rows.iter().any(|r| r.cells[0].text == "output ≠"));
     snapshot(&data, "mapped-outcome-only-compare", "2v");
 }
+
+/// The Overview's box shows four notes; more are counted, not dropped in
+/// silence.
+#[test]
+fn the_overview_counts_the_notes_it_leaves_out() {
+    let d = demo();
+    let mut a = d.audit.clone();
+    a.notes = (1..=6).map(|i| format!("n{i}")).collect();
+    let lines = rl_audit::tui::views::overview::inputs(&d.set, &a);
+    let tail: Vec<&str> = lines
+        .iter()
+        .rev()
+        .take(5)
+        .rev()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "note: n1",
+            "note: n2",
+            "note: n3",
+            "note: n4",
+            "… 2 more notes (report.md lists every one: --headless)"
+        ]
+    );
+}

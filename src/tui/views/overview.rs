@@ -200,6 +200,12 @@ pub fn inputs(set: &LogSet, a: &Audit) -> Vec<String> {
         ));
     }
     lines.extend(a.notes.iter().take(4).map(|n| format!("note: {n}")));
+    if a.notes.len() > 4 {
+        lines.push(format!(
+            "… {} more notes (report.md lists every one: --headless)",
+            a.notes.len() - 4
+        ));
+    }
     lines
 }
 
