@@ -5136,6 +5136,15 @@ fn an_outcome_only_mapped_rollout_shows_its_source_row() {
     };
     let audit = run_audit(&set, &settings).expect("audit");
     let data = on_screen(&set, &audit);
+    // A budget of 1 turn: every level one cell, which the grid's legend says.
+    let mut s = Screen::new(120, 40, data.clone());
+    s.keys("2");
+    let legend = s.app.table().unwrap().legend.clone();
+    assert!(
+        legend.ends_with("  25%=50%=75%=100%: one T for every task"),
+        "{legend}"
+    );
+    snapshot(&data, "mapped-outcome-only-budget", "2");
     let mut s = Screen::new(120, 40, data.clone());
     s.keys_then_read("2\n\n\n");
     let t = s.app.table().unwrap();

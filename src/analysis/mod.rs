@@ -288,6 +288,35 @@ fn all_runs(set: &LogSet, by_bench: &BTreeMap<Id, BTreeSet<Id>>) -> Vec<String> 
     all.into_iter().map(str::to_string).collect()
 }
 
+/// Consecutive levels of a benchmark whose Pass@(K,T) cells are one cell
+/// (every task the same T), and its tasks' largest full budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoincidingLevels {
+    pub benchmark: String,
+    pub levels: Vec<u32>,
+    pub largest: u32,
+}
+
+impl CoincidingLevels {
+    /// `25%=50%`: how the Budget grid's legend writes them.
+    pub fn joined(&self) -> String {
+        let l: Vec<String> = self.levels.iter().map(|l| format!("{l}%")).collect();
+        l.join("=")
+    }
+
+    /// The audit's note on them.
+    pub fn note(&self) -> String {
+        let levels: Vec<String> = self.levels.iter().map(|l| format!("{l}%")).collect();
+        format!(
+            "{}: levels {} give every task the same turn budget T (its tasks' full budgets are at most {} turn{}): their Pass@(K,T) cells are one cell, shown under each level — not an edge that holds across budgets",
+            self.benchmark,
+            levels.join(", "),
+            self.largest,
+            if self.largest == 1 { "" } else { "s" }
+        )
+    }
+}
+
 /// A pair by name, as reports show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairNames {
@@ -368,6 +397,9 @@ pub struct Audit {
     /// clone, and the aggregates are most of it (at 11 M rollouts tens of
     /// MB; the rest is the parts' results).
     pub agg: std::sync::Arc<EvalAggregates>,
+    /// Levels that give every task of a benchmark the same T
+    /// ([`passkt::coinciding_levels`]): in with the rollout counts.
+    pub coinciding_levels: Vec<CoincidingLevels>,
     pub notes: Vec<String>,
     /// The parts not computed yet (empty once the audit is complete): the
     /// workbench shows each panel as soon as its parts are in.

@@ -481,6 +481,14 @@ pub fn run_audit_staged(
             std::sync::Arc::clone(&task_infos),
         ));
         a.agg = std::sync::Arc::clone(&agg);
+        a.coinciding_levels = passkt::coinciding_levels(&agg.tasks, &settings.levels)
+            .into_iter()
+            .map(|(bench, levels, largest)| CoincidingLevels {
+                benchmark: set.name(bench).to_string(),
+                levels,
+                largest,
+            })
+            .collect();
         let agg = &agg;
         crate::stage::release_freed_memory();
         // The main sequence, in Part::ALL's order but for the parts the
@@ -682,6 +690,8 @@ pub fn run_audit_staged(
     }
     done!(Part::Grep);
     a.notes.extend(closing_notes(set, &a.agg, &pairs, settings));
+    a.notes
+        .extend(a.coinciding_levels.iter().map(CoincidingLevels::note));
     staged(&a);
     Ok(a)
 }
@@ -738,15 +748,6 @@ fn closing_notes(
             one_seed.len(),
             pairs.len(),
             named.join(", ")
-        ));
-    }
-    for (bench, levels, largest) in passkt::coinciding_levels(&agg.tasks, &settings.levels) {
-        let levels: Vec<String> = levels.iter().map(|l| format!("{l}%")).collect();
-        notes.push(format!(
-            "{}: levels {} give every task the same turn budget T (its tasks' full budgets are at most {largest} turn{}): their Pass@(K,T) cells are one cell, shown under each level — not an edge that holds across budgets",
-            set.name(bench),
-            levels.join(", "),
-            if largest == 1 { "" } else { "s" }
         ));
     }
     for name in &settings.audit {

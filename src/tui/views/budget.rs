@@ -218,6 +218,11 @@ pub fn grid(a: &Audit, sel: &Selection) -> TableData {
         t.push(cells, mark, Target::None);
     }
     t.legend = legend.text();
+    // Levels that are one cell, said where the eye reads them as several.
+    for c in a.coinciding_levels.iter().filter(|c| c.benchmark == bench) {
+        let sep = if t.legend.is_empty() { "" } else { "  " };
+        t.legend = format!("{}{sep}{}: one T for every task", t.legend, c.joined());
+    }
     t
 }
 
