@@ -151,11 +151,7 @@ fn compare_sources(set: &LogSet, locs: [Loc; 2], who: String) -> TableData {
     );
     let keys: BTreeSet<&String> = rows.iter().flat_map(|r| r.keys()).collect();
     for k in keys {
-        let [x, y] = [&rows[0], &rows[1]].map(|r| match r.get(k) {
-            None => "–".to_string(),
-            Some(serde_json::Value::String(s)) => s.replace('\n', " ⏎ "),
-            Some(v) => v.to_string(),
-        });
+        let [x, y] = [&rows[0], &rows[1]].map(|r| r.get(k).map_or("–".into(), source_text));
         let name = if x != y {
             format!("{k} ≠")
         } else {
@@ -170,18 +166,23 @@ fn compare_sources(set: &LogSet, locs: [Loc; 2], who: String) -> TableData {
     t
 }
 
+/// A source row's field as its views show it: a text as it is, its line
+/// breaks as `⏎`; any other value as JSON.
+fn source_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.replace('\n', " ⏎ "),
+        other => other.to_string(),
+    }
+}
+
 /// A `--map` record's source row under its (stepless) trajectory: a note a
 /// field, `name: value`, a text's line breaks shown as `⏎`.
 fn source_rows(t: &mut TableData, set: &LogSet, loc: Loc) {
     match set.read_source(loc) {
         Ok(serde_json::Value::Object(fields)) => {
             t.push_note(format!("source row {}:", set.loc_text(loc)));
-            for (k, v) in fields {
-                let text = match v {
-                    serde_json::Value::String(x) => x,
-                    other => other.to_string(),
-                };
-                t.push_note(format!("  {k}: {}", text.replace('\n', " ⏎ ")));
+            for (k, v) in &fields {
+                t.push_note(format!("  {k}: {}", source_text(v)));
             }
         }
         Ok(_) => {}
